@@ -1,0 +1,25 @@
+// One jest run over every package and the end-to-end scenarios in test/.
+// TypeScript is transpiled per file (isolatedModules); `tsc -b` type-checks before jest runs.
+const tsJest = {
+  '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/../../tsconfig.test.json' }],
+};
+const esm = {
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  testEnvironment: 'node',
+};
+
+/** @type {import('jest').Config} */
+export default {
+  projects: [
+    { ...esm, displayName: 'digest', rootDir: 'packages/digest', testMatch: ['<rootDir>/test/**/*.test.ts'], transform: tsJest },
+    { ...esm, displayName: 'gateway', rootDir: 'packages/gateway', testMatch: ['<rootDir>/test/**/*.test.ts'], transform: tsJest },
+    {
+      ...esm,
+      displayName: 'e2e',
+      rootDir: 'test',
+      testMatch: ['<rootDir>/**/*.test.ts'],
+      transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/../tsconfig.test.json' }] },
+    },
+  ],
+};
