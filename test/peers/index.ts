@@ -1,0 +1,16 @@
+export type { PeerHandle, PeerToolOptions } from './controls.js';
+export type { RecordedRequest } from './requestLog.js';
+export { defaultTools } from './catalog.js';
+export { startV1Server } from './v1Server.js';
+export type { V1ServerOptions } from './v1Server.js';
+export { startV2Server } from './v2Server.js';
+export type { V2ServerOptions } from './v2Server.js';
+export { startLegacySseServer } from './legacySseServer.js';
+export type { LegacySseServerOptions } from './legacySseServer.js';
+export { startEverythingServer, everythingStdioCommand } from './everythingServer.js';
+export type { EverythingServerHandle } from './everythingServer.js';
+export { connectV1Client } from './v1Client.js';
+export type { V1ClientOptions } from './v1Client.js';
+export { connectV2Client } from './v2Client.js';
+export type { V2ClientOptions } from './v2Client.js';
+export { connectSseClient } from './sseClient.js';
