@@ -1,1 +1,34 @@
-export {};
+/** Preimage label of the trace.mcp-tool-definition.v1 derivation (the default). */
+export { TRACE_PROFILE } from './profiles.js';
+/** Preimage label AgentAvow publishes for the same derivation. */
+export { AGENTAVOW_PROFILE } from './profiles.js';
+/** Options shared by every hashing function: the profile label. */
+export type { DigestOptions } from './profiles.js';
+/** The six members of a tool definition that are hashed. */
+export { HASHED_MEMBERS } from './restrictTool.js';
+/** One hashed member name, and a definition restricted to them. */
+export type { HashedMember, RestrictedTool } from './restrictTool.js';
+/** Restricts a tool to the hashed members, omitting null and absent ones. */
+export { restrictTool } from './restrictTool.js';
+/** RFC 8785 (JCS) serialization, byte-identical to the canonicalize package, and faster. */
+export { canonicalizeJson } from './canonicalizeJson.js';
+/** The per-tool digest: `sha256:` + hex over the JCS form of {profile, tool}. */
+export { digestTool } from './toolDigest.js';
+/** The printable-ASCII, bounded fold key of a tool name (`tool:…`). */
+export { encodeToolKey } from './toolKey.js';
+/** Folds per-tool {key, digest} pairs into the catalog digest (duplicates and overflow rules). */
+export { foldCatalog } from './catalogFold.js';
+/** The result of folding a catalog. */
+export type { CatalogFold } from './catalogFold.js';
+/** Digests a whole tools array: per-tool entries and the catalog digest. */
+export { digestCatalog } from './catalogDigest.js';
+/** One tool of a digested catalog, and the whole result. */
+export type { ToolEntry, CatalogDigestResult } from './catalogDigest.js';
+/** Compares a pinned catalog side with an observed one, naming changed members and paths. */
+export { diffCatalogs } from './catalogDiff.js';
+/** Inputs and output of diffCatalogs. */
+export type { CatalogSide, ToolChange, CatalogDiff } from './catalogDiff.js';
+/** The package's single error class, with a stable `code` and `data`. */
+export { DigestError } from './digestError.js';
+/** The stable error codes, and the data an error carries. */
+export type { DigestErrorCode, DigestErrorData } from './digestError.js';

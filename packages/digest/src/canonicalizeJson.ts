@@ -1,0 +1,126 @@
+import { DigestError } from './digestError.js';
+
+// Any surrogate code unit at all. Almost every real string has none, so one native regex scan
+// settles the common case; only strings that match pay for the precise pairing check below.
+const ANY_SURROGATE = /[\uD800-\uDFFF]/;
+
+/** True when `text` holds a high surrogate not followed by a low one, or a low one not preceded by a high. */
+function hasLoneSurrogate(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = text.charCodeAt(i + 1); // NaN past the end, which fails the range test
+      if (!(next >= 0xdc00 && next <= 0xdfff)) return true;
+      i++;
+    } else if (unit >= 0xdc00 && unit <= 0xdfff) {
+      return true;
+    }
+  }
+  return false;
+}
+
+function notCanonical(reason: string): DigestError {
+  return new DigestError('DIGEST_NOT_CANONICAL', `value cannot be canonicalized by RFC 8785: ${reason}`, {
+    reason,
+  });
+}
+
+/**
+ * Serializes a string as a JSON string literal, RFC 8785 section 3.2.2.2.
+ * JSON.stringify on a well-formed string emits exactly the JCS escapes (\b \f \n \r \t \" \\ and
+ * lowercase \u00xx for other controls, everything else literal) and runs natively, far faster
+ * than any per-character loop in JS.
+ */
+export function quoteJsonString(text: string): string {
+  if (ANY_SURROGATE.test(text) && hasLoneSurrogate(text)) throw notCanonical('lone surrogate is not allowed');
+  return JSON.stringify(text);
+}
+
+/**
+ * Serializes a finite number, RFC 8785 section 3.2.2.3. JCS specifies ECMAScript
+ * Number::toString, which is what String() is; String(-0) is "0" as JCS requires.
+ */
+function formatNumber(value: number): string {
+  if (value !== value) throw notCanonical('NaN is not allowed');
+  if (value === Infinity || value === -Infinity) throw notCanonical('Infinity is not allowed');
+  return String(value);
+}
+
+/**
+ * The recursive writer. One function with a switch on typeof, no closures and no
+ * map()/join() arrays: the result is built by += on one string per container, which V8
+ * represents as a rope and flattens once, when the caller hashes it.
+ */
+export function writeJson(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return quoteJsonString(value);
+    case 'number':
+      return formatNumber(value);
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'object':
+      if (value === null) return 'null';
+      return Array.isArray(value) ? writeArray(value) : writeObject(value as Record<string, unknown>);
+    default:
+      throw notCanonical(`a ${typeof value} is not a JSON value`);
+  }
+}
+
+function writeArray(items: readonly unknown[]): string {
+  let out = '[';
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    // JSON.stringify would write null for undefined; hashing [undefined] as [null] would make two
+    // different inputs collide, so a hole or undefined element has no digest.
+    if (item === undefined) throw notCanonical('undefined is not a JSON value');
+    if (i > 0) out += ',';
+    out += writeJson(item);
+  }
+  return out + ']';
+}
+
+function writeObject(object: Record<string, unknown>): string {
+  // Parity with JSON.stringify and the canonicalize package: an object with toJSON (a Date)
+  // is serialized as what toJSON returns.
+  if (typeof object.toJSON === 'function') return writeJson((object.toJSON as () => unknown)());
+  const keys = Object.keys(object);
+  // Default sort() compares UTF-16 code units, which is exactly the JCS property order
+  // (RFC 8785 section 3.2.3); no comparator means no JS callback per comparison.
+  if (keys.length > 1) keys.sort();
+  let out = '{';
+  let first = true;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    const member = object[key];
+    // An undefined member is absent, as after a JSON round trip (and as in restrictTool).
+    if (member === undefined) continue;
+    if (first) first = false;
+    else out += ',';
+    out += quoteJsonString(key);
+    out += ':';
+    out += writeJson(member);
+  }
+  return out + '}';
+}
+
+/**
+ * Maps a stack overflow (a cycle, or absurd nesting) to the package error. Catching it at the
+ * top costs nothing per value, unlike tracking depth or a seen-set in the writer.
+ */
+export function asDigestError(error: unknown): unknown {
+  return error instanceof RangeError ? notCanonical('structure is circular or nested too deeply') : error;
+}
+
+/**
+ * Serializes a JSON value by RFC 8785 (JCS), byte-identical to the canonicalize package for
+ * every JSON value. Throws DigestError DIGEST_NOT_CANONICAL for NaN, ±Infinity, lone
+ * surrogates (in keys or strings), undefined array elements, functions, symbols and bigints.
+ */
+export function canonicalizeJson(value: unknown): string {
+  try {
+    return writeJson(value);
+  } catch (error) {
+    throw asDigestError(error);
+  }
+}

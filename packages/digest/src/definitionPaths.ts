@@ -1,0 +1,49 @@
+import { canonicalizeJson } from './canonicalizeJson.js';
+import { HASHED_MEMBERS, type HashedMember, type RestrictedTool } from './restrictTool.js';
+
+/** Escapes one reference token of an RFC 6901 JSON Pointer. */
+function escapeToken(token: string): string {
+  return token.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+// undefined stands for an absent member or property here, which equals only itself.
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined) return false;
+  return canonicalizeJson(a) === canonicalizeJson(b);
+}
+
+/** Appends to `out` the pointers of the deepest places where `a` and `b` differ. */
+function collectPaths(a: unknown, b: unknown, pointer: string, out: string[]): void {
+  if (sameJson(a, b)) return;
+  if (isObject(a) && isObject(b)) {
+    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+    for (const key of keys) collectPaths(a[key], b[key], `${pointer}/${escapeToken(key)}`, out);
+    return;
+  }
+  if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) {
+    for (let i = 0; i < a.length; i++) collectPaths(a[i], b[i], `${pointer}/${i}`, out);
+    return;
+  }
+  // Different types, different array lengths, a scalar change, or a member added or removed:
+  // the difference is the whole value at this pointer.
+  out.push(pointer);
+}
+
+/** Which hashed members of two restricted definitions differ, in spec member order. */
+export function changedMembers(pinned: RestrictedTool, observed: RestrictedTool): HashedMember[] {
+  return HASHED_MEMBERS.filter((member) => !sameJson(pinned[member] ?? null, observed[member] ?? null));
+}
+
+/** RFC 6901 pointers of every differing leaf between two restricted definitions. */
+export function changedPaths(pinned: RestrictedTool, observed: RestrictedTool): string[] {
+  const out: string[] = [];
+  for (const member of changedMembers(pinned, observed)) {
+    collectPaths(pinned[member], observed[member], `/${member}`, out);
+  }
+  return out;
+}

@@ -1,0 +1,19 @@
+/** The preimage label defined by the derivation (spec section 3). */
+export const TRACE_PROFILE = 'trace.mcp-tool-definition.v1';
+
+/** AgentAvow's label for the same derivation; only the preimage label differs. */
+export const AGENTAVOW_PROFILE = 'agentavow.mcp-tool-definition.v1';
+
+/** Options shared by every function that hashes under a profile label. */
+export interface DigestOptions {
+  /**
+   * The profile label carried literally in every preimage.
+   * @default TRACE_PROFILE
+   */
+  profile?: string;
+}
+
+/** Resolves the profile label of `options`, defaulting to {@link TRACE_PROFILE}. */
+export function resolveProfile(options: DigestOptions | undefined): string {
+  return options?.profile ?? TRACE_PROFILE;
+}
