@@ -1,0 +1,123 @@
+import type { z } from 'zod';
+import { GatewayError, type GatewayErrorCode } from '../errors.js';
+import { formatFieldPath } from './fieldPath.js';
+
+/** The codes a config or pin file problem is reported under. */
+export type ConfigErrorCode = Extract<GatewayErrorCode, 'GW_CONFIG_INVALID' | 'GW_PIN_FILE_INVALID'>;
+
+const KIND: Record<ConfigErrorCode, string> = {
+  GW_CONFIG_INVALID: 'gateway file',
+  GW_PIN_FILE_INVALID: 'pin file',
+};
+
+/** Extras of an {@link invalidField} error. */
+export interface InvalidFieldOptions {
+  /** More members of `data`, beside `file`, `field` and `expected`. */
+  readonly data?: Record<string, unknown>;
+  /** Appended to the message only (e.g. what was found instead). */
+  readonly note?: string;
+  readonly cause?: unknown;
+}
+
+/** The error for one bad field: the message names the file, the field (`''` = the whole document) and what was expected. */
+export function invalidField(
+  code: ConfigErrorCode,
+  file: string,
+  field: string,
+  expected: string,
+  options: InvalidFieldOptions = {},
+): GatewayError {
+  const where = field === '' ? 'the document' : field;
+  const note = options.note === undefined ? '' : ` ${options.note}`;
+  const message = `Invalid ${KIND[code]} ${file}: ${where}: expected ${expected}${note}`;
+  const data = { ...options.data, file, field, expected };
+  return new GatewayError(
+    code,
+    message,
+    data,
+    options.cause === undefined ? undefined : { cause: options.cause },
+  );
+}
+
+/** Turns the first issue of a failed schema parse into an {@link invalidField} error (all issues go in `data.issues`). */
+export function fromZodError(
+  code: ConfigErrorCode,
+  file: string,
+  error: z.ZodError,
+  input: unknown,
+): GatewayError {
+  const issues = error.issues.map((issue) => describeIssue(issue, input));
+  const first = issues[0] ?? { field: '', expected: 'a valid document' };
+  const others = issues.length - 1;
+  const note = others > 0 ? `(and ${others} more problem${others > 1 ? 's' : ''})` : undefined;
+  return invalidField(code, file, first.field, first.expected, {
+    data: { issues },
+    ...(note === undefined ? {} : { note }),
+    cause: error,
+  });
+}
+
+interface IssueDescription {
+  readonly field: string;
+  readonly expected: string;
+}
+
+const NOUNS: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  int: 'an integer',
+  boolean: 'a boolean',
+  object: 'a mapping',
+  record: 'a mapping',
+  array: 'a list',
+};
+
+function describeIssue(issue: z.core.$ZodIssue, input: unknown): IssueDescription {
+  const field = formatFieldPath(issue.path);
+  switch (issue.code) {
+    case 'unrecognized_keys': {
+      const key = issue.keys[0] ?? '';
+      const others = issue.keys.length > 1 ? ` (also unknown: ${issue.keys.slice(1).join(', ')})` : '';
+      return {
+        field: formatFieldPath([...issue.path, key]),
+        expected: `only known keys (unknown keys are rejected)${others}`,
+      };
+    }
+    case 'invalid_type': {
+      const noun = NOUNS[issue.expected] ?? issue.expected;
+      return { field, expected: valueAt(input, issue.path) === undefined ? `${noun} (required)` : noun };
+    }
+    case 'invalid_value':
+      return { field, expected: `one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}` };
+    case 'too_small':
+    case 'too_big':
+      return { field, expected: describeBound(issue) };
+    case 'invalid_key':
+      return { field, expected: `a key that is ${issue.issues[0]?.message ?? 'valid'}` };
+    case 'invalid_element':
+      return { field, expected: issue.issues[0]?.message ?? 'a valid value' };
+    default:
+      // Format and custom checks in our schemas carry their expectation as the message.
+      return { field, expected: issue.message };
+  }
+}
+
+function describeBound(issue: z.core.$ZodIssueTooSmall | z.core.$ZodIssueTooBig): string {
+  const small = issue.code === 'too_small';
+  const bound = small
+    ? (issue as z.core.$ZodIssueTooSmall).minimum
+    : (issue as z.core.$ZodIssueTooBig).maximum;
+  const op = small ? (issue.inclusive ? '>=' : '>') : issue.inclusive ? '<=' : '<';
+  if (issue.origin === 'string') return `a string of length ${op} ${String(bound)}`;
+  if (issue.origin === 'array') return `a list of length ${op} ${String(bound)}`;
+  return `a number ${op} ${String(bound)}`;
+}
+
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let value = input;
+  for (const segment of path) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[segment];
+  }
+  return value;
+}

@@ -1,0 +1,48 @@
+import { dirname, resolve } from 'node:path';
+import { GatewayError } from '../errors.js';
+import { fromZodError, invalidField } from './configError.js';
+import { deepFreeze } from './deepFreeze.js';
+import { gatewayFileSchema, type GatewayFileData } from './gatewaySchema.js';
+import { readDocumentFile } from './readDocument.js';
+import { loadServersDir } from './serversDir.js';
+import type { GatewayConfig } from './types.js';
+
+/**
+ * Reads the gateway file, then every pin file of its servers folder (resolved against the gateway
+ * file's directory), into one deep-frozen GatewayConfig. Rejects with GatewayError
+ * GW_CONFIG_INVALID, GW_PIN_FILE_INVALID or GW_PIN_DUPLICATE_NAME.
+ */
+export async function loadGatewayConfig(file: string): Promise<GatewayConfig> {
+  const path = resolve(file);
+  const data = parseGatewayFile(await readDocumentFile(path, 'GW_CONFIG_INVALID'), path);
+  const serversDir = resolve(dirname(path), data.servers);
+  let servers;
+  try {
+    servers = await loadServersDir(serversDir);
+  } catch (error) {
+    // A missing or unreadable folder is the gateway file's fault: name its `servers` field.
+    if (
+      error instanceof GatewayError &&
+      error.code === 'GW_CONFIG_INVALID' &&
+      error.data.file === serversDir
+    ) {
+      throw invalidField('GW_CONFIG_INVALID', path, 'servers', 'a readable folder of pin files', {
+        data: { serversDir, ...(error.data.reason === undefined ? {} : { reason: error.data.reason }) },
+        note: `(${serversDir}: ${String(error.data.reason ?? 'unreadable')})`,
+        cause: error,
+      });
+    }
+    throw error;
+  }
+  const { listen, limits, sessions, log } = data;
+  const { host, port, token } = data.admin;
+  const admin = { host, port, ...(token === undefined ? {} : { token }) };
+  return deepFreeze({ file: path, listen, admin, serversDir, limits, sessions, log, servers });
+}
+
+/** Validates the parsed gateway file; `file` names it in errors. Throws GatewayError GW_CONFIG_INVALID. */
+export function parseGatewayFile(value: unknown, file: string): GatewayFileData {
+  const result = gatewayFileSchema.safeParse(value);
+  if (!result.success) throw fromZodError('GW_CONFIG_INVALID', file, result.error, value);
+  return result.data;
+}

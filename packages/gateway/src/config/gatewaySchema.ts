@@ -1,0 +1,39 @@
+import { z } from 'zod';
+
+const hostSchema = z.string().min(1);
+// Port 0 asks the OS for a free port (tests).
+const portSchema = z.int().min(0).max(65535);
+const positiveInt = z.int().min(1);
+
+/** The gateway file, before its servers folder is loaded. Blocks marked optional default as documented. */
+export const gatewayFileSchema = z.strictObject({
+  listen: z
+    .strictObject({ host: hostSchema.default('127.0.0.1'), port: portSchema.default(8080) })
+    .prefault({}),
+  // Loopback by default: the admin API (and its token) is never exposed unless asked for.
+  admin: z
+    .strictObject({
+      host: hostSchema.default('127.0.0.1'),
+      port: portSchema.default(8081),
+      token: z.string().min(1).optional(),
+    })
+    .prefault({}),
+  servers: z.string().min(1, 'a path to the folder of pin files, relative to the gateway file'),
+  limits: z
+    .strictObject({
+      maxBodyBytes: positiveInt.default(4 * 1024 * 1024),
+      upstreamTimeoutMs: positiveInt.default(30_000),
+    })
+    .prefault({}),
+  sessions: z
+    .strictObject({ max: positiveInt.default(10_000), ttlSeconds: positiveInt.default(3600) })
+    .prefault({}),
+  log: z
+    .strictObject({
+      level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+    })
+    .prefault({}),
+});
+
+/** The schema's output: a gateway file with defaults applied. */
+export type GatewayFileData = z.output<typeof gatewayFileSchema>;

@@ -1,0 +1,22 @@
+/** Server policy modes, drift handling, and the parsed shapes of the gateway file and pin files. */
+export type {
+  Mode,
+  OnDrift,
+  HttpTransport,
+  UpstreamConfig,
+  PinConfig,
+  ServerConfig,
+  GatewayConfig,
+  LogLevel,
+  PinFileInput,
+} from './types.js';
+/** Parse one pin file: from an object (embedding), from text, or from disk. */
+export { parseServerConfig, parsePinFile, loadPinFile } from './pinFile.js';
+/** Load every pin file of a folder, with the duplicate-name check. */
+export { loadServersDir } from './serversDir.js';
+/** Load the gateway file and its servers folder. */
+export { loadGatewayConfig } from './gatewayConfig.js';
+/** Write a pin file in its stable member order. */
+export { serializePinFile } from './serializePinFile.js';
+/** The formats a pin file can be written in. */
+export type { PinFileFormat } from './serializePinFile.js';

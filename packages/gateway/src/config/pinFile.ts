@@ -1,0 +1,67 @@
+import { resolve } from 'node:path';
+import { restrictTool, type RestrictedTool } from '@toolpin/digest';
+import { fromZodError, invalidField } from './configError.js';
+import { deepFreeze } from './deepFreeze.js';
+import { pinFileSchema, type PinFileData } from './pinFileSchema.js';
+import { parseDocumentText, readDocumentFile } from './readDocument.js';
+import type { ServerConfig } from './types.js';
+import { verifyPin } from './verifyPin.js';
+
+/**
+ * Validates an already parsed pin file (or an embedded object) into a deep-frozen ServerConfig.
+ * `file` names the source in errors and is kept as is. Throws GatewayError GW_PIN_FILE_INVALID.
+ */
+export function parseServerConfig(value: unknown, file: string): ServerConfig {
+  const data = parsePinData(detach(value, file), file);
+  verifyPin(data, file);
+  const definitions: Record<string, RestrictedTool> = {};
+  for (const [key, definition] of Object.entries(data.definitions))
+    definitions[key] = restrictTool(definition);
+  const { url, headers, transport } = data.upstream;
+  return deepFreeze({
+    name: data.name,
+    file,
+    upstream: { url, headers, transport },
+    mode: data.mode,
+    profile: data.profile,
+    onDrift: data.onDrift,
+    pin: { catalog: data.pin.catalog, tools: data.pin.tools },
+    definitions,
+  });
+}
+
+/** Parses the text of a pin file (YAML or JSON); `file` is resolved to an absolute path. Throws GatewayError. */
+export function parsePinFile(text: string, file: string): ServerConfig {
+  const path = resolve(file);
+  return parseServerConfig(parseDocumentText(text, path, 'GW_PIN_FILE_INVALID'), path);
+}
+
+/** Reads and parses one pin file. Rejects with GatewayError GW_PIN_FILE_INVALID. */
+export async function loadPinFile(file: string): Promise<ServerConfig> {
+  const path = resolve(file);
+  return parseServerConfig(await readDocumentFile(path, 'GW_PIN_FILE_INVALID'), path);
+}
+
+function parsePinData(value: unknown, file: string): PinFileData {
+  const result = pinFileSchema.safeParse(value);
+  if (!result.success) throw fromZodError('GW_PIN_FILE_INVALID', file, result.error, value);
+  return result.data;
+}
+
+// The result is frozen, so it must not share objects with the caller's value (definitions are
+// kept as given, and freezing them would freeze the caller's objects).
+function detach(value: unknown, file: string): unknown {
+  try {
+    return structuredClone(value);
+  } catch (cause) {
+    throw invalidField(
+      'GW_PIN_FILE_INVALID',
+      file,
+      '',
+      'plain data (objects, arrays, strings, numbers, booleans)',
+      {
+        cause,
+      },
+    );
+  }
+}

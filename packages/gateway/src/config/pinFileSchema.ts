@@ -1,0 +1,80 @@
+import { TRACE_PROFILE } from '@toolpin/digest';
+import { z } from 'zod';
+
+/** A pinned digest: `sha256:` + 64 lowercase hex. */
+export const DIGEST_PATTERN = /^sha256:[0-9a-f]{64}$/;
+
+/** A server name, also its route segment (`/<name>/mcp`). */
+export const SERVER_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+/** A profile label: lowercase dotted words ending in a version (`trace.mcp-tool-definition.v1`). */
+export const PROFILE_PATTERN = /^[a-z0-9.-]+\.v\d+$/;
+
+// A fold key as encodeToolKey writes it (spec section 4): `tool:` + printable ASCII without `=`
+// (the key/digest separator of the catalog lines), at most 128 characters; or the overflow entry.
+const TOOL_KEY_PATTERN = /^(?:tool:[\x21-\x3c\x3e-\x7e]{1,128}|tools:overflow)$/;
+
+// RFC 9110 token, and a field value without the bytes that would split or end a header line.
+const HEADER_NAME_PATTERN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const HEADER_VALUE_PATTERN = /^[^\r\n\0]*$/;
+
+function isHttpUrl(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+}
+
+const digestSchema = z
+  .string()
+  .regex(DIGEST_PATTERN, 'a digest "sha256:" followed by 64 lowercase hex digits');
+
+const toolKeySchema = z
+  .string()
+  .regex(TOOL_KEY_PATTERN, 'a fold key "tool:<name>" (printable ASCII, no "=") or "tools:overflow"');
+
+/** An upstream reached over HTTP. A stdio variant ({command, args, env, cwd}) will join it in a union keyed on `url` vs `command`. */
+export const httpUpstreamSchema = z.strictObject({
+  url: z.string().refine(isHttpUrl, 'an absolute http:// or https:// URL'),
+  headers: z
+    .record(
+      z.string().regex(HEADER_NAME_PATTERN, 'an HTTP header name (RFC 9110 token)'),
+      z.string().regex(HEADER_VALUE_PATTERN, 'a header value without CR, LF or NUL'),
+    )
+    .default({}),
+  transport: z.enum(['streamable-http', 'sse']).default('streamable-http'),
+});
+
+/** The hashed members of a pinned definition; anything else (such as `_meta`) is not pinned and is rejected. */
+export const definitionSchema = z.strictObject({
+  name: z.string().min(1),
+  title: z.unknown().optional(),
+  description: z.unknown().optional(),
+  inputSchema: z.unknown().optional(),
+  outputSchema: z.unknown().optional(),
+  annotations: z.unknown().optional(),
+});
+
+/** The pin: the catalog digest and the folded per-key digests it is computed over. */
+export const pinSchema = z.strictObject({
+  catalog: digestSchema,
+  tools: z.record(toolKeySchema, digestSchema),
+});
+
+/** One pin file, before the checks that relate its members (see verifyPin). */
+export const pinFileSchema = z.strictObject({
+  name: z
+    .string()
+    .regex(SERVER_NAME_PATTERN, 'a name of 1-64 letters, digits, "_", "." or "-", starting alphanumeric'),
+  upstream: httpUpstreamSchema,
+  mode: z.enum(['enforce', 'monitor']).default('enforce'),
+  profile: z
+    .string()
+    .regex(PROFILE_PATTERN, 'a profile label such as "trace.mcp-tool-definition.v1"')
+    .default(TRACE_PROFILE),
+  onDrift: z.enum(['filter', 'block-server']).default('filter'),
+  pin: pinSchema,
+  definitions: z.record(toolKeySchema, definitionSchema).default({}),
+});
+
+/** The schema's output: a pin file with defaults applied. */
+export type PinFileData = z.output<typeof pinFileSchema>;

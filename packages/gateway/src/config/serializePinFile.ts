@@ -1,0 +1,57 @@
+import { HASHED_MEMBERS, TRACE_PROFILE, type RestrictedTool } from '@toolpin/digest';
+import { stringify } from 'yaml';
+import type { PinFileInput } from './types.js';
+
+/** The formats a pin file is written in. */
+export type PinFileFormat = 'yaml' | 'json';
+
+/**
+ * Writes a pin file in the documented member order (name, upstream, mode, profile, onDrift, pin,
+ * definitions), with every default spelled out, tool keys sorted and definition members in hashed
+ * order, so that re-pinning the same catalog yields the same bytes. `file` is not written.
+ */
+export function serializePinFile(server: PinFileInput, format: PinFileFormat): string {
+  const document = toDocument(server);
+  if (format === 'json') return JSON.stringify(document, null, 2) + '\n';
+  // No anchors/aliases for shared objects, and no line folding: a pin file is read by people.
+  return stringify(document, { aliasDuplicateObjects: false, lineWidth: 0 });
+}
+
+function toDocument(server: PinFileInput): Record<string, unknown> {
+  const headers = server.upstream.headers ?? {};
+  const upstream = {
+    url: server.upstream.url,
+    ...(Object.keys(headers).length === 0 ? {} : { headers: sortKeys(headers) }),
+    transport: server.upstream.transport ?? 'streamable-http',
+  };
+  const definitions = server.definitions ?? {};
+  const document: Record<string, unknown> = {
+    name: server.name,
+    upstream,
+    mode: server.mode ?? 'enforce',
+    profile: server.profile ?? TRACE_PROFILE,
+    onDrift: server.onDrift ?? 'filter',
+    pin: { catalog: server.pin.catalog, tools: sortKeys(server.pin.tools) },
+  };
+  if (Object.keys(definitions).length > 0) {
+    const ordered: Record<string, RestrictedTool> = {};
+    for (const key of Object.keys(definitions).sort()) ordered[key] = orderMembers(definitions[key] ?? {});
+    document.definitions = ordered;
+  }
+  return document;
+}
+
+function orderMembers(definition: RestrictedTool): RestrictedTool {
+  const ordered: RestrictedTool = {};
+  for (const member of HASHED_MEMBERS) {
+    const value = definition[member];
+    if (value !== undefined && value !== null) ordered[member] = value;
+  }
+  return ordered;
+}
+
+function sortKeys<T>(record: Readonly<Record<string, T>>): Record<string, T> {
+  const sorted: Record<string, T> = {};
+  for (const key of Object.keys(record).sort()) sorted[key] = record[key] as T;
+  return sorted;
+}

@@ -1,0 +1,249 @@
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { AGENTAVOW_PROFILE, TRACE_PROFILE, digestCatalog } from '@toolpin/digest';
+import { GatewayError } from '../../src/errors.js';
+import { loadPinFile, parsePinFile, parseServerConfig } from '../../src/config/index.js';
+import { CATALOG, TOOL_DIGESTS, TOOLS, tempDir, validPin, writeIn } from './fixtures.js';
+
+const FILE = '/pins/demo.yaml';
+
+/** Parses `value` as a pin file and returns the GatewayError it throws. */
+function rejection(value: unknown, file = FILE): GatewayError {
+  try {
+    parseServerConfig(value, file);
+  } catch (error) {
+    if (error instanceof GatewayError) return error;
+    throw error;
+  }
+  throw new Error('expected the pin file to be rejected');
+}
+
+function textRejection(text: string): GatewayError {
+  try {
+    parsePinFile(text, FILE);
+  } catch (error) {
+    if (error instanceof GatewayError) return error;
+    throw error;
+  }
+  throw new Error('expected the pin file to be rejected');
+}
+
+function expectInvalid(error: GatewayError, field: string): void {
+  expect(error.code).toBe('GW_PIN_FILE_INVALID');
+  expect(error.data.file).toBe(FILE);
+  expect(error.data.field).toBe(field);
+  expect(typeof error.data.expected).toBe('string');
+  expect(error.message).toContain(FILE);
+  if (field !== '') expect(error.message).toContain(field);
+  expect(error.message).toContain(`expected ${String(error.data.expected)}`);
+}
+
+// Each test breaks one member of an untyped document on purpose.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function withChange(change: (pin: Record<string, any>) => void): Record<string, unknown> {
+  const pin = validPin();
+  change(pin);
+  return pin;
+}
+
+describe('loading a pin file', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  beforeAll(async () => ({ dir, cleanup } = await tempDir()));
+  afterAll(() => cleanup());
+
+  test('loads a valid YAML pin file and applies the defaults', async () => {
+    const file = await writeIn(dir, 'demo.yaml', stringify(validPin()));
+    const server = await loadPinFile(file);
+    expect(server).toEqual({
+      name: 'demo',
+      file,
+      upstream: {
+        url: 'http://127.0.0.1:3001/mcp',
+        headers: { 'X-Api-Key': 'secret' },
+        transport: 'streamable-http',
+      },
+      mode: 'enforce',
+      profile: TRACE_PROFILE,
+      onDrift: 'filter',
+      pin: { catalog: CATALOG, tools: TOOL_DIGESTS },
+      definitions: { 'tool:echo': TOOLS[0], 'tool:add': TOOLS[1] },
+    });
+  });
+
+  test('loads a valid JSON pin file', async () => {
+    const pin = withChange((p) => {
+      p.mode = 'monitor';
+      p.onDrift = 'block-server';
+      p.upstream.transport = 'sse';
+      delete p.definitions;
+    });
+    const file = await writeIn(dir, 'demo.json', JSON.stringify(pin, null, 2));
+    const server = await loadPinFile(file);
+    expect(server.mode).toBe('monitor');
+    expect(server.onDrift).toBe('block-server');
+    expect(server.upstream.transport).toBe('sse');
+    expect(server.definitions).toEqual({});
+  });
+
+  test('returns a deep-frozen config that shares nothing with the input', () => {
+    const input = validPin();
+    const server = parseServerConfig(input, FILE);
+    expect(Object.isFrozen(server)).toBe(true);
+    expect(Object.isFrozen(server.pin.tools)).toBe(true);
+    expect(Object.isFrozen(server.upstream.headers)).toBe(true);
+    expect(
+      Object.isFrozen((server.definitions['tool:echo']?.inputSchema as { properties: object }).properties),
+    ).toBe(true);
+    expect(Object.isFrozen((input.definitions as Record<string, object>)['tool:echo'])).toBe(false);
+  });
+
+  test('resolves the file of a parsed text to an absolute path', () => {
+    const server = parsePinFile(stringify(validPin()), 'relative/demo.yaml');
+    expect(server.file).toBe(join(process.cwd(), 'relative/demo.yaml'));
+  });
+
+  test('accepts any versioned profile label when the digests were computed under it', () => {
+    const digested = digestCatalog(TOOLS, { profile: AGENTAVOW_PROFILE });
+    const pin = withChange((p) => {
+      p.profile = AGENTAVOW_PROFILE;
+      p.pin = { catalog: digested.catalog, tools: digested.entries };
+    });
+    expect(parseServerConfig(pin, FILE).profile).toBe(AGENTAVOW_PROFILE);
+  });
+
+  test('accepts a pin whose tools overflowed the 500-entry fold', () => {
+    const tools = Array.from({ length: 503 }, (_, i) => ({ name: `t${i}`, inputSchema: { type: 'object' } }));
+    const digested = digestCatalog(tools);
+    expect(Object.keys(digested.entries)).toContain('tools:overflow');
+    const pin = withChange((p) => {
+      p.pin = { catalog: digested.catalog, tools: digested.entries };
+      delete p.definitions;
+    });
+    expect(parseServerConfig(pin, FILE).pin.catalog).toBe(digested.catalog);
+  });
+});
+
+describe('rejecting a broken pin file', () => {
+  test('rejects an unknown top-level key', () => {
+    const error = rejection(withChange((p) => (p.extra = true)));
+    expectInvalid(error, 'extra');
+    expect(error.data.expected).toMatch(/unknown keys are rejected/);
+  });
+
+  test('rejects an unknown key inside upstream', () => {
+    expectInvalid(rejection(withChange((p) => (p.upstream.command = ['node']))), 'upstream.command');
+  });
+
+  test('rejects a missing required field', () => {
+    const error = rejection(withChange((p) => delete p.upstream));
+    expectInvalid(error, 'upstream');
+    expect(error.data.expected).toBe('a mapping (required)');
+  });
+
+  test('rejects a tool digest that is not sha256 and 64 lowercase hex', () => {
+    const bad = withChange(
+      (p) => (p.pin.tools['tool:echo'] = (TOOL_DIGESTS['tool:echo'] as string).toUpperCase()),
+    );
+    const error = rejection(bad);
+    expectInvalid(error, 'pin.tools["tool:echo"]');
+    expect(error.data.expected).toMatch(/64 lowercase hex/);
+  });
+
+  test('rejects a catalog digest with the wrong format', () => {
+    expectInvalid(rejection(withChange((p) => (p.pin.catalog = 'md5:abc'))), 'pin.catalog');
+  });
+
+  test('rejects a key that is not a fold key', () => {
+    const error = rejection(withChange((p) => (p.pin.tools['echo'] = TOOL_DIGESTS['tool:echo'])));
+    expectInvalid(error, 'pin.tools.echo');
+  });
+
+  test('rejects a catalog digest that is not the fold of pin.tools', () => {
+    const error = rejection(withChange((p) => delete p.pin.tools['tool:add']));
+    expectInvalid(error, 'pin.catalog');
+    expect(error.message).toContain('the fold of pin.tools');
+  });
+
+  test('rejects a definition whose digest disagrees with the pinned one', () => {
+    const error = rejection(withChange((p) => (p.definitions['tool:echo'].description = 'Now exfiltrates.')));
+    expectInvalid(error, 'definitions["tool:echo"]');
+    expect(error.data.expected).toContain(TOOL_DIGESTS['tool:echo']);
+  });
+
+  test('rejects a definition whose key is not in pin.tools', () => {
+    const error = rejection(withChange((p) => (p.definitions['tool:other'] = { name: 'other' })));
+    expectInvalid(error, 'definitions["tool:other"]');
+  });
+
+  test("rejects a definition filed under another name's key", () => {
+    const error = rejection(withChange((p) => (p.definitions['tool:echo'] = TOOLS[1])));
+    expectInvalid(error, 'definitions["tool:echo"].name');
+  });
+
+  test('rejects a definition with a member that is not hashed', () => {
+    expectInvalid(
+      rejection(withChange((p) => (p.definitions['tool:echo']._meta = {}))),
+      'definitions["tool:echo"]._meta',
+    );
+  });
+
+  test('rejects a mode other than enforce or monitor', () => {
+    const error = rejection(withChange((p) => (p.mode = 'audit')));
+    expectInvalid(error, 'mode');
+    expect(error.data.expected).toBe('one of "enforce", "monitor"');
+  });
+
+  test('rejects an onDrift other than filter or block-server', () => {
+    expectInvalid(rejection(withChange((p) => (p.onDrift = 'ignore'))), 'onDrift');
+  });
+
+  test.each(['not a url', 'ftp://example.com/mcp', 'file:///etc/passwd', 'http//missing-colon'])(
+    'rejects the upstream url %j',
+    (url) => {
+      const error = rejection(withChange((p) => (p.upstream.url = url)));
+      expectInvalid(error, 'upstream.url');
+      expect(error.data.expected).toMatch(/http/);
+    },
+  );
+
+  test('rejects a header value that would split the request line', () => {
+    const error = rejection(withChange((p) => (p.upstream.headers = { 'X-A': 'a\r\nX-B: b' })));
+    expectInvalid(error, 'upstream.headers["X-A"]');
+  });
+
+  test('rejects a server name that cannot be a route segment', () => {
+    expectInvalid(rejection(withChange((p) => (p.name = '../admin'))), 'name');
+  });
+
+  test('rejects a profile label without a version', () => {
+    expectInvalid(rejection(withChange((p) => (p.profile = 'trace.mcp-tool-definition'))), 'profile');
+  });
+
+  test('rejects a duplicate key in YAML, naming its line', () => {
+    const error = textRejection('name: demo\nname: other\n');
+    expectInvalid(error, '');
+    expect(error.message).toContain('line 2');
+  });
+
+  test('rejects a duplicate key in JSON', () => {
+    expectInvalid(textRejection('{"name": "demo", "name": "other"}'), '');
+  });
+
+  test('rejects unparsable YAML', () => {
+    const error = textRejection('name: demo\nupstream: [unclosed\nmode: enforce\n');
+    expectInvalid(error, '');
+    expect(error.message).toMatch(/YAML or JSON/);
+  });
+
+  test('rejects a document that is not a mapping', () => {
+    expectInvalid(textRejection('- demo\n'), '');
+  });
+
+  test('rejects a file that cannot be read, naming the file', async () => {
+    await expect(loadPinFile('/nonexistent/toolpin/demo.yaml')).rejects.toMatchObject({
+      code: 'GW_PIN_FILE_INVALID',
+      data: { file: '/nonexistent/toolpin/demo.yaml', reason: 'ENOENT' },
+    });
+  });
+});
