@@ -152,6 +152,15 @@ describe('v2 (2026-07-28) specifics', () => {
       expect(call?.headers['mcp-protocol-version']).toBe('2026-07-28');
       expect(call?.headers['mcp-method']).toBe('tools/call');
       expect(call?.headers['mcp-name']).toBe('echo');
+      const progress: number[] = [];
+      const slow = await client.callTool(
+        { name: 'slow', arguments: { steps: 2, delayMs: 1 } },
+        {
+          onprogress: (p) => progress.push(p.progress),
+        },
+      );
+      expect(firstText(slow)).toBe('done after 2 steps');
+      expect(progress).toEqual([1, 2]);
     } finally {
       await client.close();
       await peer.close();
