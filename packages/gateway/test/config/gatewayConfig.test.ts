@@ -1,0 +1,96 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { loadGatewayConfig } from '../../src/config/index.js';
+import { tempDir, validPin, writeIn } from './fixtures.js';
+
+describe('loading the gateway file', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  beforeEach(async () => {
+    ({ dir, cleanup } = await tempDir());
+    await mkdir(join(dir, 'conf', 'servers'), { recursive: true });
+  });
+  afterEach(() => cleanup());
+
+  test('applies the defaults, with the admin API on loopback', async () => {
+    const file = await writeIn(join(dir, 'conf'), 'gateway.yaml', 'servers: ./servers\n');
+    const config = await loadGatewayConfig(file);
+    expect(config).toEqual({
+      file,
+      listen: { host: '127.0.0.1', port: 8080 },
+      admin: { host: '127.0.0.1', port: 8081 },
+      serversDir: join(dir, 'conf', 'servers'),
+      limits: { maxBodyBytes: 4194304, upstreamTimeoutMs: 30000 },
+      sessions: { max: 10000, ttlSeconds: 3600 },
+      log: { level: 'info' },
+      servers: [],
+    });
+    expect(Object.isFrozen(config.admin)).toBe(true);
+  });
+
+  test('resolves the servers folder against the gateway file, not the working directory', async () => {
+    await writeIn(join(dir, 'conf', 'servers'), 'demo.yaml', stringify(validPin()));
+    const file = await writeIn(join(dir, 'conf'), 'gateway.yaml', 'servers: servers\n');
+    const config = await loadGatewayConfig(file);
+    expect(config.serversDir).toBe(join(dir, 'conf', 'servers'));
+    expect(config.servers.map((s) => s.name)).toEqual(['demo']);
+    expect(Object.isFrozen(config.servers[0]?.pin)).toBe(true);
+  });
+
+  test('reads every documented member, port 0 and an admin token included', async () => {
+    const text = stringify({
+      listen: { host: '0.0.0.0', port: 0 },
+      admin: { host: '127.0.0.1', port: 0, token: 'secret-token' },
+      servers: './servers',
+      limits: { maxBodyBytes: 1024, upstreamTimeoutMs: 500 },
+      sessions: { max: 10, ttlSeconds: 60 },
+      log: { level: 'silent' },
+    });
+    const config = await loadGatewayConfig(await writeIn(join(dir, 'conf'), 'gateway.yaml', text));
+    expect(config.listen).toEqual({ host: '0.0.0.0', port: 0 });
+    expect(config.admin).toEqual({ host: '127.0.0.1', port: 0, token: 'secret-token' });
+    expect(config.limits).toEqual({ maxBodyBytes: 1024, upstreamTimeoutMs: 500 });
+    expect(config.sessions).toEqual({ max: 10, ttlSeconds: 60 });
+    expect(config.log.level).toBe('silent');
+  });
+
+  test.each([
+    ['an unknown top-level key', 'servers: ./servers\nlisten_port: 80\n', 'listen_port'],
+    ['an unknown key inside admin', 'servers: ./servers\nadmin: { bind: 0.0.0.0 }\n', 'admin.bind'],
+    ['a port out of range', 'servers: ./servers\nlisten: { port: 70000 }\n', 'listen.port'],
+    ['a port that is not an integer', 'servers: ./servers\nadmin: { port: "8081" }\n', 'admin.port'],
+    ['a missing servers folder path', 'listen: { port: 8080 }\n', 'servers'],
+    ['an unknown log level', 'servers: ./servers\nlog: { level: verbose }\n', 'log.level'],
+    ['a zero body limit', 'servers: ./servers\nlimits: { maxBodyBytes: 0 }\n', 'limits.maxBodyBytes'],
+    ['an empty admin token', 'servers: ./servers\nadmin: { token: "" }\n', 'admin.token'],
+    ['a duplicate key', 'servers: ./servers\nservers: ./other\n', ''],
+  ])('rejects %s, naming the file and the field', async (_case, text, field) => {
+    const file = await writeIn(join(dir, 'conf'), 'gateway.yaml', text);
+    const error = await loadGatewayConfig(file).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'GW_CONFIG_INVALID', data: { file, field } });
+    expect((error as Error).message).toContain(file);
+    expect((error as Error).message).toContain(field);
+  });
+
+  test('rejects a servers folder that does not exist, naming the servers field', async () => {
+    const file = await writeIn(join(dir, 'conf'), 'gateway.yaml', 'servers: ./nowhere\n');
+    await expect(loadGatewayConfig(file)).rejects.toMatchObject({
+      code: 'GW_CONFIG_INVALID',
+      data: { file, field: 'servers', serversDir: join(dir, 'conf', 'nowhere'), reason: 'ENOENT' },
+    });
+  });
+
+  test('passes on the error of a broken pin file in the servers folder', async () => {
+    const pin = await writeIn(
+      join(dir, 'conf', 'servers'),
+      'demo.yaml',
+      stringify({ ...validPin(), mode: 'audit' }),
+    );
+    const file = await writeIn(join(dir, 'conf'), 'gateway.yaml', 'servers: ./servers\n');
+    await expect(loadGatewayConfig(file)).rejects.toMatchObject({
+      code: 'GW_PIN_FILE_INVALID',
+      data: { file: pin, field: 'mode' },
+    });
+  });
+});

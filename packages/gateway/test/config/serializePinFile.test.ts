@@ -1,0 +1,71 @@
+import { parsePinFile, parseServerConfig, serializePinFile } from '../../src/config/index.js';
+import { CATALOG, TOOL_DIGESTS, validPin } from './fixtures.js';
+
+const FILE = '/pins/demo.yaml';
+
+describe('serializing a pin file', () => {
+  test.each(['yaml', 'json'] as const)('round-trips a parsed pin file through %s', (format) => {
+    const server = parseServerConfig(validPin(), FILE);
+    const text = serializePinFile(server, format);
+    expect(parsePinFile(text, FILE)).toEqual(server);
+  });
+
+  test.each(['yaml', 'json'] as const)(
+    'writes the same %s bytes whatever the input member order',
+    (format) => {
+      const server = parseServerConfig(validPin(), FILE);
+      const reordered = {
+        definitions: Object.fromEntries(Object.entries(server.definitions).reverse()),
+        pin: {
+          tools: Object.fromEntries(Object.entries(server.pin.tools).reverse()),
+          catalog: server.pin.catalog,
+        },
+        upstream: {
+          transport: server.upstream.transport,
+          url: server.upstream.url,
+          headers: server.upstream.headers,
+        },
+        name: server.name,
+      };
+      expect(serializePinFile(reordered, format)).toBe(serializePinFile(server, format));
+    },
+  );
+
+  test('writes members in the documented order with the defaults spelled out', () => {
+    const text = serializePinFile(
+      {
+        name: 'demo',
+        upstream: { url: 'http://127.0.0.1:3001/mcp' },
+        pin: { catalog: CATALOG, tools: TOOL_DIGESTS },
+      },
+      'yaml',
+    );
+    const keys = text
+      .split('\n')
+      .filter((line) => /^\w/.test(line))
+      .map((line) => line.split(':')[0]);
+    expect(keys).toEqual(['name', 'upstream', 'mode', 'profile', 'onDrift', 'pin']);
+    expect(text).toContain('transport: streamable-http');
+    expect(text).toContain('profile: trace.mcp-tool-definition.v1');
+    expect(text).not.toContain('headers');
+    expect(text).not.toContain('definitions');
+    expect(parsePinFile(text, FILE).pin.catalog).toBe(CATALOG);
+  });
+
+  test('writes definition members in hashed order and shared objects without YAML aliases', () => {
+    const shared = { type: 'object' };
+    const server = parseServerConfig(validPin(), FILE);
+    const text = serializePinFile(
+      {
+        ...server,
+        definitions: {
+          'tool:echo': { inputSchema: shared, name: 'x' },
+          'tool:add': { inputSchema: shared, name: 'y' },
+        },
+      },
+      'yaml',
+    );
+    expect(text).not.toMatch(/[&*]a\d/);
+    expect(text.indexOf('name: y')).toBeLessThan(text.indexOf('inputSchema'));
+  });
+});
