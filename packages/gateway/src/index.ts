@@ -1,1 +1,37 @@
-export {};
+/** Express middleware enforcing one server's pin under any mount path. */
+export { pinGuard } from './front/pinGuard.js';
+/** Options of pinGuard, and the router it returns. */
+export type { PinGuardOptions, PinGuardRouter } from './front/pinGuard.js';
+/** Builds the multi-server gateway app from a loaded config. */
+export { createGateway, listen } from './front/createGateway.js';
+/** The gateway app and its options. */
+export type { Gateway, CreateGatewayOptions } from './front/createGateway.js';
+/** Loads a gateway file and listens (what `toolpin serve` runs). */
+export { startGateway } from './front/startGateway.js';
+/** A listening gateway and its options. */
+export type { RunningGateway, StartGatewayOptions } from './front/startGateway.js';
+/** Config and pin file loading, strict validation, serialization. */
+export { loadGatewayConfig, loadPinFile, loadServersDir, parsePinFile, parseServerConfig, serializePinFile } from './config/index.js';
+/** Parsed config shapes. */
+export type { GatewayConfig, ServerConfig, PinConfig, UpstreamConfig, Mode, OnDrift } from './config/index.js';
+/** The pin policy of one server, independent of transport. */
+export { ServerGuard } from './guard/serverGuard.js';
+/** Policy decisions and refusal reasons. */
+export type { CallDecision, DenyData, DenyReason } from './policy/decision.js';
+/** A finding of a catalog.drift event. */
+export type { DriftFinding, DriftKind } from './policy/driftFinding.js';
+/** Alert events (log lines and sinks). */
+export { Alerts } from './observe/alerts.js';
+/** Alert event shapes and sinks. */
+export type { AlertEvent, AlertSink } from './observe/alerts.js';
+/** The JSON-logging factory (pino). */
+export { createLogger } from './observe/logger.js';
+/** The JSON-RPC error codes the gateway answers with. */
+export { ErrorCodes } from './wire/errorCodes.js';
+/** The gateway's error class with stable codes. */
+export { GatewayError } from './errors.js';
+/** Stable gateway error codes. */
+export type { GatewayErrorCode } from './errors.js';
+/** Bounded per-session state, and the digest cache. */
+export { SessionStore } from './state/sessionStore.js';
+export { ToolDigester } from './state/toolDigester.js';

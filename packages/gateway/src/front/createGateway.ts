@@ -1,0 +1,87 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import type { GatewayConfig, ServerConfig } from '../config/index.js';
+import { Alerts } from '../observe/alerts.js';
+import { createLogger, type GatewayLogger } from '../observe/logger.js';
+import { SessionStore } from '../state/sessionStore.js';
+import { ToolDigester } from '../state/toolDigester.js';
+import { pinGuard, type PinGuardRouter } from './pinGuard.js';
+
+/** Options of {@link createGateway}. */
+export interface CreateGatewayOptions {
+  /** @default a pino logger on stdout at the config's level */
+  readonly logger?: GatewayLogger;
+}
+
+/** A multi-server gateway app: routes `/<name>/mcp`, one guard per pinned server. */
+export interface Gateway {
+  readonly app: Express;
+  readonly logger: GatewayLogger;
+  readonly alerts: Alerts;
+  readonly sessions: SessionStore;
+  /** The guard of each routed server, by name. */
+  readonly routes: ReadonlyMap<string, PinGuardRouter>;
+  /** Adds a server's route, or puts its new pin in force (the route and its streams stay up). */
+  upsertServer(server: ServerConfig): void;
+  /** Removes a server's route. */
+  removeServer(name: string): void;
+}
+
+/** Builds the whole gateway app from a loaded config; `toolpin serve` is a thin CLI over it. */
+export function createGateway(config: GatewayConfig, options: CreateGatewayOptions = {}): Gateway {
+  const logger = options.logger ?? createLogger({ level: config.log.level });
+  const alerts = new Alerts(logger);
+  const sessions = new SessionStore({ max: config.sessions.max, ttlSeconds: config.sessions.ttlSeconds });
+  const digester = new ToolDigester();
+  const routes = new Map<string, PinGuardRouter>();
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  // One dynamic route, so servers can come and go on reload without rebuilding the app.
+  app.use('/:server/mcp', (req: Request, res: Response, next: NextFunction) => {
+    const route = routes.get(String(req.params.server));
+    if (route === undefined) return next();
+    route(req, res, next);
+  });
+  app.use((req: Request, res: Response) => {
+    res.status(404).json({ error: 'not_found', message: `No MCP server is routed at ${req.path}`, servers: [...routes.keys()].map((name) => `/${name}/mcp`) });
+  });
+
+  const gateway: Gateway = {
+    app,
+    logger,
+    alerts,
+    sessions,
+    routes,
+    upsertServer(server) {
+      const existing = routes.get(server.name);
+      if (existing !== undefined && existing.guard.config.upstream.url === server.upstream.url) {
+        existing.guard.replaceConfig(server);
+        return;
+      }
+      routes.set(
+        server.name,
+        pinGuard({ pin: server, logger, alerts, sessions, digester, maxBodyBytes: config.limits.maxBodyBytes, upstreamTimeoutMs: config.limits.upstreamTimeoutMs }),
+      );
+    },
+    removeServer(name) {
+      routes.delete(name);
+    },
+  };
+  for (const server of config.servers) gateway.upsertServer(server);
+  return gateway;
+}
+
+/** Listens on host:port and resolves with the bound address (port 0 picks a free one). */
+export function listen(app: Express, host: string, port: number): Promise<{ server: Server; url: string }> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(port, host);
+    server.once('error', reject);
+    server.once('listening', () => {
+      const address = server.address() as AddressInfo;
+      resolve({ server, url: `http://${host.includes(':') ? `[${host}]` : host}:${address.port}` });
+    });
+  });
+}

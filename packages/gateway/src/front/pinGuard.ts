@@ -1,0 +1,152 @@
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import { parseServerConfig, type ServerConfig } from '../config/index.js';
+import { ServerGuard } from '../guard/serverGuard.js';
+import { Alerts } from '../observe/alerts.js';
+import { createLogger, type GatewayLogger } from '../observe/logger.js';
+import { sessionLabel } from '../observe/sessionLabel.js';
+import { fetchToolPages } from '../state/fetchToolPages.js';
+import { SessionStore } from '../state/sessionStore.js';
+import { ToolDigester } from '../state/toolDigester.js';
+import { attachExchange } from '../transports/exchange.js';
+import { createStreamableHttpProxy } from '../transports/streamableHttpProxy.js';
+import { ErrorCodes } from '../wire/errorCodes.js';
+import { isRequest, jsonRpcError, parseJsonRpcBody, type JsonRpcMessage, type JsonRpcResponse } from '../wire/jsonRpc.js';
+import { checkMirroredHeaders, detectEra } from '../wire/mcpEra.js';
+import { replyToClient } from './clientReply.js';
+import { forwardedCredentials } from './forwardedCredentials.js';
+import { sessionKeyOf } from './sessionKey.js';
+
+/** Options of {@link pinGuard}. */
+export interface PinGuardOptions {
+  /** The server's pin, in the pin-file format (an object, validated strictly) or already parsed. */
+  readonly pin: ServerConfig | Record<string, unknown>;
+  /** Overrides the pin's `upstream.url`. */
+  readonly upstream?: string;
+  /** @default a pino logger on stdout */
+  readonly logger?: GatewayLogger;
+  /** Shared with other guards of one gateway; by default each guard has its own. */
+  readonly alerts?: Alerts;
+  readonly sessions?: SessionStore;
+  readonly digester?: ToolDigester;
+  /** @default 4 MiB */
+  readonly maxBodyBytes?: number;
+  /** @default 30000 */
+  readonly upstreamTimeoutMs?: number;
+}
+
+/** An express router that enforces one server's pin, with its guard exposed for reload and status. */
+export type PinGuardRouter = Router & { readonly guard: ServerGuard };
+
+function toServerConfig(pin: PinGuardOptions['pin'], upstream: string | undefined): ServerConfig {
+  const parsed = 'file' in pin && typeof pin.file === 'string' ? (pin as ServerConfig) : parseServerConfig(pin, '(pinGuard options)');
+  return upstream === undefined ? parsed : { ...parsed, upstream: { ...parsed.upstream, url: upstream } };
+}
+
+/**
+ * Express middleware that puts toolpin's pin enforcement in front of one MCP server, under any
+ * mount path: `app.use('/mcp', pinGuard({ pin, upstream }))`.
+ */
+export function pinGuard(options: PinGuardOptions): PinGuardRouter {
+  const config = toServerConfig(options.pin, options.upstream);
+  const logger = options.logger ?? createLogger();
+  const guard = new ServerGuard({
+    config,
+    sessions: options.sessions ?? new SessionStore(),
+    digester: options.digester ?? new ToolDigester(),
+    alerts: options.alerts ?? new Alerts(logger),
+    logger,
+  });
+  const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024;
+  const timeoutMs = options.upstreamTimeoutMs ?? 30_000;
+  const proxy = createStreamableHttpProxy({ url: config.upstream.url, headers: config.upstream.headers, logger, maxResponseBytes: 64 * 1024 * 1024 });
+
+  const router = express.Router();
+  router.post('/', express.raw({ type: () => true, limit: maxBodyBytes }), (req, res, next) => {
+    handlePost(req, res, next).catch(next);
+  });
+  router.all('/', (req, res, next) => {
+    const sessionKey = sessionKeyOf(req.headers);
+    attachExchange(req, { guard, sessionKey, body: undefined, requestIds: [], hasList: false, injected: [], batch: false });
+    if (req.method === 'DELETE') res.on('finish', () => res.statusCode < 300 && guard.forgetSession(sessionKey));
+    void proxy(req, res, next);
+  });
+  router.use((error: Error & { status?: number; type?: string }, req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) return next(error);
+    const status = error.status ?? 500;
+    const message = error.type === 'entity.too.large' ? `Request body exceeds ${maxBodyBytes} bytes` : status === 500 ? 'toolpin internal error' : error.message;
+    logger[status >= 500 ? 'error' : 'warn']({ event: 'request.rejected', server: guard.config.name, status, err: error.message }, message);
+    replyToClient(req.headers, res, status, jsonRpcError(null, status === 413 ? ErrorCodes.INVALID_REQUEST : -32603, message));
+  });
+
+  async function handlePost(req: Request, res: Response, next: NextFunction): Promise<void> {
+    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const parsed = parseJsonRpcBody(raw.toString('utf8'));
+    if (!parsed.ok) {
+      logger.warn({ event: 'request.malformed', server: guard.config.name, code: parsed.code }, parsed.message);
+      replyToClient(req.headers, res, 400, jsonRpcError(null, parsed.code, parsed.message));
+      return;
+    }
+    const mismatch = checkMirroredHeaders(req.headers, parsed.body);
+    if (mismatch !== undefined) {
+      const first = parsed.body.messages[0];
+      const id = first !== undefined && 'id' in first && first.id !== undefined ? first.id : null;
+      logger.warn({ event: 'request.header_mismatch', server: guard.config.name }, mismatch);
+      replyToClient(req.headers, res, 400, jsonRpcError(id, ErrorCodes.HEADER_MISMATCH, mismatch));
+      return;
+    }
+    const sessionKey = sessionKeyOf(req.headers);
+    const stateless = detectEra(req.headers) === 'stateless';
+    const forward: JsonRpcMessage[] = [];
+    const refused: JsonRpcResponse[] = [];
+    let hasList = false;
+    for (const message of parsed.body.messages) {
+      if (isRequest(message) && message.method === 'tools/call') {
+        const refusal = await decide(req, sessionKey, stateless, message);
+        if (refusal !== undefined) {
+          refused.push(refusal);
+          continue;
+        }
+      } else if (isRequest(message) && message.method === 'tools/list') {
+        const cursor = message.params?.cursor;
+        guard.expectList(sessionKey, message.id, typeof cursor === 'string' ? cursor : undefined);
+        hasList = true;
+      }
+      forward.push(message);
+    }
+    if (forward.length === 0) {
+      replyToClient(req.headers, res, 200, parsed.body.batch ? refused : refused[0]);
+      return;
+    }
+    const body = refused.length === 0 ? raw : Buffer.from(JSON.stringify(parsed.body.batch ? forward : forward[0]));
+    const requestIds = forward.filter(isRequest).map((message) => message.id);
+    attachExchange(req, { guard, sessionKey, body, requestIds, hasList, injected: refused, batch: parsed.body.batch });
+    await proxy(req, res, next);
+  }
+
+  async function decide(req: Request, sessionKey: string, stateless: boolean, message: JsonRpcMessage & { id: JsonRpcResponse['id'] }): Promise<JsonRpcResponse | undefined> {
+    const params = 'params' in message ? message.params : undefined;
+    const name = params?.name;
+    if (typeof name !== 'string') return jsonRpcError(message.id, -32602, 'Invalid params: tools/call needs a tool name');
+    const meta = params?._meta;
+    const decision = await guard.decideCall(sessionKey, name, () =>
+      fetchToolPages({
+        url: guard.config.upstream.url,
+        headers: forwardedCredentials(req.headers, guard.config.upstream.headers),
+        stateless,
+        ...(stateless && typeof meta === 'object' && meta !== null ? { meta: meta as Record<string, unknown> } : {}),
+        timeoutMs,
+      }),
+    );
+    const session = sessionLabel(sessionKey);
+    if (decision.kind === 'allow') {
+      if (decision.flagged !== undefined) {
+        guard.alerts.emit({ event: 'call.flagged', server: guard.config.name, session, id: message.id, decision: decision.flagged });
+      }
+      return undefined;
+    }
+    guard.alerts.emit({ event: 'call.blocked', server: guard.config.name, session, id: message.id, decision: decision.data });
+    return jsonRpcError(message.id, ErrorCodes.PIN_POLICY_BLOCKED, decision.message, decision.data);
+  }
+
+  return Object.assign(router, { guard });
+}

@@ -1,0 +1,18 @@
+import { createHash } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { headerValue } from '../wire/httpHeaders.js';
+
+/**
+ * Whose catalog a request acts on: the MCP session, bound to the credential that opened it, or,
+ * without a session (2026-07-28, stateless servers), the credential alone. Catalogs legitimately
+ * differ per user and per session, so each decision uses its own observation.
+ */
+export function sessionKeyOf(headers: IncomingHttpHeaders): string {
+  const credential = createHash('sha256')
+    .update(headerValue(headers, 'authorization') ?? '')
+    .update('\n')
+    .update(headerValue(headers, 'cookie') ?? '')
+    .digest('base64url');
+  const session = headerValue(headers, 'mcp-session-id');
+  return session === undefined ? `credential:${credential}` : `session:${session}:${credential}`;
+}

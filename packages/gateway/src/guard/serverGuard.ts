@@ -1,0 +1,173 @@
+import { foldCatalog } from '@toolpin/digest';
+import type { ServerConfig } from '../config/index.js';
+import type { Alerts } from '../observe/alerts.js';
+import type { GatewayLogger } from '../observe/logger.js';
+import { sessionLabel } from '../observe/sessionLabel.js';
+import type { CallDecision } from '../policy/decision.js';
+import { decideCall } from '../policy/decideCall.js';
+import { inspectToolsPage } from '../policy/inspectToolsPage.js';
+import type { FetchedPage } from '../state/fetchToolPages.js';
+import type { CatalogCompletion, SessionCatalog } from '../state/sessionCatalog.js';
+import type { SessionState, SessionStore } from '../state/sessionStore.js';
+import type { ToolDigester } from '../state/toolDigester.js';
+import { ErrorCodes } from '../wire/errorCodes.js';
+import { idKey, isResponse, jsonRpcError, type JsonRpcResponse } from '../wire/jsonRpc.js';
+
+/** What a {@link ServerGuard} is built from. */
+export interface ServerGuardOptions {
+  readonly config: ServerConfig;
+  readonly sessions: SessionStore;
+  readonly digester: ToolDigester;
+  readonly alerts: Alerts;
+  readonly logger: GatewayLogger;
+}
+
+/** Lists the upstream catalog for a session when the gateway has not seen it (fetch on miss). */
+export type CatalogRefresh = () => Promise<FetchedPage[]>;
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The pin policy of one server, independent of transport: inspects tools/list results, tracks
+ * each session's catalog, and decides tools/call. The pin is swapped whole on reload, and every
+ * decision reads the pin in force at that moment.
+ */
+export class ServerGuard {
+  #config: ServerConfig;
+  readonly #sessions: SessionStore;
+  readonly #digester: ToolDigester;
+  readonly #alerts: Alerts;
+  readonly #logger: GatewayLogger;
+
+  constructor(options: ServerGuardOptions) {
+    this.#config = options.config;
+    this.#sessions = options.sessions;
+    this.#digester = options.digester;
+    this.#alerts = options.alerts;
+    this.#logger = options.logger;
+  }
+
+  /** The server's configuration and pin in force. */
+  get config(): ServerConfig {
+    return this.#config;
+  }
+
+  /** Where this server's alert events go. */
+  get alerts(): Alerts {
+    return this.#alerts;
+  }
+
+  /** Puts a new pin (or whole server config) in force for the next decision. */
+  replaceConfig(config: ServerConfig): void {
+    this.#config = config;
+  }
+
+  #state(sessionKey: string): SessionState {
+    return this.#sessions.get(`${this.#config.name}\n${sessionKey}`);
+  }
+
+  /** Remembers a tools/list request so its result is recognized on whatever stream it arrives. */
+  expectList(sessionKey: string, id: JsonRpcResponse['id'], cursor: string | undefined): void {
+    this.#state(sessionKey).expectList(idKey(id), { cursor });
+  }
+
+  /** Forgets a session's state (the session ended). */
+  forgetSession(sessionKey: string): void {
+    this.#sessions.delete(`${this.#config.name}\n${sessionKey}`);
+  }
+
+  /**
+   * Inspects one message from the upstream. Returns the message the client must receive instead
+   * (a verified, filtered tools/list result, or an error), or undefined to pass it unchanged.
+   */
+  inspectUpstreamMessage(sessionKey: string, message: unknown): unknown {
+    if (isObject(message) && message.method === 'notifications/tools/list_changed') {
+      const catalog = this.#sessions.peek(`${this.#config.name}\n${sessionKey}`)?.catalog;
+      if (catalog !== undefined) catalog.stale = true;
+      return undefined;
+    }
+    if (!isResponse(message) || message.error !== undefined) return undefined;
+    const state = this.#state(sessionKey);
+    const pending = state.takeList(idKey(message.id));
+    // A result with a tools array is treated as a listing even when its request was not seen
+    // (a stream resumed after a gateway restart): inspecting too much is safe, too little is not.
+    const looksLikeList = isObject(message.result) && Array.isArray(message.result.tools);
+    if (pending === undefined && !looksLikeList) return undefined;
+    return this.#inspectListResult(sessionKey, state.catalog, message, pending?.cursor);
+  }
+
+  #inspectListResult(sessionKey: string, catalog: SessionCatalog, message: JsonRpcResponse, cursor: string | undefined): unknown {
+    const config = this.#config;
+    const result = message.result;
+    if (!isObject(result) || !Array.isArray(result.tools)) {
+      this.#alerts.emit({
+        event: 'catalog.drift',
+        server: config.name,
+        session: sessionLabel(sessionKey),
+        mode: config.mode,
+        drift: [{ kind: 'unverifiable', key: '*', tool: null, pinned: config.pin.catalog, observed: null, problem: 'tools/list result has no tools array' }],
+      });
+      if (config.mode === 'monitor') return message;
+      return jsonRpcError(message.id, ErrorCodes.PIN_POLICY_BLOCKED, 'toolpin blocked the listing: the upstream tools/list result is not valid', {
+        reason: 'unverifiable',
+        server: config.name,
+      });
+    }
+    const inspection = inspectToolsPage(config, result.tools, this.#digester);
+    const last = typeof result.nextCursor !== 'string';
+    const completion = catalog.addPage(config, inspection, cursor === undefined, last);
+    if (completion !== undefined) this.#report(sessionKey, catalog, completion);
+    // The client receives the value that was verified, re-serialized, never the upstream bytes.
+    return { ...message, result: { ...result, tools: inspection.kept } };
+  }
+
+  #report(sessionKey: string, catalog: SessionCatalog, completion: CatalogCompletion): void {
+    const config = this.#config;
+    const session = sessionLabel(sessionKey);
+    if (completion.findings.length === 0) {
+      const entries = [...catalog.tools.values()].map((tool) => ({ key: tool.key, digest: tool.digest ?? '' }));
+      const digest = foldCatalog(entries, { profile: config.profile }).digest;
+      this.#alerts.emit({ event: 'catalog.verified', server: config.name, session, catalog: digest, tools: completion.toolCount });
+      return;
+    }
+    this.#alerts.emit({ event: 'catalog.drift', server: config.name, session, mode: config.mode, drift: completion.findings });
+  }
+
+  /**
+   * Decides a tools/call from the catalog this session was served; when the gateway has not seen
+   * it, or it went stale, the catalog is listed upstream first.
+   */
+  async decideCall(sessionKey: string, toolName: string, refresh: CatalogRefresh): Promise<CallDecision> {
+    const state = this.#state(sessionKey);
+    const catalog = state.catalog;
+    const known = catalog.usable && (catalog.complete || catalog.tools.has(toolName));
+    if (!known) {
+      try {
+        await this.#refresh(sessionKey, catalog, refresh);
+      } catch (error) {
+        this.#logger.warn({ event: 'catalog.fetch_failed', server: this.#config.name, session: sessionLabel(sessionKey), err: error }, 'fetch on miss failed');
+        catalog.stale = true;
+        return decideCall(this.#config, undefined, toolName);
+      }
+    }
+    return decideCall(this.#config, catalog, toolName);
+  }
+
+  async #refresh(sessionKey: string, catalog: SessionCatalog, refresh: CatalogRefresh): Promise<void> {
+    catalog.refreshing ??= (async () => {
+      try {
+        const pages = await refresh();
+        for (const page of pages) {
+          const message: JsonRpcResponse = { jsonrpc: '2.0', id: null, result: page.result };
+          const inspected = this.#inspectListResult(sessionKey, catalog, message, page.cursor);
+          if (isResponse(inspected) && inspected.error !== undefined) throw new Error(inspected.error.message);
+        }
+      } finally {
+        catalog.refreshing = undefined;
+      }
+    })();
+    await catalog.refreshing;
+  }
+}

@@ -1,0 +1,41 @@
+import type { DenyData } from '../policy/decision.js';
+import type { DriftFinding } from '../policy/driftFinding.js';
+import type { GatewayLogger } from './logger.js';
+
+/** A drift or decision event, as logged and as handed to alert sinks (webhooks). */
+export type AlertEvent =
+  | { event: 'catalog.verified'; server: string; session: string; catalog: string | null; tools: number }
+  | { event: 'catalog.drift'; server: string; session: string; mode: string; drift: readonly DriftFinding[] }
+  | { event: 'call.blocked'; server: string; session: string; id: unknown; decision: DenyData }
+  | { event: 'call.flagged'; server: string; session: string; id: unknown; decision: DenyData };
+
+/** Receives every alert event beside the log line (metrics, webhooks). */
+export type AlertSink = (event: AlertEvent) => void;
+
+/** Emits alert events: one JSON log line each, then every sink; a failing sink never blocks traffic. */
+export class Alerts {
+  readonly #logger: GatewayLogger;
+  readonly #sinks: AlertSink[] = [];
+
+  constructor(logger: GatewayLogger) {
+    this.#logger = logger;
+  }
+
+  /** Adds a sink (metrics, webhook queue). */
+  addSink(sink: AlertSink): void {
+    this.#sinks.push(sink);
+  }
+
+  /** Logs the event and hands it to every sink. */
+  emit(event: AlertEvent): void {
+    const level = event.event === 'catalog.verified' ? 'info' : 'warn';
+    this.#logger[level](event, event.event);
+    for (const sink of this.#sinks) {
+      try {
+        sink(event);
+      } catch (error) {
+        this.#logger.error({ err: error, event: 'alert.sink_failed' }, 'alert sink failed');
+      }
+    }
+  }
+}

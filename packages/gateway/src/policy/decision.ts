@@ -1,0 +1,20 @@
+/** Why the gateway refused a call (stable, documented; `error.data.reason` on the wire). */
+export type DenyReason = 'tool_drifted' | 'tool_not_pinned' | 'wrong_subject' | 'unverifiable' | 'catalog_unavailable';
+
+/** The structured part of a refusal: what was pinned, what the session observed. */
+export interface DenyData {
+  readonly reason: DenyReason;
+  readonly server: string;
+  readonly tool: string | null;
+  readonly key: string | null;
+  readonly pinned: string | null;
+  readonly observed: string | null;
+}
+
+/** The policy's answer for one tools/call: a value, never an exception. */
+export type CallDecision =
+  | { readonly kind: 'allow'; readonly flagged?: DenyData }
+  | { readonly kind: 'deny'; readonly message: string; readonly data: DenyData };
+
+/** How one observed tool stands against the pin. */
+export type ToolVerdict = 'verified' | 'changed' | 'added' | 'unverifiable';

@@ -1,0 +1,19 @@
+import type { HashedMember } from '@toolpin/digest';
+
+/** Kinds of finding in a `catalog.drift` event. */
+export type DriftKind = 'changed' | 'added' | 'removed' | 'wrong_subject' | 'unverifiable';
+
+/** One entry of a `catalog.drift` event: a tool whose observed state differs from the pin. */
+export interface DriftFinding {
+  readonly kind: DriftKind;
+  readonly key: string;
+  readonly tool: string | null;
+  readonly pinned: string | null;
+  readonly observed: string | null;
+  /** For `changed`, when the pin file holds the pinned definition: which members differ. */
+  readonly members?: readonly HashedMember[];
+  /** For `changed`: RFC 6901 pointers of the differing values. */
+  readonly paths?: readonly string[];
+  /** For `unverifiable`: why no digest could be computed. */
+  readonly problem?: string;
+}

@@ -1,0 +1,11 @@
+import type { RestrictedTool } from '@toolpin/digest';
+
+/** What the policy needs of a server's configuration; hot reload swaps the whole object. */
+export interface PinView {
+  readonly name: string;
+  readonly mode: 'enforce' | 'monitor';
+  readonly profile: string;
+  readonly onDrift: 'filter' | 'block-server';
+  readonly pin: { readonly catalog: string; readonly tools: Readonly<Record<string, string>> };
+  readonly definitions: Readonly<Record<string, RestrictedTool>>;
+}

@@ -1,0 +1,116 @@
+import { randomUUID } from 'node:crypto';
+import { createParser } from 'eventsource-parser';
+import { GatewayError } from '../errors.js';
+import { isResponse, type JsonRpcResponse } from '../wire/jsonRpc.js';
+
+/** Options of {@link fetchToolPages}. */
+export interface FetchToolPagesOptions {
+  /** The upstream MCP endpoint. */
+  readonly url: string;
+  /** Headers of the client's own request that carry its session and credentials. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** 2026-07-28 requests mirror the method in a header and carry `_meta` in params. */
+  readonly stateless: boolean;
+  /** `params._meta` of the client's request (protocol version, capabilities in 2026-07-28). */
+  readonly meta?: Readonly<Record<string, unknown>>;
+  readonly timeoutMs: number;
+  /** @default 1000 */
+  readonly maxPages?: number;
+}
+
+/** One page of a listing: the cursor it was asked with and the raw result. */
+export interface FetchedPage {
+  readonly cursor: string | undefined;
+  readonly result: unknown;
+}
+
+function unavailable(message: string, cause?: unknown): GatewayError {
+  return new GatewayError('GW_CATALOG_UNAVAILABLE', message, {}, cause === undefined ? undefined : { cause });
+}
+
+async function readSseResponse(response: Response, id: string): Promise<JsonRpcResponse | undefined> {
+  let found: JsonRpcResponse | undefined;
+  const parser = createParser({
+    onEvent: (event) => {
+      if (found !== undefined || event.data === '') return;
+      try {
+        const message: unknown = JSON.parse(event.data);
+        if (isResponse(message) && message.id === id) found = message;
+      } catch {
+        // Not JSON: not the answer the gateway is waiting for.
+      }
+    },
+  });
+  const reader = response.body?.getReader();
+  if (reader === undefined) return undefined;
+  const decoder = new TextDecoder();
+  while (found === undefined) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    parser.feed(decoder.decode(value, { stream: true }));
+  }
+  await reader.cancel().catch(() => undefined);
+  return found;
+}
+
+async function requestPage(options: FetchToolPagesOptions, cursor: string | undefined): Promise<unknown> {
+  // The gateway's own ids are UUIDs under a prefix no client uses, so they never collide with a
+  // client's ids in the same session.
+  const id = `toolpin-${randomUUID()}`;
+  const params: Record<string, unknown> = {};
+  if (cursor !== undefined) params.cursor = cursor;
+  if (options.meta !== undefined) params._meta = options.meta;
+  const headers: Record<string, string> = {
+    ...options.headers,
+    accept: 'application/json, text/event-stream',
+    'content-type': 'application/json',
+  };
+  if (options.stateless) headers['mcp-method'] = 'tools/list';
+  let response: Response;
+  try {
+    response = await fetch(options.url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list', params }),
+      signal: AbortSignal.timeout(options.timeoutMs),
+    });
+  } catch (error) {
+    throw unavailable(`tools/list to the upstream failed: ${(error as Error).message}`, error);
+  }
+  if (!response.ok) {
+    await response.body?.cancel().catch(() => undefined);
+    throw unavailable(`tools/list to the upstream answered HTTP ${response.status}`);
+  }
+  const type = response.headers.get('content-type') ?? '';
+  let message: JsonRpcResponse | undefined;
+  try {
+    if (type.includes('text/event-stream')) message = await readSseResponse(response, id);
+    else {
+      const parsed: unknown = await response.json();
+      if (isResponse(parsed) && parsed.id === id) message = parsed;
+    }
+  } catch (error) {
+    throw unavailable(`tools/list response could not be read: ${(error as Error).message}`, error);
+  }
+  if (message === undefined) throw unavailable('the upstream sent no response to tools/list');
+  if (message.error !== undefined) throw unavailable(`the upstream refused tools/list: ${message.error.message}`);
+  return message.result;
+}
+
+/**
+ * Lists the upstream's whole catalog on behalf of a session (fetch on miss): every page, with the
+ * session's own headers, so the server answers what it would answer that client.
+ */
+export async function fetchToolPages(options: FetchToolPagesOptions): Promise<FetchedPage[]> {
+  const pages: FetchedPage[] = [];
+  let cursor: string | undefined;
+  const maxPages = options.maxPages ?? 1000;
+  do {
+    if (pages.length >= maxPages) throw unavailable(`the upstream listed more than ${maxPages} pages`);
+    const result = await requestPage(options, cursor);
+    pages.push({ cursor, result });
+    const next = (result as { nextCursor?: unknown } | null)?.nextCursor;
+    cursor = typeof next === 'string' ? next : undefined;
+  } while (cursor !== undefined);
+  return pages;
+}

@@ -1,0 +1,78 @@
+import type { DriftFinding } from '../policy/driftFinding.js';
+import type { PinView } from '../policy/pinView.js';
+import type { PageInspection } from '../policy/inspectToolsPage.js';
+import type { ToolObservation } from './toolObservation.js';
+
+/** What a finished listing found, for the catalog event. */
+export interface CatalogCompletion {
+  readonly findings: DriftFinding[];
+  readonly wrongSubject: boolean;
+  readonly toolCount: number;
+}
+
+/**
+ * The catalog one session (or one server+credential in 2026-07-28) was last served: per tool
+ * name, the definition the client saw. Pages of a listing add to it; a first page starts over.
+ */
+export class SessionCatalog {
+  /** Tool name → the observation the client last saw under that name. */
+  tools = new Map<string, ToolObservation>();
+  /** True once the last page of a listing arrived. */
+  complete = false;
+  /** True after notifications/tools/list_changed: the next decision refetches. */
+  stale = false;
+  /** No observed key is pinned: another server's catalog. Every call is refused. */
+  wrongSubject = false;
+  /** Any tool of the listing differs from the pin (for onDrift: block-server). */
+  drifted = false;
+  /** A fetch-on-miss under way, shared by concurrent calls of the session. */
+  refreshing: Promise<void> | undefined;
+  #findings: DriftFinding[] = [];
+
+  /** True when a decision can be made from what the session saw. */
+  get usable(): boolean {
+    return !this.stale && (this.complete || this.tools.size > 0);
+  }
+
+  /**
+   * Records one page. `first` is a page requested without cursor; `last` a page without
+   * nextCursor. Returns the completion summary when the listing is finished.
+   */
+  addPage(pin: PinView, page: PageInspection, first: boolean, last: boolean): CatalogCompletion | undefined {
+    if (first) {
+      this.tools = new Map();
+      this.#findings = [];
+      this.complete = false;
+      this.drifted = false;
+      this.wrongSubject = false;
+    }
+    for (const tool of page.observed) {
+      const previous = this.tools.get(tool.name ?? '');
+      // The same name on two pages with different definitions is as ambiguous as on one page.
+      const ambiguous = previous !== undefined && previous.digest !== tool.digest;
+      this.tools.set(tool.name ?? '', ambiguous ? { name: tool.name, key: tool.key, problem: 'two different definitions share this name' } : tool);
+    }
+    this.#findings.push(...page.findings);
+    if (page.findings.length > 0) this.drifted = true;
+    if (!last) return undefined;
+    this.complete = true;
+    this.stale = false;
+    return this.#complete(pin);
+  }
+
+  #complete(pin: PinView): CatalogCompletion {
+    const observedKeys = new Set<string>();
+    for (const tool of this.tools.values()) observedKeys.add(tool.key);
+    const findings = [...this.#findings];
+    for (const [key, digest] of Object.entries(pin.pin.tools)) {
+      if (!observedKeys.has(key)) findings.push({ kind: 'removed', key, tool: null, pinned: digest, observed: null });
+    }
+    const pinnedKeys = Object.keys(pin.pin.tools);
+    this.wrongSubject = observedKeys.size > 0 && pinnedKeys.length > 0 && ![...observedKeys].some((key) => key in pin.pin.tools);
+    if (this.wrongSubject) {
+      findings.unshift({ kind: 'wrong_subject', key: '*', tool: null, pinned: pin.pin.catalog, observed: null });
+    }
+    this.#findings = [];
+    return { findings, wrongSubject: this.wrongSubject, toolCount: this.tools.size };
+  }
+}

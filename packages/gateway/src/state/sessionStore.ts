@@ -1,0 +1,81 @@
+import { LRUCache } from 'lru-cache';
+import { SessionCatalog } from './sessionCatalog.js';
+
+/** Options of {@link SessionStore}. */
+export interface SessionStoreOptions {
+  /** @default 10000 */
+  max?: number;
+  /** @default 3600 */
+  ttlSeconds?: number;
+}
+
+/** A tools/list request awaiting its result: which page it asked for. */
+export interface PendingList {
+  readonly cursor: string | undefined;
+}
+
+/** Everything the gateway remembers of one session: bounded, and rebuildable on demand. */
+export class SessionState {
+  readonly catalog = new SessionCatalog();
+  /** tools/list requests by id key, so their results are found on any stream of the session. */
+  readonly #pendingLists = new Map<string, PendingList>();
+
+  /** Remembers a tools/list request; the oldest is forgotten past a bound (a client that never reads). */
+  expectList(idKey: string, pending: PendingList): void {
+    if (this.#pendingLists.size >= MAX_PENDING_LISTS) {
+      const oldest = this.#pendingLists.keys().next().value;
+      if (oldest !== undefined) this.#pendingLists.delete(oldest);
+    }
+    this.#pendingLists.set(idKey, pending);
+  }
+
+  /** Takes the pending tools/list request with this id, if any. */
+  takeList(idKey: string): PendingList | undefined {
+    const pending = this.#pendingLists.get(idKey);
+    if (pending !== undefined) this.#pendingLists.delete(idKey);
+    return pending;
+  }
+}
+
+const MAX_PENDING_LISTS = 256;
+
+/**
+ * Session state keyed by server and session (or server and credential in 2026-07-28). An LRU
+ * with a TTL keeps memory flat under many sessions; an evicted entry only costs a refetch.
+ */
+export class SessionStore {
+  readonly #sessions: LRUCache<string, SessionState>;
+
+  constructor(options: SessionStoreOptions = {}) {
+    this.#sessions = new LRUCache<string, SessionState>({
+      max: options.max ?? 10_000,
+      ttl: (options.ttlSeconds ?? 3600) * 1000,
+      updateAgeOnGet: true,
+    });
+  }
+
+  /** The state of a session, created on first use. */
+  get(key: string): SessionState {
+    let state = this.#sessions.get(key);
+    if (state === undefined) {
+      state = new SessionState();
+      this.#sessions.set(key, state);
+    }
+    return state;
+  }
+
+  /** The state of a session if the gateway holds one. */
+  peek(key: string): SessionState | undefined {
+    return this.#sessions.get(key);
+  }
+
+  /** Forgets a session (DELETE, or the upstream said 404). */
+  delete(key: string): void {
+    this.#sessions.delete(key);
+  }
+
+  /** How many sessions are tracked. */
+  get size(): number {
+    return this.#sessions.size;
+  }
+}

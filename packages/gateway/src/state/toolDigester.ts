@@ -1,0 +1,54 @@
+import { LRUCache } from 'lru-cache';
+import { DigestError, digestTool, encodeToolKey } from '@toolpin/digest';
+import type { ToolObservation } from './toolObservation.js';
+
+/** Options of {@link ToolDigester}. */
+export interface ToolDigesterOptions {
+  /**
+   * Upper bound on the cache, in characters of serialized definitions.
+   * @default 32 MiB
+   */
+  maxChars?: number;
+}
+
+/**
+ * Digests tool definitions with a cache keyed by each definition's JSON text. RFC 8785 plus
+ * SHA-256 of a 500-tool catalog costs tens of milliseconds; JSON.stringify of the parsed value
+ * costs a fraction of that, and equal text always means an equal digest, so repeated listings
+ * of an unchanged catalog cost one stringify and one map lookup per tool. Identical definitions
+ * share one observation object across sessions, which keeps per-session state small.
+ */
+export class ToolDigester {
+  readonly #cache: LRUCache<string, ToolObservation>;
+
+  constructor(options: ToolDigesterOptions = {}) {
+    this.#cache = new LRUCache<string, ToolObservation>({
+      maxSize: options.maxChars ?? 32 * 1024 * 1024,
+      sizeCalculation: (_value, key) => key.length || 1,
+    });
+  }
+
+  /** The observation of one definition under one profile label. */
+  observe(tool: unknown, profile: string): ToolObservation {
+    if (typeof tool !== 'object' || tool === null || Array.isArray(tool)) {
+      return { name: undefined, key: encodeToolKey(undefined), problem: 'tool definition is not an object' };
+    }
+    const cacheKey = `${profile}\n${JSON.stringify(tool)}`;
+    const cached = this.#cache.get(cacheKey);
+    if (cached !== undefined) return cached;
+    const observation = digestObservation(tool as Record<string, unknown>, profile);
+    this.#cache.set(cacheKey, observation);
+    return observation;
+  }
+}
+
+function digestObservation(tool: Record<string, unknown>, profile: string): ToolObservation {
+  const name = typeof tool.name === 'string' ? tool.name : undefined;
+  const key = encodeToolKey(tool.name);
+  try {
+    return Object.freeze({ name, key, digest: digestTool(tool, { profile }) });
+  } catch (error) {
+    if (!(error instanceof DigestError)) throw error;
+    return Object.freeze({ name, key, problem: error.message });
+  }
+}

@@ -1,0 +1,116 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { ServerResponse } from 'node:http';
+import { createProxyMiddleware, proxyEventsPlugin, type RequestHandler } from 'http-proxy-middleware';
+import type { GatewayLogger } from '../observe/logger.js';
+import { sessionLabel } from '../observe/sessionLabel.js';
+import { ErrorCodes } from '../wire/errorCodes.js';
+import { HOP_BY_HOP_HEADERS, responseHeadersFrom } from '../wire/httpHeaders.js';
+import { jsonRpcError } from '../wire/jsonRpc.js';
+import { exchangeOf, type Exchange } from './exchange.js';
+import { relayJsonResponse } from './jsonResponse.js';
+import { relaySseResponse } from './sseResponse.js';
+
+/** Options of {@link createStreamableHttpProxy}. */
+export interface StreamableHttpProxyOptions {
+  readonly url: string;
+  /** Extra headers sent upstream (from the pin file), e.g. the gateway's own API key. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly logger: GatewayLogger;
+  /** Bound on an upstream JSON answer the gateway must parse whole. */
+  readonly maxResponseBytes: number;
+}
+
+/** Answers every forwarded request with an upstream error, in JSON (nothing was sent yet). */
+function answerUpstreamFailure(exchange: Exchange | undefined, res: ServerResponse, message: string): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  const ids = exchange?.requestIds ?? [];
+  const errors = ids.map((id) => jsonRpcError(id, ErrorCodes.UPSTREAM_UNAVAILABLE, message));
+  const payload = exchange?.batch ? [...errors, ...(exchange.injected ?? [])] : (errors[0] ?? jsonRpcError(null, ErrorCodes.UPSTREAM_UNAVAILABLE, message));
+  res.writeHead(502, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(payload));
+}
+
+/**
+ * Forwards one server's MCP endpoint with http-proxy-middleware: the request body the gateway
+ * already parsed is replayed, Host is rewritten for the upstream's DNS-rebinding guard, and the
+ * response is relayed by the gateway itself so listings are verified and SSE streams event by event.
+ */
+export function createStreamableHttpProxy(options: StreamableHttpProxyOptions): RequestHandler {
+  const target = new URL(options.url);
+  // Without a keep-alive agent http-proxy opens a new upstream connection for every request.
+  const agent =
+    target.protocol === 'https:'
+      ? new https.Agent({ keepAlive: true, maxSockets: 512 })
+      : new http.Agent({ keepAlive: true, maxSockets: 512 });
+  const { logger } = options;
+
+  return createProxyMiddleware({
+    target: options.url,
+    changeOrigin: true,
+    ignorePath: true,
+    selfHandleResponse: true,
+    agent,
+    headers: { ...options.headers },
+    ejectPlugins: true,
+    plugins: [proxyEventsPlugin],
+    on: {
+      proxyReq: (proxyReq, req) => {
+        for (const name of HOP_BY_HOP_HEADERS) proxyReq.removeHeader(name);
+        // The gateway parses what comes back; a compressed answer could not be inspected.
+        proxyReq.removeHeader('accept-encoding');
+        const exchange = exchangeOf(req);
+        if (exchange?.body !== undefined) {
+          proxyReq.setHeader('content-length', exchange.body.length);
+          proxyReq.write(exchange.body);
+        }
+      },
+      proxyRes: (proxyRes, req, res) => {
+        const exchange = exchangeOf(req);
+        const type = proxyRes.headers['content-type'] ?? '';
+        const status = proxyRes.statusCode ?? 502;
+        if (exchange !== undefined && status === 404 && req.headers['mcp-session-id'] !== undefined) {
+          exchange.guard.forgetSession(exchange.sessionKey);
+        }
+        const onBroken = (error: Error): void => {
+          logger.warn(
+            { event: 'upstream.stream_broken', server: exchange?.guard.config.name, session: exchange && sessionLabel(exchange.sessionKey), err: error.message },
+            'upstream stream broke',
+          );
+        };
+        if (exchange !== undefined && type.includes('text/event-stream')) {
+          relaySseResponse(exchange, proxyRes, res, onBroken);
+          return;
+        }
+        if (exchange !== undefined && type.includes('application/json') && (exchange.hasList || exchange.injected.length > 0)) {
+          relayJsonResponse(exchange, proxyRes, res, options.maxResponseBytes).catch((error: Error) => {
+            onBroken(error);
+            answerUpstreamFailure(exchange, res, `toolpin: the upstream answer could not be read: ${error.message}`);
+          });
+          return;
+        }
+        if (exchange !== undefined && exchange.injected.length > 0 && status === 202) {
+          // Only notifications went upstream; the refused requests still need their answers.
+          proxyRes.resume();
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify(exchange.batch ? exchange.injected : exchange.injected[0]));
+          return;
+        }
+        res.writeHead(status, responseHeadersFrom(proxyRes.headers, false));
+        proxyRes.pipe(res);
+      },
+      error: (error, req, res) => {
+        const exchange = exchangeOf(req);
+        logger.error(
+          { event: 'upstream.unreachable', server: exchange?.guard.config.name, upstream: target.origin, err: error.message },
+          'upstream unreachable',
+        );
+        if ('writeHead' in res) answerUpstreamFailure(exchange, res, `toolpin: the upstream is unreachable (${(error as NodeJS.ErrnoException).code ?? error.message})`);
+        else res.destroy();
+      },
+    },
+  });
+}

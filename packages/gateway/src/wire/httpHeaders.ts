@@ -1,0 +1,43 @@
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+
+/** RFC 9110 §7.6.1 hop-by-hop headers, plus the proxy ones: never forwarded in either direction. */
+export const HOP_BY_HOP_HEADERS: ReadonlySet<string> = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
+
+/** Removes hop-by-hop headers, and any header the `Connection` header names, in place. */
+export function stripHopByHop(headers: OutgoingHttpHeaders | IncomingHttpHeaders): void {
+  const named = headers['connection'];
+  if (typeof named === 'string') {
+    for (const name of named.split(',')) delete headers[name.trim().toLowerCase()];
+  }
+  for (const name of HOP_BY_HOP_HEADERS) delete headers[name];
+}
+
+/** The response headers of an upstream reply, minus hop-by-hop and framing the gateway redoes. */
+export function responseHeadersFrom(headers: IncomingHttpHeaders, rewritten: boolean): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = { ...headers };
+  stripHopByHop(out);
+  if (rewritten) delete out['content-length'];
+  return out;
+}
+
+/** The first value of a request header, lower-cased name. */
+export function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** True when the client's Accept header takes JSON (or says nothing, which JSON-RPC clients mean). */
+export function acceptsJson(headers: IncomingHttpHeaders): boolean {
+  const accept = headerValue(headers, 'accept');
+  return accept === undefined || accept.includes('application/json') || accept.includes('*/*');
+}

@@ -1,0 +1,95 @@
+/** A JSON-RPC 2.0 id: the spec allows strings and numbers (null only on parse errors). */
+export type JsonRpcId = string | number | null;
+
+/** A JSON-RPC request or notification as received (notifications have no `id`). */
+export interface JsonRpcRequest {
+  jsonrpc: '2.0';
+  id?: JsonRpcId;
+  method: string;
+  params?: Record<string, unknown>;
+}
+
+/** A JSON-RPC error object. */
+export interface JsonRpcErrorObject {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/** A JSON-RPC response: exactly one of `result` or `error`. */
+export interface JsonRpcResponse {
+  jsonrpc: '2.0';
+  id: JsonRpcId;
+  result?: unknown;
+  error?: JsonRpcErrorObject;
+}
+
+/** Any JSON-RPC message. */
+export type JsonRpcMessage = JsonRpcRequest | JsonRpcResponse;
+
+/** The parsed body of a POST: one message or a batch (2025-03-26 only). */
+export interface JsonRpcBody {
+  readonly batch: boolean;
+  readonly messages: readonly JsonRpcMessage[];
+}
+
+/** The result of parsing a POST body, as a value rather than an exception. */
+export type ParseBodyResult = { ok: true; body: JsonRpcBody } | { ok: false; code: number; message: string };
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** True for a request (has `method` and `id`). */
+export function isRequest(message: JsonRpcMessage): message is JsonRpcRequest & { id: JsonRpcId } {
+  return 'method' in message && message.id !== undefined;
+}
+
+/** True for a notification (has `method`, no `id`). */
+export function isNotification(message: JsonRpcMessage): message is JsonRpcRequest {
+  return 'method' in message && message.id === undefined;
+}
+
+/** True for a response (has `result` or `error`, no `method`). */
+export function isResponse(message: unknown): message is JsonRpcResponse {
+  return isObject(message) && !('method' in message) && ('result' in message || 'error' in message);
+}
+
+function validMessage(value: unknown): value is JsonRpcMessage {
+  if (!isObject(value) || value.jsonrpc !== '2.0') return false;
+  const id = value.id;
+  const idOk = id === undefined || id === null || typeof id === 'string' || typeof id === 'number';
+  if (!idOk) return false;
+  if ('method' in value) {
+    return typeof value.method === 'string' && (value.params === undefined || isObject(value.params) || Array.isArray(value.params));
+  }
+  return 'result' in value || isObject(value.error);
+}
+
+/** Parses a POST body: malformed JSON is -32700, a value that is not JSON-RPC is -32600. */
+export function parseJsonRpcBody(text: string): ParseBodyResult {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, code: -32700, message: `Parse error: ${(error as Error).message}` };
+  }
+  const batch = Array.isArray(value);
+  const messages: unknown[] = batch ? (value as unknown[]) : [value];
+  if (messages.length === 0) return { ok: false, code: -32600, message: 'Invalid Request: empty batch' };
+  for (const message of messages) {
+    if (!validMessage(message)) return { ok: false, code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message' };
+  }
+  return { ok: true, body: { batch, messages: messages as JsonRpcMessage[] } };
+}
+
+/** Builds a JSON-RPC error response. */
+export function jsonRpcError(id: JsonRpcId, code: number, message: string, data?: unknown): JsonRpcResponse {
+  const error: JsonRpcErrorObject = data === undefined ? { code, message } : { code, message, data };
+  return { jsonrpc: '2.0', id, error };
+}
+
+/** A stable map key for an id: 1 and "1" are different ids. */
+export function idKey(id: JsonRpcId): string {
+  return typeof id === 'string' ? `s:${id}` : `n:${String(id)}`;
+}

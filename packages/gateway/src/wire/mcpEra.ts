@@ -1,0 +1,51 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { headerValue } from './httpHeaders.js';
+import type { JsonRpcBody } from './jsonRpc.js';
+
+/** The stateless revision: no initialize, no sessions, routing headers mirrored from the body. */
+export const STATELESS_REVISION = '2026-07-28';
+
+/** Which family of MCP revisions a request belongs to. */
+export type McpEra = 'session' | 'stateless';
+
+/** 2026-07-28 if the protocol-version header says so or the request carries `Mcp-Method`. */
+export function detectEra(headers: IncomingHttpHeaders): McpEra {
+  const version = headerValue(headers, 'mcp-protocol-version');
+  if (version !== undefined) return version >= STATELESS_REVISION ? 'stateless' : 'session';
+  return headerValue(headers, 'mcp-method') !== undefined ? 'stateless' : 'session';
+}
+
+/** The name the routing header mirrors: params.name for tools/call and prompts/get, params.uri for resources. */
+function mirroredName(method: string, params: Record<string, unknown> | undefined): string | undefined {
+  if (params === undefined) return undefined;
+  if (method === 'tools/call' || method === 'prompts/get') return typeof params.name === 'string' ? params.name : undefined;
+  if (method.startsWith('resources/')) return typeof params.uri === 'string' ? params.uri : undefined;
+  return undefined;
+}
+
+/**
+ * Checks that Mcp-Method / Mcp-Name agree with a single-message body (MCP 2026-07-28, SEP-2243):
+ * an intermediary routes and authorizes on the headers while the server executes the body, so a
+ * disagreement is a confused-deputy attempt. Returns the problem, or undefined when consistent.
+ */
+export function checkMirroredHeaders(headers: IncomingHttpHeaders, body: JsonRpcBody): string | undefined {
+  const method = headerValue(headers, 'mcp-method');
+  const name = headerValue(headers, 'mcp-name');
+  if (method === undefined && name === undefined) return undefined;
+  if (body.batch) return 'Mcp-Method/Mcp-Name headers cannot describe a batch';
+  const message = body.messages[0];
+  if (message === undefined || !('method' in message)) {
+    return method === undefined ? undefined : 'Mcp-Method header on a message that is not a request';
+  }
+  if (method !== undefined && method !== message.method) {
+    return `Mcp-Method header "${method}" does not match body method "${message.method}"`;
+  }
+  const bodyName = mirroredName(message.method, message.params);
+  if (name !== undefined && name !== bodyName) {
+    return `Mcp-Name header "${name}" does not match body name "${bodyName ?? '(none)'}"`;
+  }
+  if (name === undefined && bodyName !== undefined && message.method === 'tools/call' && method !== undefined) {
+    return 'Mcp-Name header missing for tools/call';
+  }
+  return undefined;
+}

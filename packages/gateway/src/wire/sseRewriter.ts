@@ -1,0 +1,78 @@
+import { StringDecoder } from 'node:string_decoder';
+import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
+import { encodeSseEvent } from './sseEncode.js';
+
+/**
+ * Decides what becomes of one event's data: `undefined` passes it unchanged, a string replaces
+ * the data, `null` drops the event.
+ */
+export type SseDataRewrite = (data: string, event: EventSourceMessage) => string | null | undefined;
+
+/** Options of {@link SseRewriter}. */
+export interface SseRewriterOptions {
+  /** Called with each complete event. */
+  rewrite: SseDataRewrite;
+  /** Receives the re-encoded output, event by event, as soon as each event is complete. */
+  write: (text: string) => void;
+  /**
+   * Upper bound on one buffered event, in characters; a stream past it is broken.
+   * @default 64 MiB
+   */
+  maxEventChars?: number;
+  /** Called once when the stream cannot be parsed (e.g. an event over the bound). */
+  onError?: (error: Error) => void;
+}
+
+/**
+ * Rewrites an SSE stream event by event. Nothing is held back beyond the current incomplete
+ * event: ids, event types, retry fields and comments (keep-alives) are written as they arrive.
+ */
+export class SseRewriter {
+  readonly #decoder = new StringDecoder('utf8');
+  readonly #parser: EventSourceParser;
+  readonly #options: SseRewriterOptions;
+  #failed = false;
+
+  constructor(options: SseRewriterOptions) {
+    this.#options = options;
+    this.#parser = createParser({
+      maxBufferSize: options.maxEventChars ?? 64 * 1024 * 1024,
+      onEvent: (event) => this.#onEvent(event),
+      onRetry: (retry) => options.write(`retry: ${retry}\n\n`),
+      // Comments carry keep-alives; they are passed on at once, never batched with later events.
+      onComment: (comment) => options.write(comment === '' ? ':\n\n' : `: ${comment}\n\n`),
+      onError: (error) => {
+        if (error.type === 'max-buffer-size-exceeded') this.#fail(error);
+      },
+    });
+  }
+
+  /** Feeds raw bytes from the upstream. */
+  push(chunk: Buffer | string): void {
+    if (this.#failed) return;
+    try {
+      this.#parser.feed(typeof chunk === 'string' ? chunk : this.#decoder.write(chunk));
+    } catch (error) {
+      this.#fail(error as Error);
+    }
+  }
+
+  /** Flushes a final event that lacked its blank line, as clients would dispatch nothing for it. */
+  end(): void {
+    if (this.#failed) return;
+    const rest = this.#decoder.end();
+    if (rest) this.push(rest);
+  }
+
+  #onEvent(event: EventSourceMessage): void {
+    const replaced = this.#options.rewrite(event.data, event);
+    if (replaced === null) return;
+    this.#options.write(encodeSseEvent(replaced === undefined ? event : { ...event, data: replaced }));
+  }
+
+  #fail(error: Error): void {
+    if (this.#failed) return;
+    this.#failed = true;
+    this.#options.onError?.(error);
+  }
+}

@@ -1,0 +1,52 @@
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createLogger, startGateway, type RunningGateway } from '@toolpin/gateway';
+
+/** One parsed JSON log line of the gateway. */
+export type LogLine = Record<string, unknown> & { event?: string; msg?: string };
+
+/** A gateway started in-process on 127.0.0.1:0 from real files, with its log lines captured. */
+export interface GatewayHarness {
+  readonly running: RunningGateway;
+  /** Base URL; a server named `demo` is at `${url}/demo/mcp`. */
+  readonly url: string;
+  readonly logs: LogLine[];
+  readonly dir: string;
+  /** Log lines with this `event`. */
+  events(event: string): LogLine[];
+  close(): Promise<void>;
+}
+
+/** Writes a gateway file and one JSON pin file per server into a temp folder, then starts the gateway. */
+export async function startGatewayHarness(pins: readonly Record<string, unknown>[], extra: Record<string, unknown> = {}): Promise<GatewayHarness> {
+  const dir = await mkdtemp(join(tmpdir(), 'toolpin-e2e-'));
+  await mkdir(join(dir, 'servers'));
+  for (const pin of pins) await writeFile(join(dir, 'servers', `${String(pin.name)}.json`), JSON.stringify(pin, null, 2));
+  const gatewayFile = join(dir, 'gateway.json');
+  await writeFile(
+    gatewayFile,
+    JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, admin: { host: '127.0.0.1', port: 0 }, servers: './servers', ...extra }),
+  );
+  const logs: LogLine[] = [];
+  const logger = createLogger({
+    level: 'debug',
+    destination: {
+      write(line: string) {
+        logs.push(JSON.parse(line) as LogLine);
+      },
+    },
+  });
+  const running = await startGateway(gatewayFile, { logger });
+  return {
+    running,
+    url: running.url,
+    logs,
+    dir,
+    events: (event) => logs.filter((line) => line.event === event),
+    close: async () => {
+      await running.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
