@@ -1,8 +1,17 @@
 import { DigestError } from './digestError.js';
 
-// Any surrogate code unit at all. Almost every real string has none, so one native regex scan
-// settles the common case; only strings that match pay for the precise pairing check below.
+// Anything JSON.stringify would escape (quote, backslash, controls) or that needs the lone
+// surrogate check. Most strings in tool definitions have none of these, so one native regex
+// scan lets them be quoted by plain concatenation, skipping the JSON.stringify call.
+// eslint-disable-next-line no-control-regex -- control characters are exactly what JSON escapes
+const NEEDS_CARE = /["\\\x00-\x1f\uD800-\uDFFF]/;
 const ANY_SURROGATE = /[\uD800-\uDFFF]/;
+
+// Quoted member names with their colon. Tool schemas repeat a small vocabulary of names
+// ("type", "description", "properties"...), so a lookup beats re-scanning and re-quoting each
+// time. Bounded so that a stream of distinct names cannot grow it without limit.
+const QUOTED_KEYS = new Map<string, string>();
+const MAX_QUOTED_KEYS = 4096;
 
 /** True when `text` holds a high surrogate not followed by a low one, or a low one not preceded by a high. */
 function hasLoneSurrogate(text: string): boolean {
@@ -32,8 +41,19 @@ function notCanonical(reason: string): DigestError {
  * than any per-character loop in JS.
  */
 export function quoteJsonString(text: string): string {
+  if (!NEEDS_CARE.test(text)) return '"' + text + '"';
   if (ANY_SURROGATE.test(text) && hasLoneSurrogate(text)) throw notCanonical('lone surrogate is not allowed');
   return JSON.stringify(text);
+}
+
+/** A member name quoted as a JSON string and followed by ":", from the cache when possible. */
+function quoteKey(key: string): string {
+  let quoted = QUOTED_KEYS.get(key);
+  if (quoted === undefined) {
+    quoted = quoteJsonString(key) + ':'; // throws before caching a lone surrogate
+    if (QUOTED_KEYS.size < MAX_QUOTED_KEYS) QUOTED_KEYS.set(key, quoted);
+  }
+  return quoted;
 }
 
 /**
@@ -80,14 +100,34 @@ function writeArray(items: readonly unknown[]): string {
   return out + ']';
 }
 
+/**
+ * Sorts member names in JCS order (RFC 8785 section 3.2.3): UTF-16 code units, which is what
+ * both the < operator on strings and the default sort() compare. Schema objects have a handful
+ * of members, where an inline insertion sort beats the call into the sort builtin; larger
+ * objects use the builtin.
+ */
+function sortKeys(keys: string[]): void {
+  if (keys.length > 16) {
+    keys.sort();
+    return;
+  }
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i] as string;
+    let j = i - 1;
+    while (j >= 0 && (keys[j] as string) > key) {
+      keys[j + 1] = keys[j] as string;
+      j--;
+    }
+    keys[j + 1] = key;
+  }
+}
+
 function writeObject(object: Record<string, unknown>): string {
   // Parity with JSON.stringify and the canonicalize package: an object with toJSON (a Date)
   // is serialized as what toJSON returns.
   if (typeof object.toJSON === 'function') return writeJson((object.toJSON as () => unknown)());
   const keys = Object.keys(object);
-  // Default sort() compares UTF-16 code units, which is exactly the JCS property order
-  // (RFC 8785 section 3.2.3); no comparator means no JS callback per comparison.
-  if (keys.length > 1) keys.sort();
+  if (keys.length > 1) sortKeys(keys);
   let out = '{';
   let first = true;
   for (let i = 0; i < keys.length; i++) {
@@ -97,8 +137,7 @@ function writeObject(object: Record<string, unknown>): string {
     if (member === undefined) continue;
     if (first) first = false;
     else out += ',';
-    out += quoteJsonString(key);
-    out += ':';
+    out += quoteKey(key);
     out += writeJson(member);
   }
   return out + '}';
