@@ -1,0 +1,43 @@
+import { diffCatalogs } from '@toolpin/digest';
+import type { Command } from 'commander';
+import { CliInputError, reportInputError } from './cliInputError.js';
+import { formatDiff } from './formatDiff.js';
+import { readCatalogSide } from './readCatalogSide.js';
+
+/** Exit code when the observed catalog drifted from the pinned one. */
+const EXIT_DRIFT = 1;
+
+interface DiffCommandOptions {
+  profile?: string;
+  json?: boolean;
+}
+
+/** `toolpin diff <pinned> <observed>`: exit 0 equal, 1 drift, 2 bad input. */
+export function registerDiffCommand(program: Command): void {
+  program
+    .command('diff')
+    .description('compare a pinned catalog or pin file with an observed catalog or pin file')
+    .argument('<pinned>', 'catalog file, or pin file (YAML or JSON with pin: {catalog, tools})')
+    .argument('<observed>', 'catalog file, or pin file')
+    .option(
+      '--profile <label>',
+      'profile label for catalog files (default: the pin file profile, else trace)',
+    )
+    .option('--json', 'print the diff as JSON')
+    .action((pinnedPath: string, observedPath: string, options: DiffCommandOptions) => {
+      try {
+        const pinned = readCatalogSide(pinnedPath, options.profile);
+        const observed = readCatalogSide(observedPath, options.profile ?? pinned.profile);
+        if (observed.profile !== pinned.profile) {
+          throw new CliInputError(
+            `${observedPath} is under profile ${observed.profile} and ${pinnedPath} under ${pinned.profile}; digests under different profiles never match`,
+          );
+        }
+        const diff = diffCatalogs(pinned, observed);
+        process.stdout.write(options.json ? JSON.stringify(diff) + '\n' : formatDiff(diff, pinned, observed));
+        process.exitCode = diff.equal ? 0 : EXIT_DRIFT;
+      } catch (error) {
+        reportInputError('diff', error);
+      }
+    });
+}

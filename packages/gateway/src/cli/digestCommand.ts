@@ -1,0 +1,57 @@
+import { TRACE_PROFILE, type CatalogDigestResult } from '@toolpin/digest';
+import type { Command } from 'commander';
+import { reportInputError } from './cliInputError.js';
+import { digestTools } from './digestTools.js';
+import { readDocument } from './readDocument.js';
+import { toolsFromDocument } from './toolsFromDocument.js';
+
+interface DigestCommandOptions {
+  profile: string;
+  json?: boolean;
+}
+
+/** A readable table: one row per folded entry (key, digest, name), then the catalog line. */
+export function formatDigestTable(result: CatalogDigestResult): string {
+  const names = new Map<string, string[]>();
+  for (const tool of result.tools) {
+    const list = names.get(tool.key) ?? [];
+    list.push(tool.name ?? '(unnamed)');
+    names.set(tool.key, list);
+  }
+  const rows = Object.entries(result.entries).map(([key, digest]) => [
+    key,
+    digest,
+    names.get(key)?.join(', ') ?? '(tools beyond the first 500 keys)',
+  ]);
+  const width = Math.max(3, ...rows.map(([key]) => (key as string).length));
+  const lines = [`${'KEY'.padEnd(width)}  ${'DIGEST'.padEnd(71)}  NAME`];
+  for (const [key, digest, name] of rows) lines.push(`${(key as string).padEnd(width)}  ${digest}  ${name}`);
+  lines.push(
+    '',
+    `profile  ${result.profile}`,
+    `tools    ${result.tools.length}`,
+    `catalog  ${result.catalog}`,
+  );
+  return lines.join('\n') + '\n';
+}
+
+/** `toolpin digest <file>`: per-tool and catalog digests of a tools/list. */
+export function registerDigestCommand(program: Command): void {
+  program
+    .command('digest')
+    .description('digest a tools/list: a tools array, a tools/list result or a JSON-RPC response')
+    .argument('<file>', 'JSON file holding the catalog')
+    .option('--profile <label>', 'profile label carried in every preimage', TRACE_PROFILE)
+    .option('--json', 'print {"profile","catalog","tools"} as JSON')
+    .action((file: string, options: DigestCommandOptions) => {
+      try {
+        const result = digestTools(toolsFromDocument(readDocument(file), file), options.profile, file);
+        const output = options.json
+          ? JSON.stringify({ profile: result.profile, catalog: result.catalog, tools: result.entries }) + '\n'
+          : formatDigestTable(result);
+        process.stdout.write(output);
+      } catch (error) {
+        reportInputError('digest', error);
+      }
+    });
+}

@@ -1,0 +1,100 @@
+import {
+  TRACE_PROFILE,
+  foldCatalog,
+  restrictTool,
+  type CatalogSide,
+  type RestrictedTool,
+} from '@toolpin/digest';
+import { CliInputError } from './cliInputError.js';
+import { digestTools } from './digestTools.js';
+import { readDocument } from './readDocument.js';
+import { toolsFromDocument } from './toolsFromDocument.js';
+
+/** One side of `toolpin diff`, with the profile it was computed under and its catalog digest. */
+export type CatalogSideResult = CatalogSide & { profile: string; catalog: string };
+
+const DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function sideFromCatalog(document: unknown, path: string, profile: string): CatalogSideResult {
+  const tools = toolsFromDocument(document, path);
+  const result = digestTools(tools, profile, path);
+  const counts = new Map<string, number>();
+  for (const entry of result.tools) counts.set(entry.key, (counts.get(entry.key) ?? 0) + 1);
+  const definitions: Record<string, RestrictedTool> = {};
+  // A key shared by several tools has no single definition to compare, so it gets none.
+  for (const entry of result.tools) {
+    if (counts.get(entry.key) === 1)
+      definitions[entry.key] = restrictTool(tools[entry.index] as Record<string, unknown>);
+  }
+  return { profile, catalog: result.catalog, tools: result.entries, definitions };
+}
+
+function pinProfile(document: Record<string, unknown>, path: string, requested: string | undefined): string {
+  const declared = document.profile;
+  if (declared !== undefined && typeof declared !== 'string')
+    throw new CliInputError(`${path}: profile must be a string`);
+  if (declared !== undefined && requested !== undefined && declared !== requested) {
+    throw new CliInputError(`${path}: the pin is under profile ${declared}, not ${requested}`);
+  }
+  return declared ?? requested ?? TRACE_PROFILE;
+}
+
+function pinTools(pin: Record<string, unknown>, path: string): Record<string, string> {
+  if (!isObject(pin.tools)) throw new CliInputError(`${path}: pin.tools must be a mapping of key to digest`);
+  const tools: Record<string, string> = {};
+  for (const [key, digest] of Object.entries(pin.tools)) {
+    if (typeof digest !== 'string' || !DIGEST.test(digest)) {
+      throw new CliInputError(
+        `${path}: pin.tools["${key}"] must be "sha256:" followed by 64 lowercase hex digits`,
+      );
+    }
+    tools[key] = digest;
+  }
+  return tools;
+}
+
+function sideFromPin(
+  document: Record<string, unknown>,
+  path: string,
+  requested: string | undefined,
+): CatalogSideResult {
+  const profile = pinProfile(document, path, requested);
+  const pin = document.pin;
+  if (!isObject(pin)) throw new CliInputError(`${path}: pin must be a mapping with catalog and tools`);
+  if (typeof pin.catalog !== 'string' || !DIGEST.test(pin.catalog)) {
+    throw new CliInputError(`${path}: pin.catalog must be "sha256:" followed by 64 lowercase hex digits`);
+  }
+  const tools = pinTools(pin, path);
+  const entries = Object.entries(tools).map(([key, digest]) => ({ key, digest }));
+  // Up to 500 entries the fold rules cannot apply again, so the pinned catalog must be the fold
+  // of the pinned tools; a mismatch means the file was edited by hand or corrupted.
+  if (entries.length <= 500 && foldCatalog(entries, { profile }).digest !== pin.catalog) {
+    throw new CliInputError(`${path}: pin.catalog is not the catalog digest of pin.tools under ${profile}`);
+  }
+  const side: CatalogSideResult = { profile, catalog: pin.catalog, tools };
+  if (document.definitions !== undefined) {
+    if (!isObject(document.definitions)) throw new CliInputError(`${path}: definitions must be a mapping`);
+    const definitions: Record<string, RestrictedTool> = {};
+    for (const [key, definition] of Object.entries(document.definitions)) {
+      if (!isObject(definition)) throw new CliInputError(`${path}: definitions["${key}"] must be a mapping`);
+      definitions[key] = restrictTool(definition);
+    }
+    side.definitions = definitions;
+  }
+  return side;
+}
+
+/**
+ * Reads one side of `toolpin diff`: a catalog file (bare tools array, tools/list result or JSON-RPC
+ * response), digested under `profile` (default TRACE_PROFILE); or a pin file (YAML or JSON with a
+ * top-level `pin: {catalog, tools}`, optional `definitions` and `profile`). Throws CliInputError.
+ */
+export function readCatalogSide(path: string, profile: string | undefined): CatalogSideResult {
+  const document = readDocument(path);
+  if (isObject(document) && document.pin !== undefined) return sideFromPin(document, path, profile);
+  return sideFromCatalog(document, path, profile ?? TRACE_PROFILE);
+}
