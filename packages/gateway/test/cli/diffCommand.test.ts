@@ -1,0 +1,117 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fixture, runCli } from './runCli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'toolpin-diff-'));
+const deepwiki = fixture('deepwiki-tools-list.json');
+const drifted = fixture('deepwiki-tools-list-drifted.json');
+const cloudflare = fixture('cloudflare-docs-tools-list.json');
+
+/** A YAML pin file made from the digest of a catalog, with its restricted definitions. */
+function pinFileFor(catalog: string, name: string): string {
+  const digest = JSON.parse(runCli('digest', catalog, '--json').stdout) as { catalog: string; tools: object };
+  const { tools } = JSON.parse(readFileSync(catalog, 'utf8')) as { tools: Record<string, unknown>[] };
+  const definitions = Object.fromEntries(
+    tools.map(({ name: toolName, description, inputSchema }) => [
+      `tool:${String(toolName)}`,
+      {
+        name: toolName,
+        description,
+        inputSchema,
+        outputSchema: tools.find((t) => t.name === toolName)?.outputSchema,
+      },
+    ]),
+  );
+  const path = join(dir, name);
+  // JSON is YAML; the pin reader parses both with the yaml package.
+  writeFileSync(
+    path,
+    `profile: trace.mcp-tool-definition.v1\npin: ${JSON.stringify({ catalog: digest.catalog, tools: digest.tools })}\ndefinitions: ${JSON.stringify(definitions)}\n`,
+  );
+  return path;
+}
+
+describe('toolpin diff', () => {
+  it('exits 0 and says equal for the same catalog', () => {
+    const result = runCli('diff', deepwiki, deepwiki);
+    expect(result).toEqual({
+      code: 0,
+      stdout:
+        'pinned    sha256:b3d3955a3da0c0eb95a263ac53e4df2efcb0634193b7cbee92337144f4146cbd\n' +
+        'observed  sha256:b3d3955a3da0c0eb95a263ac53e4df2efcb0634193b7cbee92337144f4146cbd\n' +
+        'equal: 3 tools, profile trace.mcp-tool-definition.v1\n',
+      stderr: '',
+    });
+  });
+
+  it('exits 1 and names the drifted tool, member and path', () => {
+    const result = runCli('diff', deepwiki, drifted);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toBe(
+      [
+        'pinned    sha256:b3d3955a3da0c0eb95a263ac53e4df2efcb0634193b7cbee92337144f4146cbd',
+        'observed  sha256:fffdf1917378cc03057ab6dc7973731123e392adb365f6833dff650281a9dbf6',
+        'changed   tool:ask_wiki_question (ask_wiki_question)',
+        '  members   description',
+        '  paths     /description',
+        '  pinned    sha256:7b433df44e34a9356d6481fc370283840a598c47b879d0f663952e91d8b3e729',
+        '  observed  sha256:a7da4da5eca7b1d7f329a555a7dd748587124dadd75056f375b306129215b4d6',
+        'drift: 1 changed, 0 added, 0 removed, 2 unchanged',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('exits 1 and reports the wrong subject with added and removed tools', () => {
+    const result = runCli('diff', deepwiki, cloudflare, '--json');
+    expect(result.code).toBe(1);
+    const diff = JSON.parse(result.stdout);
+    expect(diff.wrongSubject).toBe(true);
+    expect(diff.added.map((entry: { key: string }) => entry.key)).toEqual([
+      'tool:migrate_pages_to_workers_guide',
+      'tool:search_cloudflare_documentation',
+    ]);
+    expect(diff.removed).toHaveLength(3);
+    expect(runCli('diff', deepwiki, cloudflare).stdout).toMatch(
+      /^wrong subject: none of the 2 observed tools is pinned/m,
+    );
+  });
+
+  it('diffs a YAML pin file with definitions against an observed catalog', () => {
+    const pin = pinFileFor(deepwiki, 'deepwiki.pin.yaml');
+    const result = runCli('diff', pin, drifted, '--json');
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout).changed).toEqual([
+      {
+        key: 'tool:ask_wiki_question',
+        name: 'ask_wiki_question',
+        pinned: 'sha256:7b433df44e34a9356d6481fc370283840a598c47b879d0f663952e91d8b3e729',
+        observed: 'sha256:a7da4da5eca7b1d7f329a555a7dd748587124dadd75056f375b306129215b4d6',
+        members: ['description'],
+        paths: ['/description'],
+      },
+    ]);
+    expect(runCli('diff', pin, deepwiki).code).toBe(0);
+  });
+
+  it('exits 2 when the pin catalog is not the fold of its tools', () => {
+    const path = join(dir, 'corrupt.pin.yaml');
+    writeFileSync(
+      path,
+      `pin:\n  catalog: sha256:${'0'.repeat(64)}\n  tools:\n    tool:a: sha256:${'1'.repeat(64)}\n`,
+    );
+    const result = runCli('diff', path, deepwiki);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/corrupt\.pin\.yaml: pin\.catalog is not the catalog digest of pin\.tools/);
+  });
+
+  it('exits 2 on an unreadable side', () => {
+    const result = runCli('diff', deepwiki, join(dir, 'nope.json'));
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/nope\.json: cannot read the file/);
+  });
+});
