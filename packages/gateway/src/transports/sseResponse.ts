@@ -38,6 +38,7 @@ export function relaySseResponse(exchange: Exchange, upstream: IncomingMessage, 
   });
 
   let ended = false;
+  let clientGone = false;
   upstream.on('data', (chunk: Buffer) => rewriter.push(chunk));
   upstream.on('end', () => {
     ended = true;
@@ -45,7 +46,7 @@ export function relaySseResponse(exchange: Exchange, upstream: IncomingMessage, 
     res.end();
   });
   upstream.on('close', () => {
-    if (ended || res.writableEnded) return;
+    if (ended || clientGone || res.writableEnded) return;
     // The upstream died mid-stream: every request it did not answer gets an error, then the stream ends.
     onBroken(new Error('upstream stream closed before it ended'));
     for (const key of unanswered) {
@@ -56,6 +57,7 @@ export function relaySseResponse(exchange: Exchange, upstream: IncomingMessage, 
   });
   // A client that goes away takes the upstream stream with it.
   res.on('close', () => {
+    clientGone = !res.writableEnded;
     if (!upstream.complete) upstream.destroy();
   });
 }
