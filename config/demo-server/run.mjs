@@ -32,8 +32,23 @@ function stop(code) {
   setTimeout(() => process.exit(code), 300).unref();
 }
 
-start([join('config', 'demo-server', 'server.mjs'), '--port', '3001', ...(drift ? ['--drift'] : [])], 'demo server');
+start(
+  [join('config', 'demo-server', 'server.mjs'), '--port', '3001', ...(drift ? ['--drift'] : [])],
+  'demo server',
+);
 // Give the upstream a moment so the gateway's first requests find it; the gateway itself does not need it up.
-setTimeout(() => start([join('packages', 'gateway', 'dist', 'cli', 'main.js'), 'serve', '--config', join('config', 'gateway.yaml')], 'gateway'), 300);
+setTimeout(
+  () =>
+    start(
+      [
+        join('packages', 'gateway', 'dist', 'cli', 'main.js'),
+        'serve',
+        '--config',
+        join('config', 'gateway.yaml'),
+      ],
+      'gateway',
+    ),
+  300,
+);
 process.on('SIGINT', () => stop(0));
 process.on('SIGTERM', () => stop(0));
