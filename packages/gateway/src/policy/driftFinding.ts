@@ -1,4 +1,5 @@
 import type { HashedMember } from '@toolpin/digest';
+import type { TextChange } from '../explain/explainDrift.js';
 
 /** Kinds of finding in a `catalog.drift` event. */
 export type DriftKind = 'changed' | 'added' | 'removed' | 'wrong_subject' | 'unverifiable';
@@ -14,6 +15,8 @@ export interface DriftFinding {
   readonly members?: readonly HashedMember[];
   /** For `changed`: RFC 6901 pointers of the differing values. */
   readonly paths?: readonly string[];
+  /** For `changed`: word diffs of the changed texts (description, title, annotations.title, schema texts). */
+  readonly text?: readonly TextChange[];
   /** For `unverifiable`: why no digest could be computed. */
   readonly problem?: string;
 }

@@ -1,4 +1,5 @@
-import { diffCatalogs, restrictTool } from '@toolpin/digest';
+import { restrictTool } from '@toolpin/digest';
+import { explainDefinitionChange } from '../explain/explainDrift.js';
 import type { ToolDigester } from '../state/toolDigester.js';
 import type { ToolObservation } from '../state/toolObservation.js';
 import type { ToolVerdict } from './decision.js';
@@ -41,17 +42,11 @@ function markAmbiguousNames(observed: ToolObservation[]): ToolObservation[] {
   );
 }
 
-function explainChange(pin: PinView, tool: ToolObservation, definition: unknown): Pick<DriftFinding, 'members' | 'paths'> {
+function explainChange(pin: PinView, tool: ToolObservation, definition: unknown): Pick<DriftFinding, 'members' | 'paths' | 'text'> {
   const pinnedDefinition = pin.definitions[tool.key];
   if (pinnedDefinition === undefined || tool.digest === undefined) return {};
-  const pinnedDigest = pin.pin.tools[tool.key] ?? '';
-  const diff = diffCatalogs(
-    { tools: { [tool.key]: pinnedDigest }, definitions: { [tool.key]: pinnedDefinition } },
-    { tools: { [tool.key]: tool.digest }, definitions: { [tool.key]: restrictTool(definition as Record<string, unknown>) } },
-  );
-  const change = diff.changed[0];
-  if (change === undefined) return {};
-  return { ...(change.members ? { members: change.members } : {}), ...(change.paths ? { paths: change.paths } : {}) };
+  const change = explainDefinitionChange(pinnedDefinition, restrictTool(definition as Record<string, unknown>));
+  return { members: change.members, paths: change.paths, ...(change.text.length > 0 ? { text: change.text } : {}) };
 }
 
 function findingFor(pin: PinView, tool: ToolObservation, verdict: ToolVerdict, definition: unknown): DriftFinding {
