@@ -6,6 +6,8 @@ export interface RecordedRequest {
   path: string;
   /** JSON-RPC method, absent for GET/DELETE and for posted responses. */
   method?: string;
+  /** JSON-RPC id of a request or posted response, absent for notifications and bodyless requests. */
+  id?: string | number | null;
   headers: IncomingHttpHeaders;
 }
 
@@ -30,10 +32,12 @@ export function recordRequest(
       typeof message.method === 'string'
         ? message.method
         : undefined;
-    log.push(
-      method === undefined
-        ? { httpMethod, path, headers: { ...headers } }
-        : { httpMethod, path, method, headers: { ...headers } },
-    );
+    const entry: RecordedRequest = { httpMethod, path, headers: { ...headers } };
+    if (method !== undefined) entry.method = method;
+    if (typeof message === 'object' && message !== null && 'id' in message) {
+      const id = message.id;
+      if (typeof id === 'string' || typeof id === 'number' || id === null) entry.id = id;
+    }
+    log.push(entry);
   }
 }
