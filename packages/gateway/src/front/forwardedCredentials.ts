@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { HOP_BY_HOP_HEADERS } from '../wire/httpHeaders.js';
+import { hopByHopNames } from '../wire/httpHeaders.js';
 
 /** Headers that describe one request's body or framing, not the session or the caller. */
 const PER_REQUEST = new Set(['host', 'content-length', 'content-type', 'accept', 'accept-encoding', 'last-event-id', 'mcp-method', 'mcp-name', 'expect']);
@@ -10,8 +10,9 @@ const PER_REQUEST = new Set(['host', 'content-length', 'content-type', 'accept',
  */
 export function forwardedCredentials(headers: IncomingHttpHeaders, configured: Readonly<Record<string, string>>): Record<string, string> {
   const out: Record<string, string> = {};
+  const hopByHop = hopByHopNames(headers);
   for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || PER_REQUEST.has(name) || HOP_BY_HOP_HEADERS.has(name) || name.startsWith('mcp-param-')) continue;
+    if (value === undefined || PER_REQUEST.has(name) || hopByHop.has(name) || name.startsWith('mcp-param-')) continue;
     out[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return { ...out, ...configured };

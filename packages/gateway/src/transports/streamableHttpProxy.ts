@@ -5,7 +5,7 @@ import { createProxyMiddleware, proxyEventsPlugin, type RequestHandler } from 'h
 import type { GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
-import { HOP_BY_HOP_HEADERS, responseHeadersFrom } from '../wire/httpHeaders.js';
+import { hopByHopNames, responseHeadersFrom } from '../wire/httpHeaders.js';
 import { jsonRpcError } from '../wire/jsonRpc.js';
 import { exchangeOf, type Exchange } from './exchange.js';
 import { relayJsonResponse } from './jsonResponse.js';
@@ -59,7 +59,8 @@ export function createStreamableHttpProxy(options: StreamableHttpProxyOptions): 
     plugins: [proxyEventsPlugin],
     on: {
       proxyReq: (proxyReq, req) => {
-        for (const name of HOP_BY_HOP_HEADERS) proxyReq.removeHeader(name);
+        // http-proxy copies every client header; the ones the client's Connection names are per hop too.
+        for (const name of hopByHopNames(req.headers)) proxyReq.removeHeader(name);
         // The gateway parses what comes back; a compressed answer could not be inspected.
         proxyReq.removeHeader('accept-encoding');
         const exchange = exchangeOf(req);

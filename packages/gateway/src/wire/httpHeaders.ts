@@ -13,13 +13,23 @@ export const HOP_BY_HOP_HEADERS: ReadonlySet<string> = new Set([
   'upgrade',
 ]);
 
+/**
+ * The hop-by-hop headers of one message: the fixed set, plus every header its `Connection`
+ * header names (RFC 9110 §7.6.1), which a proxy must not forward either.
+ */
+export function hopByHopNames(headers: OutgoingHttpHeaders | IncomingHttpHeaders): Set<string> {
+  const names = new Set(HOP_BY_HOP_HEADERS);
+  const named = headers['connection'];
+  for (const value of Array.isArray(named) ? named : [named]) {
+    if (typeof value !== 'string') continue;
+    for (const name of value.split(',')) if (name.trim() !== '') names.add(name.trim().toLowerCase());
+  }
+  return names;
+}
+
 /** Removes hop-by-hop headers, and any header the `Connection` header names, in place. */
 export function stripHopByHop(headers: OutgoingHttpHeaders | IncomingHttpHeaders): void {
-  const named = headers['connection'];
-  if (typeof named === 'string') {
-    for (const name of named.split(',')) delete headers[name.trim().toLowerCase()];
-  }
-  for (const name of HOP_BY_HOP_HEADERS) delete headers[name];
+  for (const name of hopByHopNames(headers)) delete headers[name];
 }
 
 /** The response headers of an upstream reply, minus hop-by-hop and framing the gateway redoes. */
