@@ -12,6 +12,7 @@ import { createStreamableHttpProxy } from '../transports/streamableHttpProxy.js'
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { isRequest, jsonRpcError, parseJsonRpcBody, type JsonRpcMessage, type JsonRpcResponse } from '../wire/jsonRpc.js';
 import { checkMirroredHeaders, detectEra } from '../wire/mcpEra.js';
+import { applyAuthChallenge, captureAuthChallenge, type AuthChallenge } from './authChallenge.js';
 import { replyToClient } from './clientReply.js';
 import { forwardedCredentials } from './forwardedCredentials.js';
 import { sessionKeyOf } from './sessionKey.js';
@@ -98,10 +99,11 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
     const stateless = detectEra(req.headers) === 'stateless';
     const forward: JsonRpcMessage[] = [];
     const refused: JsonRpcResponse[] = [];
+    const auth: { challenge?: AuthChallenge } = {};
     let hasList = false;
     for (const message of parsed.body.messages) {
       if (isRequest(message) && message.method === 'tools/call') {
-        const refusal = await decide(req, sessionKey, stateless, message);
+        const refusal = await decide(req, sessionKey, stateless, message, (challenge) => (auth.challenge = challenge));
         if (refusal !== undefined) {
           refused.push(refusal);
           continue;
@@ -113,6 +115,11 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
       }
       forward.push(message);
     }
+    if (auth.challenge !== undefined && refused.length > 0) {
+      // The upstream refused this client's credential: the client gets its challenge, nothing goes upstream.
+      replyToClient(req.headers, res, applyAuthChallenge(res, auth.challenge), parsed.body.batch ? refused : refused[0]);
+      return;
+    }
     if (forward.length === 0) {
       replyToClient(req.headers, res, 200, parsed.body.batch ? refused : refused[0]);
       return;
@@ -123,19 +130,31 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
     await proxy(req, res, next);
   }
 
-  async function decide(req: Request, sessionKey: string, stateless: boolean, message: JsonRpcMessage & { id: JsonRpcResponse['id'] }): Promise<JsonRpcResponse | undefined> {
+  async function decide(
+    req: Request,
+    sessionKey: string,
+    stateless: boolean,
+    message: JsonRpcMessage & { id: JsonRpcResponse['id'] },
+    onChallenge: (challenge: AuthChallenge) => void,
+  ): Promise<JsonRpcResponse | undefined> {
     const params = 'params' in message ? message.params : undefined;
     const name = params?.name;
     if (typeof name !== 'string') return jsonRpcError(message.id, -32602, 'Invalid params: tools/call needs a tool name');
     const meta = params?._meta;
-    const decision = await guard.decideCall(sessionKey, name, () =>
-      fetchToolPages({
-        url: guard.config.upstream.url,
-        headers: forwardedCredentials(req.headers, guard.config.upstream.headers),
-        stateless,
-        ...(stateless && typeof meta === 'object' && meta !== null ? { meta: meta as Record<string, unknown> } : {}),
-        timeoutMs,
-      }),
+    const decision = await guard.decideCall(
+      sessionKey,
+      name,
+      captureAuthChallenge(
+        () =>
+          fetchToolPages({
+            url: guard.config.upstream.url,
+            headers: forwardedCredentials(req.headers, guard.config.upstream.headers),
+            stateless,
+            ...(stateless && typeof meta === 'object' && meta !== null ? { meta: meta as Record<string, unknown> } : {}),
+            timeoutMs,
+          }),
+        onChallenge,
+      ),
     );
     const session = sessionLabel(sessionKey);
     if (decision.kind === 'allow') {

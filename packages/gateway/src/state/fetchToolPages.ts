@@ -24,8 +24,8 @@ export interface FetchedPage {
   readonly result: unknown;
 }
 
-function unavailable(message: string, cause?: unknown): GatewayError {
-  return new GatewayError('GW_CATALOG_UNAVAILABLE', message, {}, cause === undefined ? undefined : { cause });
+function unavailable(message: string, cause?: unknown, data: Record<string, unknown> = {}): GatewayError {
+  return new GatewayError('GW_CATALOG_UNAVAILABLE', message, data, cause === undefined ? undefined : { cause });
 }
 
 async function readSseResponse(response: Response, id: string): Promise<JsonRpcResponse | undefined> {
@@ -79,7 +79,13 @@ async function requestPage(options: FetchToolPagesOptions, cursor: string | unde
   }
   if (!response.ok) {
     await response.body?.cancel().catch(() => undefined);
-    throw unavailable(`tools/list to the upstream answered HTTP ${response.status}`);
+    // The status and challenge travel with the error: a 401/403 refuses the client's credential,
+    // and the client must see the challenge to re-authenticate (front/authChallenge.ts).
+    const challenge = response.headers.get('www-authenticate');
+    throw unavailable(`tools/list to the upstream answered HTTP ${response.status}`, undefined, {
+      status: response.status,
+      ...(challenge === null ? {} : { wwwAuthenticate: challenge }),
+    });
   }
   const type = response.headers.get('content-type') ?? '';
   let message: JsonRpcResponse | undefined;
