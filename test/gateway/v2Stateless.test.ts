@@ -3,6 +3,7 @@ import { connectV2Client, defaultTools, startV2Server, type PeerHandle } from '.
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { pinFor } from '../support/pinFor.js';
 import { postRaw } from '../support/rawMcp.js';
+import { answerJson, messageOf, startRawUpstream } from '../support/rawUpstream.js';
 
 /** The 2026-07-28 envelope every request carries in `params._meta`. */
 const ENVELOPE = {
@@ -124,6 +125,50 @@ describe('gateway between an SDK v2 client and server (2026-07-28, stateless)', 
     } finally {
       await other.close();
       await fresh.close();
+    }
+  });
+});
+
+describe('gateway fetch on miss for a 2026-07-28 request', () => {
+  it('lists with the client envelope but not the call’s own request metadata (progress token, task)', async () => {
+    const upstream = await startRawUpstream((exchange) => {
+      const message = messageOf(exchange.body);
+      const result =
+        message.method === 'tools/list'
+          ? { tools: defaultTools() }
+          : { content: [{ type: 'text', text: 'ok' }] };
+      answerJson(exchange.res, { jsonrpc: '2.0', id: message.id ?? null, result });
+    });
+    const gateway = await startGatewayHarness([pinFor('modern', upstream.url, defaultTools())]);
+    try {
+      const callMeta = {
+        ...ENVELOPE,
+        progressToken: 'client-token-1',
+        'io.modelcontextprotocol/related-task': { taskId: 't-1' },
+      };
+      const reply = await postRaw(
+        `${gateway.url}/modern/mcp`,
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'echo', arguments: { text: 'x' }, _meta: callMeta },
+        },
+        { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo' },
+      );
+      expect(reply.messages).toEqual([
+        { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'ok' }] } },
+      ]);
+      const [list, call] = upstream.requests;
+      expect(messageOf(list?.body).method).toBe('tools/list');
+      expect(list?.headers['mcp-method']).toBe('tools/list');
+      expect(list?.headers['mcp-name']).toBeUndefined();
+      expect(messageOf(list?.body).params?._meta).toEqual(ENVELOPE);
+      // The call itself goes upstream untouched.
+      expect(messageOf(call?.body).params?._meta).toEqual(callMeta);
+    } finally {
+      await gateway.close();
+      await upstream.close();
     }
   });
 });

@@ -53,13 +53,25 @@ async function readSseResponse(response: Response, id: string): Promise<JsonRpcR
   return found;
 }
 
+/**
+ * `_meta` keys that identify the client's own request rather than the client: reusing them on the
+ * gateway's tools/list would tie it to the client's call (a progress token must be unique among
+ * active requests; a related task belongs to one request).
+ */
+const PER_REQUEST_META = new Set(['progressToken', 'io.modelcontextprotocol/related-task']);
+
+/** The client's `_meta` minus its per-request keys: the envelope (version, info, capabilities) stays. */
+function listingMeta(meta: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(meta).filter(([key]) => !PER_REQUEST_META.has(key)));
+}
+
 async function requestPage(options: FetchToolPagesOptions, cursor: string | undefined): Promise<unknown> {
   // The gateway's own ids are UUIDs under a prefix no client uses, so they never collide with a
   // client's ids in the same session.
   const id = `toolpin-${randomUUID()}`;
   const params: Record<string, unknown> = {};
   if (cursor !== undefined) params.cursor = cursor;
-  if (options.meta !== undefined) params._meta = options.meta;
+  if (options.meta !== undefined) params._meta = listingMeta(options.meta);
   const headers: Record<string, string> = {
     ...options.headers,
     accept: 'application/json, text/event-stream',
