@@ -1,0 +1,62 @@
+import { defaultTools, startV1Server, type PeerHandle } from '../peers/index.js';
+import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
+import { pinFor } from '../support/pinFor.js';
+import { callRequest, openRawSession, postRaw } from '../support/rawMcp.js';
+
+const SESSIONS = 200;
+const MAX = 50;
+const CONCURRENCY = 20;
+
+describe('gateway session memory under many sessions', () => {
+  let upstream: PeerHandle;
+  let gateway: GatewayHarness;
+  let endpoint: string;
+
+  beforeAll(async () => {
+    upstream = await startV1Server({ mode: 'stateful-sse' });
+    gateway = await startGatewayHarness([pinFor('demo', upstream.url, defaultTools())], {
+      sessions: { max: MAX, ttlSeconds: 60 },
+    });
+    endpoint = `${gateway.url}/demo/mcp`;
+  });
+
+  afterAll(async () => {
+    await gateway.close();
+    await upstream.close();
+  });
+
+  it(`keeps at most sessions.max observations while ${SESSIONS} sessions list and call`, async () => {
+    const sessions: Record<string, string>[] = [];
+    let peak = 0;
+    for (let start = 0; start < SESSIONS; start += CONCURRENCY) {
+      const batch = await Promise.all(
+        Array.from({ length: Math.min(CONCURRENCY, SESSIONS - start) }, async () => {
+          const session = await openRawSession(endpoint);
+          const listed = await postRaw(endpoint, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, session);
+          expect(listed.messages).toHaveLength(1);
+          return session;
+        }),
+      );
+      sessions.push(...batch);
+      peak = Math.max(peak, gateway.running.gateway.sessions.size);
+    }
+    expect(upstream.sessions()).toBe(SESSIONS);
+    expect(gateway.events('catalog.verified')).toHaveLength(SESSIONS);
+    expect(peak).toBeLessThanOrEqual(MAX);
+    expect(gateway.running.gateway.sessions.size).toBeLessThanOrEqual(MAX);
+    expect(gateway.running.gateway.sessions.size).toBeGreaterThan(0);
+
+    // An evicted session's observation is rebuilt on demand: its next call still gets decided.
+    const oldest = sessions[0];
+    if (oldest === undefined) throw new Error('no session');
+    const listsBefore = upstream.requests.filter((request) => request.method === 'tools/list').length;
+    const reply = await postRaw(endpoint, callRequest(2, 'echo', { text: 'still decided' }), oldest);
+    expect(reply.messages).toEqual([
+      { jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: 'still decided' }] } },
+    ]);
+    expect(upstream.requests.filter((request) => request.method === 'tools/list').length).toBe(
+      listsBefore + 1,
+    );
+    expect(gateway.running.gateway.sessions.size).toBeLessThanOrEqual(MAX);
+  });
+});
