@@ -34,10 +34,17 @@ export async function loadGatewayConfig(file: string): Promise<GatewayConfig> {
     }
     throw error;
   }
-  const { listen, limits, sessions, log } = data;
+  const { listen, limits, log } = data;
   const { host, port, token } = data.admin;
   const admin = { host, port, ...(token === undefined ? {} : { token }) };
-  return deepFreeze({ file: path, listen, admin, serversDir, limits, sessions, log, servers });
+  const { max, ttlSeconds, revalidateMs } = data.sessions;
+  const sessions = { max, ttlSeconds, ...(revalidateMs === undefined ? {} : { revalidateMs }) };
+  // Optional blocks stay absent when not written, so a config without them reads as before.
+  const optional = {
+    ...(data.alerts === undefined ? {} : { alerts: data.alerts }),
+    ...(data.shutdown === undefined ? {} : { shutdown: data.shutdown }),
+  };
+  return deepFreeze({ file: path, listen, admin, serversDir, limits, sessions, log, servers, ...optional });
 }
 
 /** Validates the parsed gateway file; `file` names it in errors. Throws GatewayError GW_CONFIG_INVALID. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { gatewayAlertsSchema } from './alertsSchema.js';
 
 const hostSchema = z.string().min(1);
 // Port 0 asks the OS for a free port (tests).
@@ -26,13 +27,20 @@ export const gatewayFileSchema = z.strictObject({
     })
     .prefault({}),
   sessions: z
-    .strictObject({ max: positiveInt.default(10_000), ttlSeconds: positiveInt.default(3600) })
+    .strictObject({
+      max: positiveInt.default(10_000),
+      ttlSeconds: positiveInt.default(3600),
+      // A tools/call decided from an observation older than this lists upstream first (0: always).
+      revalidateMs: z.int().min(0).optional(),
+    })
     .prefault({}),
   log: z
     .strictObject({
       level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
     })
     .prefault({}),
+  alerts: gatewayAlertsSchema.optional(),
+  shutdown: z.strictObject({ graceMs: z.int().min(0).default(10_000) }).optional(),
 });
 
 /** The schema's output: a gateway file with defaults applied. */

@@ -9,6 +9,9 @@ export type {
   GatewayConfig,
   LogLevel,
   PinFileInput,
+  AlertEventName,
+  AlertsConfig,
+  WebhookConfig,
 } from './types.js';
 /** Parse one pin file: from an object (embedding), from text, or from disk. */
 export { parseServerConfig, parsePinFile, loadPinFile } from './pinFile.js';

@@ -27,6 +27,7 @@ export function parseServerConfig(value: unknown, file: string): ServerConfig {
     onDrift: data.onDrift,
     pin: { catalog: data.pin.catalog, tools: data.pin.tools },
     definitions,
+    ...(data.alerts === undefined ? {} : { alerts: data.alerts }),
   });
 }
 

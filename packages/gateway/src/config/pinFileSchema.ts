@@ -1,5 +1,6 @@
 import { TRACE_PROFILE } from '@toolpin/digest';
 import { z } from 'zod';
+import { pinAlertsSchema } from './alertsSchema.js';
 
 /** A pinned digest: `sha256:` + 64 lowercase hex. */
 export const DIGEST_PATTERN = /^sha256:[0-9a-f]{64}$/;
@@ -74,6 +75,7 @@ export const pinFileSchema = z.strictObject({
   onDrift: z.enum(['filter', 'block-server']).default('filter'),
   pin: pinSchema,
   definitions: z.record(toolKeySchema, definitionSchema).default({}),
+  alerts: pinAlertsSchema.optional(),
 });
 
 /** The schema's output: a pin file with defaults applied. */

@@ -1,6 +1,6 @@
 import { HASHED_MEMBERS, TRACE_PROFILE, type RestrictedTool } from '@toolpin/digest';
 import { stringify } from 'yaml';
-import type { PinFileInput } from './types.js';
+import type { AlertsConfig, PinFileInput } from './types.js';
 
 /** The formats a pin file is written in. */
 export type PinFileFormat = 'yaml' | 'json';
@@ -31,6 +31,7 @@ function toDocument(server: PinFileInput): Record<string, unknown> {
     mode: server.mode ?? 'enforce',
     profile: server.profile ?? TRACE_PROFILE,
     onDrift: server.onDrift ?? 'filter',
+    ...(server.alerts === undefined ? {} : { alerts: alertsDocument(server.alerts) }),
     pin: { catalog: server.pin.catalog, tools: sortKeys(server.pin.tools) },
   };
   if (Object.keys(definitions).length > 0) {
@@ -39,6 +40,21 @@ function toDocument(server: PinFileInput): Record<string, unknown> {
     document.definitions = ordered;
   }
   return document;
+}
+
+// A secret read from the environment is written back as the variable's name, never as its value.
+function alertsDocument(alerts: AlertsConfig): Record<string, unknown> {
+  return {
+    webhooks: alerts.webhooks.map((webhook) => ({
+      url: webhook.url,
+      ...(webhook.secretEnv === undefined ? { secret: webhook.secret } : { secretEnv: webhook.secretEnv }),
+      ...(webhook.name === undefined ? {} : { name: webhook.name }),
+      events: [...webhook.events],
+      maxAttempts: webhook.maxAttempts,
+      timeoutMs: webhook.timeoutMs,
+      queueSize: webhook.queueSize,
+    })),
+  };
 }
 
 function orderMembers(definition: RestrictedTool): RestrictedTool {

@@ -22,6 +22,35 @@ export interface PinConfig {
   readonly tools: Readonly<Record<string, string>>;
 }
 
+/** An alert event a webhook can subscribe to. */
+export type AlertEventName = 'catalog.verified' | 'catalog.drift' | 'call.blocked' | 'call.flagged';
+
+/** One webhook receiving alert events, signed with HMAC-SHA256 (see observe/webhookSink). */
+export interface WebhookConfig {
+  readonly url: string;
+  /** The HMAC key (read from the environment when `secretEnv` is set). Never logged. */
+  readonly secret: string;
+  /** The environment variable the secret was read from; written back instead of the secret. */
+  readonly secretEnv?: string;
+  /** Label in logs and metrics. @default the URL's host */
+  readonly name?: string;
+  /** @default ['catalog.drift', 'call.blocked', 'call.flagged'] */
+  readonly events: readonly AlertEventName[];
+  /** @default 5 */
+  readonly maxAttempts: number;
+  /** @default 5000 */
+  readonly timeoutMs: number;
+  /** @default 1000 */
+  readonly queueSize: number;
+}
+
+/** Where alert events go beside the log: the gateway file's block, or a pin file's own. */
+export interface AlertsConfig {
+  readonly webhooks: readonly WebhookConfig[];
+  /** Gateway file only: repeat window of identical catalog events, in seconds. @default 300 */
+  readonly dedupeSeconds?: number;
+}
+
 /** One pinned upstream server, as parsed from its pin file. */
 export interface ServerConfig {
   readonly name: string;
@@ -33,6 +62,8 @@ export interface ServerConfig {
   readonly onDrift: OnDrift;
   readonly pin: PinConfig;
   readonly definitions: Readonly<Record<string, RestrictedTool>>;
+  /** This server's own webhooks (beside the gateway's); absent when the pin file has none. */
+  readonly alerts?: AlertsConfig;
 }
 
 /** The gateway file, with its servers folder loaded. */
@@ -44,9 +75,14 @@ export interface GatewayConfig {
   /** Absolute path of the folder of pin files. */
   readonly serversDir: string;
   readonly limits: { readonly maxBodyBytes: number; readonly upstreamTimeoutMs: number };
-  readonly sessions: { readonly max: number; readonly ttlSeconds: number };
+  /** `revalidateMs`: a tools/call decided from an observation older than this lists upstream first (replicas without stickiness: 0). */
+  readonly sessions: { readonly max: number; readonly ttlSeconds: number; readonly revalidateMs?: number };
   readonly log: { readonly level: LogLevel };
   readonly servers: readonly ServerConfig[];
+  /** Webhooks for every server's alert events; absent when not configured. */
+  readonly alerts?: AlertsConfig;
+  /** SIGTERM: how long in-flight requests may take to finish. Absent = 10000 ms. */
+  readonly shutdown?: { readonly graceMs: number };
 }
 
 /** Log levels accepted in the gateway file (pino's). */
@@ -71,4 +107,6 @@ export interface PinFileInput {
   readonly pin: PinConfig;
   /** @default {} */
   readonly definitions?: Readonly<Record<string, RestrictedTool>>;
+  /** Written only when present. */
+  readonly alerts?: AlertsConfig;
 }
