@@ -1,0 +1,77 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import type { GatewayMetrics } from './metrics.js';
+
+/** What `GET /readyz` reports; HTTP 503 unless `ready`. */
+export interface ReadinessReport {
+  readonly ready: boolean;
+  /** `starting` until the MCP listener is bound, `draining` from SIGTERM on. */
+  readonly state: 'starting' | 'ready' | 'draining';
+  readonly [member: string]: unknown;
+}
+
+/** Options of {@link createAdminApp}. */
+export interface AdminAppOptions {
+  /** When set, every endpoint requires `Authorization: Bearer <token>`. */
+  readonly token?: string;
+  readonly metrics: GatewayMetrics;
+  readonly readiness: () => ReadinessReport;
+  readonly status: () => unknown;
+}
+
+// Both sides are hashed first so the comparison takes the same time whatever the lengths.
+function tokenMatches(header: string | undefined, token: string): boolean {
+  const match = /^Bearer (.+)$/i.exec(header ?? '');
+  const given = createHash('sha256')
+    .update(match?.[1] ?? '')
+    .digest();
+  const expected = createHash('sha256').update(token).digest();
+  return match !== null && timingSafeEqual(given, expected);
+}
+
+/**
+ * The admin API on its own listener (loopback by default): `/healthz` (the process is up),
+ * `/readyz` (config loaded, listening, not draining; each upstream's last contact), `/metrics`
+ * (Prometheus text) and `/status` (JSON per server: pin, last observation, per-tool state, last drift).
+ */
+export function createAdminApp(options: AdminAppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  if (options.token !== undefined) {
+    const token = options.token;
+    app.use((req: Request, res: Response, next: NextFunction) => {
+      if (tokenMatches(req.headers.authorization, token)) return next();
+      res
+        .status(401)
+        .set('www-authenticate', 'Bearer realm="toolpin-admin"')
+        .json({ error: 'unauthorized', message: 'A bearer token is required' });
+    });
+  }
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', (_req, res) => {
+    const report = options.readiness();
+    res.status(report.ready ? 200 : 503).json(report);
+  });
+  app.get('/metrics', (_req, res, next) => {
+    options.metrics
+      .render()
+      .then(({ contentType, body }) => res.type(contentType).send(body))
+      .catch(next);
+  });
+  app.get('/status', (_req, res) => {
+    res.json(options.status());
+  });
+  app.use((req: Request, res: Response) => {
+    res
+      .status(404)
+      .json({
+        error: 'not_found',
+        message: `No admin endpoint at ${req.path}`,
+        endpoints: ['/healthz', '/readyz', '/metrics', '/status'],
+      });
+  });
+  return app;
+}

@@ -1,0 +1,149 @@
+import type { GatewayConfig, ServerConfig } from '../config/index.js';
+import { createAdminApp } from './adminApp.js';
+import type { ReadinessReport } from './adminApp.js';
+import { AlertWebhooks } from './alertWebhooks.js';
+import type { Alerts } from './alerts.js';
+import type { GatewayLogger } from './logger.js';
+import { GatewayMetrics } from './metrics.js';
+import { OpenStreams } from './openStreams.js';
+import { redactUpstream, StatusBoard, type ServerStatus } from './statusBoard.js';
+import type { GatewayTelemetry, OpenStream, UpstreamContact } from './telemetry.js';
+
+/** What the observer reads from a gateway (see createGateway). */
+export interface ObservedGateway {
+  readonly alerts: Alerts;
+  readonly sessions: { readonly size: number };
+  readonly routes: ReadonlyMap<string, { readonly guard: { readonly config: ServerConfig } }>;
+}
+
+/** Options of {@link GatewayObserver}. */
+export interface GatewayObserverOptions {
+  readonly config: GatewayConfig;
+  readonly logger: GatewayLogger;
+  /** First webhook retry delay. @default 500 */
+  readonly webhookBaseDelayMs?: number;
+}
+
+/** `GET /status`. */
+export interface StatusReport {
+  readonly generatedAt: string;
+  readonly state: ReadinessReport['state'];
+  readonly servers: readonly ServerStatus[];
+}
+
+/**
+ * Everything an operator sees of one gateway: it is the telemetry the request path reports to,
+ * an alert sink (metrics, status board, webhooks), and the source of the admin API.
+ */
+export class GatewayObserver implements GatewayTelemetry {
+  readonly metrics: GatewayMetrics;
+  readonly status: StatusBoard;
+  readonly webhooks: AlertWebhooks;
+  readonly streams = new OpenStreams();
+  readonly #config: GatewayConfig;
+  #gateway: ObservedGateway | undefined;
+  #state: ReadinessReport['state'] = 'starting';
+
+  constructor(options: GatewayObserverOptions) {
+    this.#config = options.config;
+    const serverConfig = (name: string): ServerConfig | undefined =>
+      this.#gateway?.routes.get(name)?.guard.config;
+    this.status = new StatusBoard(serverConfig);
+    this.metrics = new GatewayMetrics({
+      sessions: () => this.#gateway?.sessions.size ?? 0,
+      streams: () => this.streams.countByServer(),
+      pins: () =>
+        this.#servers().map((server) => ({
+          server: server.name,
+          catalog: server.pin.catalog,
+          mode: server.mode,
+        })),
+      webhookQueues: () => this.webhooks.queues(),
+    });
+    this.webhooks = new AlertWebhooks({
+      gateway: options.config.alerts,
+      serverAlerts: (name) => serverConfig(name)?.alerts,
+      logger: options.logger,
+      onOutcome: (webhook, outcome) => this.metrics.recordWebhook(webhook, outcome),
+      ...(options.webhookBaseDelayMs === undefined ? {} : { baseDelayMs: options.webhookBaseDelayMs }),
+    });
+  }
+
+  /** Subscribes to the gateway's alert events. */
+  attach(gateway: ObservedGateway): void {
+    this.#gateway = gateway;
+    gateway.alerts.addSink((event) => this.metrics.recordAlert(event));
+    gateway.alerts.addSink((event) => this.status.recordAlert(event));
+    gateway.alerts.addSink((event) => this.webhooks.send(event));
+  }
+
+  /** The MCP listener is bound: `/readyz` turns 200. */
+  markReady(): void {
+    if (this.#state === 'starting') this.#state = 'ready';
+  }
+
+  /** Shutdown began: `/readyz` turns 503 so load balancers stop sending traffic. */
+  markDraining(): void {
+    this.#state = 'draining';
+  }
+
+  /** An express app serving the admin endpoints. */
+  createAdminApp(): ReturnType<typeof createAdminApp> {
+    const token = this.#config.admin.token;
+    return createAdminApp({
+      ...(token === undefined ? {} : { token }),
+      metrics: this.metrics,
+      readiness: () => this.readiness(),
+      status: () => this.statusReport(),
+    });
+  }
+
+  /** `GET /readyz`: ready once listening and until draining; each upstream's last contact for information. */
+  readiness(): ReadinessReport {
+    return {
+      ready: this.#state === 'ready',
+      state: this.#state,
+      config: { file: this.#config.file, servers: this.#servers().length },
+      upstreams: this.#servers().map((server) => ({
+        server: server.name,
+        upstream: redactUpstream(server.upstream),
+        lastContact: this.status.lastContact(server.name),
+      })),
+    };
+  }
+
+  /** `GET /status`. */
+  statusReport(): StatusReport {
+    return {
+      generatedAt: new Date().toISOString(),
+      state: this.#state,
+      servers: this.status.snapshot(this.#servers()),
+    };
+  }
+
+  onRequest(server: string, method: string): void {
+    this.metrics.recordRequest(server, method);
+  }
+
+  onCallAllowed(server: string): void {
+    this.metrics.recordAllowedCall(server);
+  }
+
+  onUpstreamContact(server: string, contact: UpstreamContact): void {
+    this.metrics.recordUpstream(server, contact);
+    this.status.recordContact(server, contact);
+  }
+
+  onStreamOpened(stream: OpenStream): () => void {
+    return this.streams.add(stream);
+  }
+
+  /** Gives queued webhook events up to `graceMs` to go out. */
+  async close(graceMs = 0): Promise<void> {
+    await this.webhooks.close(graceMs);
+  }
+
+  #servers(): ServerConfig[] {
+    return [...(this.#gateway?.routes.values() ?? [])].map((route) => route.guard.config);
+  }
+}

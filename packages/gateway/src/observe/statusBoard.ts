@@ -1,0 +1,219 @@
+import { foldCatalog } from '@toolpin/digest';
+import type { ServerConfig } from '../config/index.js';
+import type { DriftFinding } from '../policy/driftFinding.js';
+import type { AlertEvent } from './alerts.js';
+import type { UpstreamContact } from './telemetry.js';
+
+/** Where a tool stands in the last observed catalog of its server (`unobserved`: no listing seen yet). */
+export type ToolState = 'verified' | 'changed' | 'added' | 'removed' | 'unverifiable' | 'unobserved';
+
+/** One tool of a server's status. */
+export interface ToolStatus {
+  readonly key: string;
+  readonly tool: string | null;
+  readonly state: ToolState;
+  readonly pinned: string | null;
+  readonly observed: string | null;
+  readonly members?: readonly string[];
+  readonly paths?: readonly string[];
+  readonly problem?: string;
+}
+
+/** The last completed listing of a server, from any session. */
+export interface ObservedCatalog {
+  readonly at: string;
+  readonly session: string;
+  readonly result: 'verified' | 'drift';
+  /** Catalog digest of what was observed; null when a definition could not be digested. */
+  readonly catalog: string | null;
+  /** The pinned catalog digest in force when it was observed (a reload may have changed it since). */
+  readonly againstPin: string;
+  readonly wrongSubject: boolean;
+}
+
+/** The last contact with a server's upstream. */
+export interface ContactStatus {
+  readonly at: string;
+  readonly via: UpstreamContact['via'];
+  /** True when the upstream answered below HTTP 500. */
+  readonly ok: boolean;
+  readonly status?: number;
+  readonly error?: string;
+}
+
+/** The last drift event of a server, with its explanation (changed members and JSON Pointer paths). */
+export interface DriftStatus {
+  readonly at: string;
+  readonly session: string;
+  readonly mode: string;
+  readonly findings: readonly DriftFinding[];
+}
+
+/** One server in `GET /status`. */
+export interface ServerStatus {
+  readonly name: string;
+  readonly route: string;
+  readonly mode: string;
+  readonly onDrift: string;
+  /** Upstream origin and path (never credentials or query). */
+  readonly upstream: string;
+  readonly pinned: { readonly catalog: string; readonly tools: number };
+  readonly observed: ObservedCatalog | null;
+  readonly tools: readonly ToolStatus[];
+  readonly lastDrift: DriftStatus | null;
+  readonly lastContact: ContactStatus | null;
+}
+
+interface Entry {
+  observed?: ObservedCatalog;
+  tools?: readonly ToolStatus[];
+  lastDrift?: DriftStatus;
+  lastContact?: ContactStatus;
+}
+
+/** An upstream as the admin API shows it: origin and path of a URL (no credentials, no query), or the program of a command. */
+export function redactUpstream(upstream: ServerConfig['upstream']): string {
+  const { url, command } = upstream as { url?: unknown; command?: unknown };
+  if (typeof url === 'string' && URL.canParse(url)) {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}`;
+  }
+  return Array.isArray(command) ? `stdio:${String(command[0])}` : '(unknown)';
+}
+
+function pinnedName(pin: ServerConfig, key: string): string | null {
+  const name = pin.definitions[key]?.name;
+  return typeof name === 'string' ? name : null;
+}
+
+function toolsFromFindings(pin: ServerConfig, findings: readonly DriftFinding[]): ToolStatus[] {
+  const byKey = new Map<string, ToolStatus>();
+  for (const finding of findings) {
+    if (finding.kind === 'wrong_subject') continue;
+    const { kind, key, tool, pinned, observed, members, paths, problem } = finding;
+    byKey.set(key, {
+      key,
+      tool,
+      state: kind,
+      pinned,
+      observed,
+      ...(members && { members }),
+      ...(paths && { paths }),
+      ...(problem !== undefined && { problem }),
+    });
+  }
+  for (const [key, digest] of Object.entries(pin.pin.tools)) {
+    if (!byKey.has(key))
+      byKey.set(key, {
+        key,
+        tool: pinnedName(pin, key),
+        state: 'verified',
+        pinned: digest,
+        observed: digest,
+      });
+  }
+  return [...byKey.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+function observedCatalogDigest(pin: ServerConfig, tools: readonly ToolStatus[]): string | null {
+  const entries: { key: string; digest: string }[] = [];
+  for (const tool of tools) {
+    if (tool.state === 'removed') continue;
+    if (tool.observed === null) return null;
+    entries.push({ key: tool.key, digest: tool.observed });
+  }
+  return foldCatalog(entries, { profile: pin.profile }).digest;
+}
+
+/**
+ * What `GET /status` reports, fed by alert events and upstream contacts: per server, the last
+ * observed catalog and each tool's state in it, the last drift with its explanation, the last contact.
+ */
+export class StatusBoard {
+  readonly #entries = new Map<string, Entry>();
+  readonly #pinOf: (server: string) => ServerConfig | undefined;
+
+  /** `pinOf` returns the server's configuration in force (read when an event arrives). */
+  constructor(pinOf: (server: string) => ServerConfig | undefined) {
+    this.#pinOf = pinOf;
+  }
+
+  #entry(server: string): Entry {
+    let entry = this.#entries.get(server);
+    if (entry === undefined) {
+      entry = {};
+      this.#entries.set(server, entry);
+    }
+    return entry;
+  }
+
+  /** Alert sink: records completed listings and drift. */
+  recordAlert(event: AlertEvent, now = new Date()): void {
+    if (event.event !== 'catalog.verified' && event.event !== 'catalog.drift') return;
+    const pin = this.#pinOf(event.server);
+    if (pin === undefined) return;
+    const entry = this.#entry(event.server);
+    const at = now.toISOString();
+    const findings = event.event === 'catalog.drift' ? event.drift : [];
+    const tools = toolsFromFindings(pin, findings);
+    const catalog = event.event === 'catalog.verified' ? event.catalog : observedCatalogDigest(pin, tools);
+    entry.observed = {
+      at,
+      session: event.session,
+      result: event.event === 'catalog.verified' ? 'verified' : 'drift',
+      catalog,
+      againstPin: pin.pin.catalog,
+      wrongSubject: findings.some((finding) => finding.kind === 'wrong_subject'),
+    };
+    entry.tools = tools;
+    if (event.event === 'catalog.drift')
+      entry.lastDrift = { at, session: event.session, mode: event.mode, findings: event.drift };
+  }
+
+  /** Records the latest contact with a server's upstream. */
+  recordContact(server: string, contact: UpstreamContact, now = new Date()): void {
+    const ok = contact.status !== undefined && contact.status < 500;
+    this.#entry(server).lastContact = {
+      at: now.toISOString(),
+      via: contact.via,
+      ok,
+      ...(contact.status === undefined ? {} : { status: contact.status }),
+      ...(contact.error === undefined ? {} : { error: contact.error }),
+    };
+  }
+
+  /** The last contact with a server's upstream, if any. */
+  lastContact(server: string): ContactStatus | null {
+    return this.#entries.get(server)?.lastContact ?? null;
+  }
+
+  /** The status of each of these servers (the ones routed now). */
+  snapshot(servers: Iterable<ServerConfig>): ServerStatus[] {
+    const out: ServerStatus[] = [];
+    for (const server of servers) {
+      const entry = this.#entries.get(server.name) ?? {};
+      const unobserved = Object.entries(server.pin.tools)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([key, digest]): ToolStatus => ({
+          key,
+          tool: pinnedName(server, key),
+          state: 'unobserved',
+          pinned: digest,
+          observed: null,
+        }));
+      out.push({
+        name: server.name,
+        route: `/${server.name}/mcp`,
+        mode: server.mode,
+        onDrift: server.onDrift,
+        upstream: redactUpstream(server.upstream),
+        pinned: { catalog: server.pin.catalog, tools: Object.keys(server.pin.tools).length },
+        observed: entry.observed ?? null,
+        tools: entry.tools ?? unobserved,
+        lastDrift: entry.lastDrift ?? null,
+        lastContact: entry.lastContact ?? null,
+      });
+    }
+    return out;
+  }
+}
