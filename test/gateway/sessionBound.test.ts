@@ -58,5 +58,20 @@ describe('gateway session memory under many sessions', () => {
       listsBefore + 1,
     );
     expect(gateway.running.gateway.sessions.size).toBeLessThanOrEqual(MAX);
+    // 600 exchanges: a generous bound for a loaded 2-core machine, not a speed expectation.
+  }, 30_000);
+
+  it('forgets a session the client deletes', async () => {
+    const session = await openRawSession(endpoint);
+    await postRaw(endpoint, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, session);
+    const before = gateway.running.gateway.sessions.size;
+    const response = await fetch(endpoint, { method: 'DELETE', headers: session });
+    expect(response.status).toBe(200);
+    await response.text();
+    // The gateway forgets on the response's 'finish', which may trail the client's read by a tick.
+    for (let attempt = 0; attempt < 50 && gateway.running.gateway.sessions.size !== before - 1; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(gateway.running.gateway.sessions.size).toBe(before - 1);
   });
 });

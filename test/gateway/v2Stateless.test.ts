@@ -84,6 +84,17 @@ describe('gateway between an SDK v2 client and server (2026-07-28, stateless)', 
     ]);
   });
 
+  it('relays progress of a call whose answer the server upgraded to SSE', async () => {
+    const progress: number[] = [];
+    const result = await client.callTool(
+      { name: 'slow', arguments: { steps: 3, delayMs: 5 } },
+      { onprogress: (update) => progress.push(update.progress) },
+    );
+    expect(result.content).toEqual([{ type: 'text', text: 'done after 3 steps' }]);
+    expect(progress).toEqual([1, 2, 3]);
+    expect(upstream.callCount('slow')).toBe(1);
+  });
+
   it('answers -32020 when Mcp-Name disagrees with the body, and forwards nothing', async () => {
     const before = upstream.requests.length;
     const reply = await postRaw(
