@@ -96,6 +96,7 @@ describe('gateway transparency for HTTP semantics', () => {
         connection: 'x-foo',
         'x-foo': 'per-hop',
         'keep-alive': 'timeout=5',
+        'accept-encoding': 'gzip, br',
       },
       // A call never listed: the gateway's own fetch-on-miss request is checked too.
       body: JSON.stringify(callRequest(1, 'echo', { text: 'x' })),
@@ -105,6 +106,8 @@ describe('gateway transparency for HTTP semantics', () => {
     const received = raw.requests.slice(before);
     expect(received.map((request) => messageOf(request.body).method)).toEqual(['tools/list', 'tools/call']);
     const upstreamHost = new URL(raw.url).host;
+    // The proxied call must come back uncompressed (the gateway's own listing decodes what fetch negotiates).
+    expect(received[1]?.headers['accept-encoding']).toBe('identity');
     for (const { headers } of received) {
       expect(headers.authorization).toBe('Bearer good-token');
       expect(headers['x-custom']).toBe('kept');

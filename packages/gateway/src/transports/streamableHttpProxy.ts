@@ -61,8 +61,9 @@ export function createStreamableHttpProxy(options: StreamableHttpProxyOptions): 
       proxyReq: (proxyReq, req) => {
         // http-proxy copies every client header; the ones the client's Connection names are per hop too.
         for (const name of hopByHopNames(req.headers)) proxyReq.removeHeader(name);
-        // The gateway parses what comes back; a compressed answer could not be inspected.
-        proxyReq.removeHeader('accept-encoding');
+        // The gateway parses what comes back; a compressed answer could not be inspected. Removing
+        // the header is not enough: without Accept-Encoding any coding is acceptable (RFC 9110 §12.5.3).
+        proxyReq.setHeader('accept-encoding', 'identity');
         const exchange = exchangeOf(req);
         if (exchange?.body !== undefined) {
           proxyReq.setHeader('content-length', exchange.body.length);
