@@ -140,6 +140,23 @@ describe('gateway in front of @modelcontextprotocol/server-everything (streamabl
     expect(text).toContain('Name: Ada Lovelace');
   });
 
+  it('serves a client without those capabilities the pinned subset it is offered', async () => {
+    const plain = await connectV1Client(`${gateway.url}/everything/mcp`);
+    try {
+      const { tools } = await plain.listTools();
+      const names = tools.map((tool) => tool.name);
+      expect(names).toContain('echo');
+      expect(names).not.toContain(SAMPLING);
+      expect(names.every((name) => pinned.some((tool) => tool.name === name))).toBe(true);
+      const findings = gateway.events('catalog.drift').flatMap((event) => event.drift as { kind: string }[]);
+      expect(findings.filter((finding) => finding.kind !== 'removed')).toEqual([]);
+      const result = await plain.callTool({ name: 'echo', arguments: { message: 'subset' } });
+      expect(result.content).toEqual([{ type: 'text', text: 'Echo: subset' }]);
+    } finally {
+      await plain.close();
+    }
+  });
+
   it('passes resources and prompts through untouched', async () => {
     const resources = await client.listResources();
     expect(resources.resources.length).toBeGreaterThan(0);
