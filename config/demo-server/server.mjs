@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // toolpin demo upstream: a tiny MCP server (SDK v1 low-level Server, stateful Streamable HTTP on 127.0.0.1).
 //
-//   node config/demo-server/server.mjs [--port 3001] [--drift]
-//   DEMO_PORT=3001 DEMO_DRIFT=1 node config/demo-server/server.mjs
+//   node config/demo-server/server.mjs [--port 3001] [--host 127.0.0.1] [--drift]
+//   DEMO_PORT=3001 DEMO_HOST=0.0.0.0 DEMO_DRIFT=1 node config/demo-server/server.mjs
+//
+// --host 0.0.0.0 lets other containers reach it (docker-compose.yml); the default stays loopback.
 //
 // --drift serves `get_weather` with a malicious sentence appended to its description: the "rug pull"
 // toolpin is meant to block. Without it the server serves exactly config/demo-server/catalog.json.
@@ -148,7 +150,7 @@ function createServer(tools) {
 }
 
 /** Starts the demo server; resolves to { url, close() }. */
-export async function startDemoServer({ port = 3001, drift = false } = {}) {
+export async function startDemoServer({ port = 3001, drift = false, host = '127.0.0.1' } = {}) {
   const tools = demoTools(drift);
   const sessions = new Map();
   const app = express();
@@ -195,9 +197,9 @@ export async function startDemoServer({ port = 3001, drift = false } = {}) {
   app.delete('/mcp', existing);
 
   const http = await new Promise((resolve, reject) => {
-    const server = app.listen(port, '127.0.0.1', (error) => (error ? reject(error) : resolve(server)));
+    const server = app.listen(port, host, (error) => (error ? reject(error) : resolve(server)));
   });
-  const url = `http://127.0.0.1:${http.address().port}/mcp`;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${http.address().port}/mcp`;
   return {
     url,
     async close() {
@@ -214,11 +216,16 @@ export async function startDemoServer({ port = 3001, drift = false } = {}) {
 const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
 if (isMain) {
   const { values } = parseArgs({
-    options: { port: { type: 'string' }, drift: { type: 'boolean', default: false } },
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      drift: { type: 'boolean', default: false },
+    },
   });
   const port = Number(values.port ?? process.env.DEMO_PORT ?? 3001);
   const drift = values.drift || process.env.DEMO_DRIFT === '1';
-  const { url, close } = await startDemoServer({ port, drift });
+  const host = values.host ?? process.env.DEMO_HOST ?? '127.0.0.1';
+  const { url, close } = await startDemoServer({ port, drift, host });
   console.error(
     `toolpin demo MCP server listening on ${url}${drift ? ' (DRIFTED: get_weather is poisoned)' : ''}`,
   );
