@@ -5,7 +5,10 @@ export type GatewayErrorCode =
   | 'GW_PIN_DUPLICATE_NAME'
   | 'GW_UPSTREAM_UNREACHABLE'
   | 'GW_UPSTREAM_INVALID'
-  | 'GW_CATALOG_UNAVAILABLE';
+  | 'GW_CATALOG_UNAVAILABLE'
+  | 'GW_UPSTREAM_KIND'
+  | 'GW_UPSTREAM_SPAWN_FAILED'
+  | 'GW_UPSTREAM_EXITED';
 
 /** Base class of the gateway's errors: a stable `code` plus structured `data`. */
 export class GatewayError extends Error {

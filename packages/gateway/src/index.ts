@@ -35,3 +35,16 @@ export type { GatewayErrorCode } from './errors.js';
 /** Bounded per-session state, and the digest cache. */
 export { SessionStore } from './state/sessionStore.js';
 export { ToolDigester } from './state/toolDigester.js';
+/** stdio and legacy HTTP+SSE: a connected SDK client for a pin's upstream (what `toolpin pin --command` lists with), and a shell-like argv splitter. */
+export { connectUpstreamClient } from './transports/upstreamClient.js';
+export type { ConnectUpstreamClientOptions } from './transports/upstreamClient.js';
+export { splitCommandLine } from './transports/commandLine.js';
+/** Runs toolpin as a stdio MCP server in front of one upstream (what `toolpin wrap` runs). */
+export { runStdioFront } from './front/stdioFront.js';
+export type { StdioFront, StdioFrontOptions } from './front/stdioFront.js';
+/** Joins a client-facing and an upstream-facing SDK transport with a server's guard between them. */
+export { MessageBridge } from './transports/messageBridge.js';
+export type { MessageBridgeOptions, BridgeEnd } from './transports/messageBridge.js';
+/** Upstream kinds: tell a stdio pin from an HTTP one. */
+export { isStdioUpstream, describeUpstream } from './config/index.js';
+export type { HttpUpstreamConfig, StdioUpstreamConfig } from './config/index.js';

@@ -6,6 +6,7 @@ import { registerDiffCommand } from './diffCommand.js';
 import { registerDigestCommand } from './digestCommand.js';
 import { registerKeyCommand } from './keyCommand.js';
 import { registerServeCommand } from './serveCommand.js';
+import { registerWrapCommand } from './wrapCommand.js';
 
 const program = new Command('toolpin')
   .description('an MCP gateway that pins tool definitions and blocks drift')
@@ -16,6 +17,7 @@ registerDigestCommand(program);
 registerKeyCommand(program);
 registerDiffCommand(program);
 registerServeCommand(program);
+registerWrapCommand(program);
 
 try {
   await program.parseAsync(process.argv);

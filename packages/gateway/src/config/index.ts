@@ -4,6 +4,8 @@ export type {
   OnDrift,
   HttpTransport,
   UpstreamConfig,
+  HttpUpstreamConfig,
+  StdioUpstreamConfig,
   PinConfig,
   ServerConfig,
   GatewayConfig,
@@ -23,3 +25,5 @@ export { loadGatewayConfig } from './gatewayConfig.js';
 export { serializePinFile } from './serializePinFile.js';
 /** The formats a pin file can be written in. */
 export type { PinFileFormat } from './serializePinFile.js';
+/** Tell a stdio upstream from an HTTP one. */
+export { isStdioUpstream, httpUpstreamOf, upstreamIdentity, describeUpstream } from './upstreamKind.js';

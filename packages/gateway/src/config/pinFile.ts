@@ -4,7 +4,7 @@ import { fromZodError, invalidField } from './configError.js';
 import { deepFreeze } from './deepFreeze.js';
 import { pinFileSchema, type PinFileData } from './pinFileSchema.js';
 import { parseDocumentText, readDocumentFile } from './readDocument.js';
-import type { ServerConfig } from './types.js';
+import type { ServerConfig, UpstreamConfig } from './types.js';
 import { verifyPin } from './verifyPin.js';
 
 /**
@@ -17,11 +17,10 @@ export function parseServerConfig(value: unknown, file: string): ServerConfig {
   const definitions: Record<string, RestrictedTool> = {};
   for (const [key, definition] of Object.entries(data.definitions))
     definitions[key] = restrictTool(definition);
-  const { url, headers, transport } = data.upstream;
   return deepFreeze({
     name: data.name,
     file,
-    upstream: { url, headers, transport },
+    upstream: toUpstreamConfig(data.upstream),
     mode: data.mode,
     profile: data.profile,
     onDrift: data.onDrift,
@@ -41,6 +40,18 @@ export function parsePinFile(text: string, file: string): ServerConfig {
 export async function loadPinFile(file: string): Promise<ServerConfig> {
   const path = resolve(file);
   return parseServerConfig(await readDocumentFile(path, 'GW_PIN_FILE_INVALID'), path);
+}
+
+function toUpstreamConfig(upstream: PinFileData['upstream']): UpstreamConfig {
+  if ('url' in upstream)
+    return { url: upstream.url, headers: upstream.headers, transport: upstream.transport };
+  const [program, ...rest] = typeof upstream.command === 'string' ? [upstream.command] : upstream.command;
+  return {
+    command: [program ?? '', ...rest],
+    args: upstream.args,
+    env: upstream.env,
+    ...(upstream.cwd === undefined ? {} : { cwd: upstream.cwd }),
+  };
 }
 
 function parsePinData(value: unknown, file: string): PinFileData {

@@ -33,7 +33,7 @@ const toolKeySchema = z
   .string()
   .regex(TOOL_KEY_PATTERN, 'a fold key "tool:<name>" (printable ASCII, no "=") or "tools:overflow"');
 
-/** An upstream reached over HTTP. A stdio variant ({command, args, env, cwd}) will join it in a union keyed on `url` vs `command`. */
+/** An upstream reached over HTTP: Streamable HTTP, or the 2024-11-05 HTTP+SSE transport. */
 export const httpUpstreamSchema = z.strictObject({
   url: z.string().refine(isHttpUrl, 'an absolute http:// or https:// URL'),
   headers: z
@@ -43,6 +43,45 @@ export const httpUpstreamSchema = z.strictObject({
     )
     .default({}),
   transport: z.enum(['streamable-http', 'sse']).default('streamable-http'),
+});
+
+// A POSIX environment variable name, and a value that can be passed to execve (no NUL).
+const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const ARGUMENT_PATTERN = /^[^\0]*$/;
+const argumentSchema = z.string().regex(ARGUMENT_PATTERN, 'a command-line argument without NUL');
+
+/** An upstream the gateway spawns and speaks to over stdin/stdout (MCP stdio transport). */
+export const stdioUpstreamSchema = z.strictObject({
+  command: z.union([
+    z.string().min(1).regex(ARGUMENT_PATTERN, 'a program without NUL'),
+    z.array(argumentSchema).min(1),
+  ]),
+  args: z.array(argumentSchema).default([]),
+  env: z
+    .record(
+      z.string().regex(ENV_NAME_PATTERN, 'an environment variable name (letters, digits, "_")'),
+      z.string().regex(ARGUMENT_PATTERN, 'a value without NUL'),
+    )
+    .default({}),
+  cwd: z.string().min(1).optional(),
+});
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The upstream, keyed on `url` (HTTP) vs `command` (stdio). The branch is chosen by key rather
+ * than by a zod union so that an error names the field at fault (a union only says "no branch").
+ */
+export const upstreamSchema = z.unknown().transform((value, ctx) => {
+  const stdio = isObject(value) && 'command' in value && !('url' in value);
+  const result = stdio ? stdioUpstreamSchema.safeParse(value) : httpUpstreamSchema.safeParse(value);
+  if (result.success) return result.data;
+  // Re-raised as is: zod prefixes the path, and the raw-issue type differs only in optionality.
+  for (const issue of result.error.issues)
+    ctx.addIssue(issue as unknown as Parameters<typeof ctx.addIssue>[0]);
+  return z.NEVER;
 });
 
 /** The hashed members of a pinned definition; anything else (such as `_meta`) is not pinned and is rejected. */
@@ -66,7 +105,7 @@ export const pinFileSchema = z.strictObject({
   name: z
     .string()
     .regex(SERVER_NAME_PATTERN, 'a name of 1-64 letters, digits, "_", "." or "-", starting alphanumeric'),
-  upstream: httpUpstreamSchema,
+  upstream: upstreamSchema,
   mode: z.enum(['enforce', 'monitor']).default('enforce'),
   profile: z
     .string()

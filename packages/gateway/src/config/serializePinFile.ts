@@ -7,8 +7,9 @@ export type PinFileFormat = 'yaml' | 'json';
 
 /**
  * Writes a pin file in the documented member order (name, upstream, mode, profile, onDrift, pin,
- * definitions), with every default spelled out, tool keys sorted and definition members in hashed
- * order, so that re-pinning the same catalog yields the same bytes. `file` is not written.
+ * definitions), with every default spelled out (empty headers, args and env left out), tool keys
+ * sorted and definition members in hashed order, so that re-pinning the same catalog yields the
+ * same bytes. `file` is not written.
  */
 export function serializePinFile(server: PinFileInput, format: PinFileFormat): string {
   const document = toDocument(server);
@@ -18,12 +19,7 @@ export function serializePinFile(server: PinFileInput, format: PinFileFormat): s
 }
 
 function toDocument(server: PinFileInput): Record<string, unknown> {
-  const headers = server.upstream.headers ?? {};
-  const upstream = {
-    url: server.upstream.url,
-    ...(Object.keys(headers).length === 0 ? {} : { headers: sortKeys(headers) }),
-    transport: server.upstream.transport ?? 'streamable-http',
-  };
+  const upstream = upstreamDocument(server.upstream);
   const definitions = server.definitions ?? {};
   const document: Record<string, unknown> = {
     name: server.name,
@@ -54,6 +50,25 @@ function alertsDocument(alerts: AlertsConfig): Record<string, unknown> {
       timeoutMs: webhook.timeoutMs,
       queueSize: webhook.queueSize,
     })),
+  };
+}
+
+function upstreamDocument(upstream: PinFileInput['upstream']): Record<string, unknown> {
+  if ('url' in upstream) {
+    const headers = upstream.headers ?? {};
+    return {
+      url: upstream.url,
+      ...(Object.keys(headers).length === 0 ? {} : { headers: sortKeys(headers) }),
+      transport: upstream.transport ?? 'streamable-http',
+    };
+  }
+  const args = upstream.args ?? [];
+  const env = upstream.env ?? {};
+  return {
+    command: typeof upstream.command === 'string' ? [upstream.command] : [...upstream.command],
+    ...(args.length === 0 ? {} : { args: [...args] }),
+    ...(Object.keys(env).length === 0 ? {} : { env: sortKeys(env) }),
+    ...(upstream.cwd === undefined ? {} : { cwd: upstream.cwd }),
   };
 }
 

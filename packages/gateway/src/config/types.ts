@@ -9,12 +9,27 @@ export type OnDrift = 'filter' | 'block-server';
 /** The wire protocol spoken to an HTTP upstream. */
 export type HttpTransport = 'streamable-http' | 'sse';
 
-/** An MCP server reached over HTTP (the only upstream kind for now; a stdio variant will join it in a union). */
-export interface UpstreamConfig {
+/** An MCP server reached over HTTP. */
+export interface HttpUpstreamConfig {
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly transport: HttpTransport;
 }
+
+/** An MCP server the gateway spawns and speaks to over its stdin/stdout. */
+export interface StdioUpstreamConfig {
+  /** The program and its first arguments (`[node, server.js]`); a string in the file is one program. */
+  readonly command: readonly [string, ...string[]];
+  /** Arguments after `command`. */
+  readonly args: readonly string[];
+  /** Added to the few variables a child inherits (PATH, HOME, …); the gateway's own environment is not passed. */
+  readonly env: Readonly<Record<string, string>>;
+  /** Working directory; a relative one is resolved against the pin file's folder. @default the gateway's */
+  readonly cwd?: string;
+}
+
+/** Where a pinned server is: a URL, or a command to spawn (told apart by `url` vs `command`). */
+export type UpstreamConfig = HttpUpstreamConfig | StdioUpstreamConfig;
 
 /** The approved catalog: its folded digest and the per-key tool digests it folds. */
 export interface PinConfig {
@@ -91,13 +106,22 @@ export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' |
 /** What {@link serializePinFile} needs: a {@link ServerConfig} or the same shape with defaults left out. */
 export interface PinFileInput {
   readonly name: string;
-  readonly upstream: {
-    readonly url: string;
-    /** @default {} */
-    readonly headers?: Readonly<Record<string, string>>;
-    /** @default 'streamable-http' */
-    readonly transport?: HttpTransport;
-  };
+  readonly upstream:
+    | {
+        readonly url: string;
+        /** @default {} */
+        readonly headers?: Readonly<Record<string, string>>;
+        /** @default 'streamable-http' */
+        readonly transport?: HttpTransport;
+      }
+    | {
+        readonly command: string | readonly string[];
+        /** @default [] */
+        readonly args?: readonly string[];
+        /** @default {} */
+        readonly env?: Readonly<Record<string, string>>;
+        readonly cwd?: string;
+      };
   /** @default 'enforce' */
   readonly mode?: Mode;
   /** @default TRACE_PROFILE */

@@ -1,12 +1,13 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
-import type { GatewayConfig, ServerConfig } from '../config/index.js';
+import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
+import { upstreamIdentity, type GatewayConfig, type ServerConfig } from '../config/index.js';
 import { Alerts } from '../observe/alerts.js';
 import { createLogger, type GatewayLogger } from '../observe/logger.js';
 import { SessionStore } from '../state/sessionStore.js';
 import { ToolDigester } from '../state/toolDigester.js';
-import { pinGuard, type PinGuardRouter } from './pinGuard.js';
+import type { PinGuardRouter } from './pinGuard.js';
+import { createServerRoutes } from './serverRoutes.js';
 
 /** Options of {@link createGateway}. */
 export interface CreateGatewayOptions {
@@ -26,6 +27,8 @@ export interface Gateway {
   upsertServer(server: ServerConfig): void;
   /** Removes a server's route. */
   removeServer(name: string): void;
+  /** Ends every bridged session (stdio children are stopped, SSE streams end); call on shutdown. */
+  close(): Promise<void>;
 }
 
 /** Builds the whole gateway app from a loaded config; `toolpin serve` is a thin CLI over it. */
@@ -35,6 +38,9 @@ export function createGateway(config: GatewayConfig, options: CreateGatewayOptio
   const sessions = new SessionStore({ max: config.sessions.max, ttlSeconds: config.sessions.ttlSeconds });
   const digester = new ToolDigester();
   const routes = new Map<string, PinGuardRouter>();
+  // The 2024-11-05 HTTP+SSE front of each server (/<name>/sse, /<name>/messages), and what ends its sessions.
+  const legacyRoutes = new Map<string, Router>();
+  const closers = new Map<string, () => Promise<void>>();
 
   const app = express();
   app.disable('x-powered-by');
@@ -42,6 +48,11 @@ export function createGateway(config: GatewayConfig, options: CreateGatewayOptio
   // One dynamic route, so servers can come and go on reload without rebuilding the app.
   app.use('/:server/mcp', (req: Request, res: Response, next: NextFunction) => {
     const route = routes.get(String(req.params.server));
+    if (route === undefined) return next();
+    route(req, res, next);
+  });
+  app.use('/:server', (req: Request, res: Response, next: NextFunction) => {
+    const route = legacyRoutes.get(String(req.params.server));
     if (route === undefined) return next();
     route(req, res, next);
   });
@@ -57,17 +68,32 @@ export function createGateway(config: GatewayConfig, options: CreateGatewayOptio
     routes,
     upsertServer(server) {
       const existing = routes.get(server.name);
-      if (existing !== undefined && existing.guard.config.upstream.url === server.upstream.url) {
+      if (existing !== undefined && upstreamIdentity(existing.guard.config.upstream) === upstreamIdentity(server.upstream)) {
         existing.guard.replaceConfig(server);
         return;
       }
-      routes.set(
-        server.name,
-        pinGuard({ pin: server, logger, alerts, sessions, digester, maxBodyBytes: config.limits.maxBodyBytes, upstreamTimeoutMs: config.limits.upstreamTimeoutMs }),
-      );
+      void closers.get(server.name)?.();
+      const built = createServerRoutes(server, {
+        logger,
+        alerts,
+        sessions,
+        digester,
+        maxBodyBytes: config.limits.maxBodyBytes,
+        upstreamTimeoutMs: config.limits.upstreamTimeoutMs,
+        idleMs: config.sessions.ttlSeconds * 1000,
+      });
+      routes.set(server.name, built.mcp);
+      legacyRoutes.set(server.name, built.legacy);
+      closers.set(server.name, built.close);
     },
     removeServer(name) {
       routes.delete(name);
+      legacyRoutes.delete(name);
+      void closers.get(name)?.();
+      closers.delete(name);
+    },
+    async close() {
+      await Promise.all([...closers.values()].map((close) => close()));
     },
   };
   for (const server of config.servers) gateway.upsertServer(server);

@@ -1,5 +1,5 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
-import { parseServerConfig, type ServerConfig } from '../config/index.js';
+import { httpUpstreamOf, parseServerConfig, type ServerConfig } from '../config/index.js';
 import { ServerGuard } from '../guard/serverGuard.js';
 import { Alerts } from '../observe/alerts.js';
 import { createLogger, type GatewayLogger } from '../observe/logger.js';
@@ -40,7 +40,7 @@ export type PinGuardRouter = Router & { readonly guard: ServerGuard };
 
 function toServerConfig(pin: PinGuardOptions['pin'], upstream: string | undefined): ServerConfig {
   const parsed = 'file' in pin && typeof pin.file === 'string' ? (pin as ServerConfig) : parseServerConfig(pin, '(pinGuard options)');
-  return upstream === undefined ? parsed : { ...parsed, upstream: { ...parsed.upstream, url: upstream } };
+  return upstream === undefined ? parsed : { ...parsed, upstream: { ...httpUpstreamOf(parsed), url: upstream } };
 }
 
 /**
@@ -59,7 +59,8 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
   });
   const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024;
   const timeoutMs = options.upstreamTimeoutMs ?? 30_000;
-  const proxy = createStreamableHttpProxy({ url: config.upstream.url, headers: config.upstream.headers, logger, maxResponseBytes: 64 * 1024 * 1024 });
+  const http = httpUpstreamOf(config);
+  const proxy = createStreamableHttpProxy({ url: http.url, headers: http.headers, logger, maxResponseBytes: 64 * 1024 * 1024 });
 
   const router = express.Router();
   router.post('/', express.raw({ type: () => true, limit: maxBodyBytes }), (req, res, next) => {
@@ -147,8 +148,8 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
       captureAuthChallenge(
         () =>
           fetchToolPages({
-            url: guard.config.upstream.url,
-            headers: forwardedCredentials(req.headers, guard.config.upstream.headers),
+            url: httpUpstreamOf(guard.config).url,
+            headers: forwardedCredentials(req.headers, httpUpstreamOf(guard.config).headers),
             stateless,
             ...(stateless && typeof meta === 'object' && meta !== null ? { meta: meta as Record<string, unknown> } : {}),
             timeoutMs,

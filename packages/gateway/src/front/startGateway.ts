@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { loadGatewayConfig, type GatewayConfig } from '../config/index.js';
+import { describeUpstream, loadGatewayConfig, type GatewayConfig } from '../config/index.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { createGateway, listen, type Gateway } from './createGateway.js';
 
@@ -27,7 +27,7 @@ export async function startGateway(file: string, options: StartGatewayOptions = 
   const gateway = createGateway(config, options.logger === undefined ? {} : { logger: options.logger });
   const { server, url } = await listen(gateway.app, config.listen.host, options.port ?? config.listen.port);
   gateway.logger.info(
-    { event: 'gateway.started', url, servers: config.servers.map((s) => ({ name: s.name, route: `/${s.name}/mcp`, mode: s.mode, upstream: s.upstream.url })) },
+    { event: 'gateway.started', url, servers: config.servers.map((s) => ({ name: s.name, route: `/${s.name}/mcp`, mode: s.mode, upstream: describeUpstream(s.upstream) })) },
     `toolpin listening on ${url}`,
   );
   return {
@@ -35,10 +35,13 @@ export async function startGateway(file: string, options: StartGatewayOptions = 
     config,
     server,
     url,
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      // Bridged sessions first: their children are stopped and their streams end cleanly.
+      await gateway.close();
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      });
+    },
   };
 }

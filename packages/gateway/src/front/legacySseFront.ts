@@ -1,0 +1,111 @@
+import type { ServerResponse } from 'node:http';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
+import express, { type Request, type Response, type Router } from 'express';
+import { sessionLabel } from '../observe/sessionLabel.js';
+import { ErrorCodes } from '../wire/errorCodes.js';
+import { parseJsonRpcBody } from '../wire/jsonRpc.js';
+import type { BridgeSessions } from './bridgeSessions.js';
+import { credentialOf } from './bridgeSessions.js';
+import { openBridge, type BridgeFrontOptions } from './openBridge.js';
+import { sessionKeyOf } from './sessionKey.js';
+
+/** How often an idle SSE stream gets a comment line, so proxies and load balancers keep it open. */
+const KEEP_ALIVE_MS = 25_000;
+
+function reply(res: ServerResponse, status: number, payload: unknown): void {
+  const body = JSON.stringify(payload);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/**
+ * The 2024-11-05 HTTP+SSE front for any upstream: `GET <mount>/sse` opens a session whose
+ * `endpoint` event names the gateway's own `<mount>/messages?sessionId=…`; POSTs there are routed
+ * by sessionId (and must carry the credential that opened the stream) and answered 202; every
+ * answer, including a refused call's error, arrives on the session's SSE stream.
+ */
+export function legacySseFront(
+  options: BridgeFrontOptions,
+  sessions: BridgeSessions<SSEServerTransport>,
+): Router {
+  const { guard, logger } = options;
+  const router = express.Router();
+  router.get('/sse', (req, res, next) => void openStream(req, res).catch(next));
+  router.post(
+    '/messages',
+    express.raw({ type: () => true, limit: options.maxBodyBytes }),
+    (req, res, next) => {
+      post(req, res).catch(next);
+    },
+  );
+
+  async function openStream(req: Request, res: Response): Promise<void> {
+    if (!sessions.hasRoom) {
+      logger.warn(
+        { event: 'session.refused', server: guard.config.name, sessions: sessions.size },
+        'too many bridged sessions',
+      );
+      return reply(res, 503, {
+        error: 'too_many_sessions',
+        message: 'toolpin: too many sessions for this server, try again later',
+      });
+    }
+    // The endpoint is relative to wherever the front is mounted, so clients POST back to the gateway.
+    const front = new SSEServerTransport(`${req.baseUrl}/messages`, res);
+    const sessionKey = sessionKeyOf({ ...req.headers, 'mcp-session-id': `sse:${front.sessionId}` });
+    res.setHeader('x-accel-buffering', 'no');
+    let bridge;
+    try {
+      bridge = await openBridge(options, front, sessionKey, req.headers);
+    } catch (error) {
+      logger.error(
+        {
+          event: 'upstream.start_failed',
+          server: guard.config.name,
+          session: sessionLabel(sessionKey),
+          err: (error as Error).message,
+        },
+        'upstream could not be started',
+      );
+      if (!res.headersSent)
+        reply(res, 502, {
+          error: 'upstream_unavailable',
+          message: 'toolpin: the upstream could not be started',
+        });
+      else res.end();
+      return;
+    }
+    sessions.add(front.sessionId, { bridge, front, credential: credentialOf(req.headers) });
+    sessions.track(front.sessionId, res);
+    const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+    keepAlive.unref();
+    res.once('close', () => clearInterval(keepAlive));
+  }
+
+  async function post(req: Request, res: Response): Promise<void> {
+    const id = typeof req.query.sessionId === 'string' ? req.query.sessionId : '';
+    const session = sessions.get(id, req.headers);
+    if (session === undefined)
+      return reply(res, 404, { error: 'session_not_found', message: 'Session not found' });
+    const parsed = parseJsonRpcBody(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '');
+    if (!parsed.ok)
+      return reply(res, 400, {
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: parsed.code, message: parsed.message },
+      });
+    if (parsed.body.batch)
+      return reply(res, 400, {
+        jsonrpc: '2.0',
+        id: null,
+        error: {
+          code: ErrorCodes.INVALID_REQUEST,
+          message: 'Invalid Request: batches are not accepted here',
+        },
+      });
+    sessions.track(id, res);
+    await session.front.handlePostMessage(req, res, parsed.body.messages[0]);
+  }
+
+  return router;
+}

@@ -1,0 +1,69 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { dirname, isAbsolute } from 'node:path';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { ServerGuard } from '../guard/serverGuard.js';
+import type { GatewayLogger } from '../observe/logger.js';
+import { sessionLabel } from '../observe/sessionLabel.js';
+import { MessageBridge } from '../transports/messageBridge.js';
+import { openUpstream } from '../transports/openUpstream.js';
+
+/** What the HTTP fronts over a bridged upstream share. */
+export interface BridgeFrontOptions {
+  readonly guard: ServerGuard;
+  readonly logger: GatewayLogger;
+  /** Bound on a request body. */
+  readonly maxBodyBytes: number;
+  /** Bound on each tools/list the gateway sends itself (fetch on miss). */
+  readonly timeoutMs: number;
+  /** stdio: how long a child gets to exit on its own when its session ends. @default 2000 */
+  readonly graceMs?: number;
+}
+
+/** The credentials of the client's request that an HTTP upstream gets too. */
+function passedCredentials(headers: IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (typeof headers.authorization === 'string') out.authorization = headers.authorization;
+  if (typeof headers.cookie === 'string') out.cookie = headers.cookie;
+  return out;
+}
+
+/**
+ * Opens the upstream of a new client session (spawns the child, or connects to the URL) and
+ * bridges it to the session's front transport. Rejects when the upstream cannot be started.
+ */
+export async function openBridge(
+  options: BridgeFrontOptions,
+  front: Transport,
+  sessionKey: string,
+  headers: IncomingHttpHeaders,
+): Promise<MessageBridge> {
+  const { guard, logger } = options;
+  const config = guard.config;
+  const upstream = openUpstream(config.upstream, {
+    logger,
+    server: config.name,
+    session: sessionLabel(sessionKey),
+    headers: passedCredentials(headers),
+    ...(isAbsolute(config.file) ? { baseDir: dirname(config.file) } : {}),
+    ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
+  });
+  const bridge = new MessageBridge({
+    guard,
+    sessionKey,
+    client: front,
+    upstream,
+    logger,
+    timeoutMs: options.timeoutMs,
+  });
+  try {
+    await bridge.start();
+  } catch (error) {
+    await bridge.close();
+    throw error;
+  }
+  logger.info(
+    { event: 'session.opened', server: config.name, session: sessionLabel(sessionKey) },
+    'bridged session opened',
+  );
+  return bridge;
+}

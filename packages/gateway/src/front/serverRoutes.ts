@@ -1,0 +1,85 @@
+import type { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Router } from 'express';
+import { isStdioUpstream, type ServerConfig } from '../config/index.js';
+import { ServerGuard } from '../guard/serverGuard.js';
+import type { Alerts } from '../observe/alerts.js';
+import type { GatewayLogger } from '../observe/logger.js';
+import type { SessionStore } from '../state/sessionStore.js';
+import type { ToolDigester } from '../state/toolDigester.js';
+import { BridgeSessions } from './bridgeSessions.js';
+import { legacySseFront } from './legacySseFront.js';
+import { pinGuard, type PinGuardRouter } from './pinGuard.js';
+import { streamableFront } from './streamableFront.js';
+
+/** What the routes of one server share with the rest of the gateway. */
+export interface ServerRoutesOptions {
+  readonly logger: GatewayLogger;
+  readonly alerts: Alerts;
+  readonly sessions: SessionStore;
+  readonly digester: ToolDigester;
+  readonly maxBodyBytes: number;
+  readonly upstreamTimeoutMs: number;
+  /** Bridged sessions (children, upstream streams) per server and front. @default 100 */
+  readonly maxBridgedSessions?: number;
+  /** A bridged session with no request and no open stream for this long is closed. @default 1 hour */
+  readonly idleMs?: number;
+}
+
+/** The routes of one server, all sharing its guard. */
+export interface ServerRoutes {
+  /** `/<name>/mcp`: Streamable HTTP (the transparent proxy, or the gateway's own endpoint over a bridge). */
+  readonly mcp: PinGuardRouter;
+  /** `/<name>/sse` and `/<name>/messages`: the 2024-11-05 HTTP+SSE front. */
+  readonly legacy: Router;
+  /** Ends every bridged session of this server (children are stopped). */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds a server's routes by its upstream kind: an HTTP url with Streamable HTTP is proxied
+ * transparently by pinGuard; a command (stdio) or a 2024-11-05 SSE url is bridged message by
+ * message. Either way the legacy HTTP+SSE front is offered too, and one guard decides for all.
+ */
+export function createServerRoutes(server: ServerConfig, options: ServerRoutesOptions): ServerRoutes {
+  const bridged =
+    !isStdioUpstream(server.upstream) && server.upstream.transport === 'streamable-http' ? undefined : server;
+  let guard: ServerGuard;
+  let mcp: PinGuardRouter;
+  const front = {
+    logger: options.logger,
+    maxBodyBytes: options.maxBodyBytes,
+    timeoutMs: options.upstreamTimeoutMs,
+  };
+  const limits = { max: options.maxBridgedSessions ?? 100, idleMs: options.idleMs ?? 3_600_000 };
+  const streamSessions = new BridgeSessions<StreamableHTTPServerTransport>(limits);
+  const legacySessions = new BridgeSessions<SSEServerTransport>(limits);
+  if (bridged === undefined) {
+    mcp = pinGuard({
+      pin: server,
+      logger: options.logger,
+      alerts: options.alerts,
+      sessions: options.sessions,
+      digester: options.digester,
+      maxBodyBytes: options.maxBodyBytes,
+      upstreamTimeoutMs: options.upstreamTimeoutMs,
+    });
+    guard = mcp.guard;
+  } else {
+    guard = new ServerGuard({
+      config: bridged,
+      sessions: options.sessions,
+      digester: options.digester,
+      alerts: options.alerts,
+      logger: options.logger,
+    });
+    mcp = Object.assign(streamableFront({ ...front, guard }, streamSessions), { guard });
+  }
+  return {
+    mcp,
+    legacy: legacySseFront({ ...front, guard }, legacySessions),
+    close: async () => {
+      await Promise.all([streamSessions.closeAll(), legacySessions.closeAll()]);
+    },
+  };
+}

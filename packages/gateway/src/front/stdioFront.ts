@@ -1,0 +1,97 @@
+import type { Readable, Writable } from 'node:stream';
+import { dirname, isAbsolute } from 'node:path';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { ServerConfig, UpstreamConfig } from '../config/index.js';
+import { ServerGuard } from '../guard/serverGuard.js';
+import { Alerts } from '../observe/alerts.js';
+import type { GatewayLogger } from '../observe/logger.js';
+import { SessionStore } from '../state/sessionStore.js';
+import { ToolDigester } from '../state/toolDigester.js';
+import { MessageBridge, type BridgeEnd } from '../transports/messageBridge.js';
+import { openUpstream } from '../transports/openUpstream.js';
+
+/** Options of {@link runStdioFront}. */
+export interface StdioFrontOptions {
+  /** The server's pin (its `upstream` is used unless `command` is given). */
+  readonly server: ServerConfig;
+  /** The stdio server to run instead of the pin's upstream: `[program, ...args]`. */
+  readonly command?: readonly string[];
+  /** Where logs and alerts go: stderr or a file, never the MCP channel on stdout. */
+  readonly logger: GatewayLogger;
+  /** @default process.stdin */
+  readonly input?: Readable;
+  /** @default process.stdout */
+  readonly output?: Writable;
+  /** Bound on each tools/list the gateway sends itself (fetch on miss). @default 30000 */
+  readonly timeoutMs?: number;
+}
+
+/** A running stdio front. */
+export interface StdioFront {
+  readonly guard: ServerGuard;
+  /** Resolves when the session ended, with who ended it (`client`: stdin closed). */
+  readonly ended: Promise<BridgeEnd>;
+  /** Ends the session (the upstream child is stopped). */
+  close(): Promise<void>;
+}
+
+/** The session key of the one client a stdio front serves. */
+const STDIO_SESSION = 'stdio:client';
+
+/**
+ * Runs toolpin as a stdio MCP server (what `toolpin wrap` does): the client is whoever speaks on
+ * stdin/stdout, the upstream is `command` (a child) or the pin's upstream, and the server's pin is
+ * enforced between them exactly as on the HTTP fronts.
+ */
+export async function runStdioFront(options: StdioFrontOptions): Promise<StdioFront> {
+  const { server, logger } = options;
+  const upstreamConfig: UpstreamConfig =
+    options.command === undefined || options.command.length === 0
+      ? server.upstream
+      : { command: options.command as [string, ...string[]], args: [], env: {} };
+  const guard = new ServerGuard({
+    config: { ...server, upstream: upstreamConfig },
+    sessions: new SessionStore({ max: 4 }),
+    digester: new ToolDigester(),
+    alerts: new Alerts(logger),
+    logger,
+  });
+  const input = options.input ?? process.stdin;
+  const client = new StdioServerTransport(input, options.output ?? process.stdout);
+  const upstream = openUpstream(upstreamConfig, {
+    logger,
+    server: server.name,
+    session: 'stdio',
+    // A desktop client sets the server's environment on toolpin's own launch: pass it all on.
+    inheritEnv: true,
+    ...(options.command === undefined && isAbsolute(server.file) ? { baseDir: dirname(server.file) } : {}),
+  });
+  const bridge = new MessageBridge({
+    guard,
+    sessionKey: STDIO_SESSION,
+    client,
+    upstream,
+    logger,
+    timeoutMs: options.timeoutMs ?? 30_000,
+  });
+  const ended = new Promise<BridgeEnd>((resolve) => {
+    bridge.onclose = resolve;
+  });
+  // The SDK's stdio server transport does not notice the end of stdin; the client leaving is that.
+  const onEnd = (): void => void bridge.close('client');
+  input.once('end', onEnd);
+  input.once('close', onEnd);
+  await bridge.start();
+  logger.info(
+    { event: 'wrap.started', server: server.name, mode: server.mode },
+    'toolpin wrap: serving MCP on stdio',
+  );
+  return {
+    guard,
+    ended: ended.finally(() => {
+      input.off('end', onEnd);
+      input.off('close', onEnd);
+    }),
+    close: () => bridge.close(),
+  };
+}

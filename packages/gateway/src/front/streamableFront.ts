@@ -1,0 +1,110 @@
+import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import express, { type Request, type Response, type Router } from 'express';
+import { sessionLabel } from '../observe/sessionLabel.js';
+import { ErrorCodes } from '../wire/errorCodes.js';
+import { headerValue } from '../wire/httpHeaders.js';
+import { jsonRpcError, parseJsonRpcBody, type JsonRpcId } from '../wire/jsonRpc.js';
+import type { BridgeSessions } from './bridgeSessions.js';
+import { credentialOf } from './bridgeSessions.js';
+import { openBridge, type BridgeFrontOptions } from './openBridge.js';
+import { sessionKeyOf } from './sessionKey.js';
+
+function answer(res: ServerResponse, status: number, id: JsonRpcId, code: number, message: string): void {
+  const body = JSON.stringify(jsonRpcError(id, code, message));
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/**
+ * The gateway's own Streamable HTTP MCP endpoint for an upstream it bridges (a stdio child, or a
+ * 2024-11-05 HTTP+SSE server): stateful, one SDK transport and one upstream connection per
+ * session, opened by `initialize` and ended by DELETE, the upstream ending, idleness or shutdown.
+ */
+export function streamableFront(
+  options: BridgeFrontOptions,
+  sessions: BridgeSessions<StreamableHTTPServerTransport>,
+): Router {
+  const { guard, logger } = options;
+  const router = express.Router();
+  router.post('/', express.raw({ type: () => true, limit: options.maxBodyBytes }), (req, res, next) => {
+    handle(req, res).catch(next);
+  });
+  router.get('/', (req, res, next) => void handle(req, res).catch(next));
+  router.delete('/', (req, res, next) => void handle(req, res).catch(next));
+
+  async function handle(req: Request, res: Response): Promise<void> {
+    let body: unknown;
+    if (req.method === 'POST') {
+      const parsed = parseJsonRpcBody(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '');
+      if (!parsed.ok) return answer(res, 400, null, parsed.code, parsed.message);
+      body = parsed.body.batch ? parsed.body.messages : parsed.body.messages[0];
+    }
+    const id = headerValue(req.headers, 'mcp-session-id');
+    if (id !== undefined) {
+      const session = sessions.get(id, req.headers);
+      if (session === undefined) return answer(res, 404, null, -32001, 'Session not found');
+      sessions.track(id, res);
+      await session.front.handleRequest(req, res, body);
+      return;
+    }
+    if (req.method !== 'POST' || !isInitializeRequest(body) || !('id' in body)) {
+      // 2026-07-28 clients have no session; a bridged upstream is served to session clients only.
+      return answer(
+        res,
+        400,
+        null,
+        -32000,
+        'Bad Request: Mcp-Session-Id header is required (initialize first)',
+      );
+    }
+    if (!sessions.hasRoom) {
+      logger.warn(
+        { event: 'session.refused', server: guard.config.name, sessions: sessions.size },
+        'too many bridged sessions',
+      );
+      return answer(
+        res,
+        503,
+        (body as { id: JsonRpcId }).id,
+        ErrorCodes.UPSTREAM_UNAVAILABLE,
+        'toolpin: too many sessions for this server, try again later',
+      );
+    }
+    await open(req, res, body as { id: JsonRpcId });
+  }
+
+  async function open(req: Request, res: Response, initialize: { id: JsonRpcId }): Promise<void> {
+    const id = randomUUID();
+    const front = new StreamableHTTPServerTransport({ sessionIdGenerator: () => id });
+    const sessionKey = sessionKeyOf({ ...req.headers, 'mcp-session-id': id });
+    let bridge;
+    try {
+      bridge = await openBridge(options, front, sessionKey, req.headers);
+    } catch (error) {
+      logger.error(
+        {
+          event: 'upstream.start_failed',
+          server: guard.config.name,
+          session: sessionLabel(sessionKey),
+          err: (error as Error).message,
+        },
+        'upstream could not be started',
+      );
+      return answer(
+        res,
+        502,
+        initialize.id,
+        ErrorCodes.UPSTREAM_UNAVAILABLE,
+        'toolpin: the upstream could not be started',
+      );
+    }
+    sessions.add(id, { bridge, front, credential: credentialOf(req.headers) });
+    sessions.track(id, res);
+    await front.handleRequest(req, res, initialize);
+  }
+
+  return router;
+}

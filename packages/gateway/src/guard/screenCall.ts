@@ -1,0 +1,43 @@
+import { sessionLabel } from '../observe/sessionLabel.js';
+import { ErrorCodes } from '../wire/errorCodes.js';
+import { jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../wire/jsonRpc.js';
+import type { CatalogRefresh, ServerGuard } from './serverGuard.js';
+
+/**
+ * Decides one tools/call with the server's guard and emits its call.blocked / call.flagged alert.
+ * Returns the JSON-RPC error to answer the client with, or undefined when the call may go upstream.
+ * (The same steps as the HTTP proxy's, for the transports that see whole messages.)
+ */
+export async function screenCall(
+  guard: ServerGuard,
+  sessionKey: string,
+  id: JsonRpcId,
+  params: unknown,
+  refresh: CatalogRefresh,
+): Promise<JsonRpcResponse | undefined> {
+  const name =
+    typeof params === 'object' && params !== null ? (params as { name?: unknown }).name : undefined;
+  if (typeof name !== 'string')
+    return jsonRpcError(id, -32602, 'Invalid params: tools/call needs a tool name');
+  const decision = await guard.decideCall(sessionKey, name, refresh);
+  const session = sessionLabel(sessionKey);
+  if (decision.kind === 'allow') {
+    if (decision.flagged !== undefined)
+      guard.alerts.emit({
+        event: 'call.flagged',
+        server: guard.config.name,
+        session,
+        id,
+        decision: decision.flagged,
+      });
+    return undefined;
+  }
+  guard.alerts.emit({
+    event: 'call.blocked',
+    server: guard.config.name,
+    session,
+    id,
+    decision: decision.data,
+  });
+  return jsonRpcError(id, ErrorCodes.PIN_POLICY_BLOCKED, decision.message, decision.data);
+}

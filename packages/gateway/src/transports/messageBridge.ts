@@ -1,0 +1,278 @@
+import { randomUUID } from 'node:crypto';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { GatewayError } from '../errors.js';
+import { screenCall } from '../guard/screenCall.js';
+import type { ServerGuard } from '../guard/serverGuard.js';
+import type { GatewayLogger } from '../observe/logger.js';
+import { sessionLabel } from '../observe/sessionLabel.js';
+import type { FetchedPage } from '../state/fetchToolPages.js';
+import { ErrorCodes } from '../wire/errorCodes.js';
+import {
+  idKey,
+  isRequest,
+  isResponse,
+  jsonRpcError,
+  type JsonRpcId,
+  type JsonRpcMessage,
+  type JsonRpcResponse,
+} from '../wire/jsonRpc.js';
+import type { UpstreamConnection } from './openUpstream.js';
+import { PendingReplies } from './pendingReplies.js';
+import { StdioChildTransport } from './stdioChildTransport.js';
+
+const FLUSH_MS = 1000;
+
+async function settleWithin(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
+/** Options of {@link MessageBridge}. */
+export interface MessageBridgeOptions {
+  readonly guard: ServerGuard;
+  /** Whose catalog this connection acts on. */
+  readonly sessionKey: string;
+  /** The client-facing transport (Streamable HTTP server, stdio server, HTTP+SSE server). */
+  readonly client: Transport;
+  /** The upstream-facing transport (stdio child, Streamable HTTP client, HTTP+SSE client). */
+  readonly upstream: UpstreamConnection;
+  readonly logger: GatewayLogger;
+  /** Bound on each tools/list page the gateway asks for itself (fetch on miss). */
+  readonly timeoutMs: number;
+  /** @default 1000 */
+  readonly maxPages?: number;
+}
+
+/** Who ended a bridged session. */
+export type BridgeEnd = 'client' | 'upstream' | 'gateway';
+
+/** A client request sent upstream and not answered yet. */
+interface InFlight {
+  readonly id: JsonRpcId;
+  readonly method: string;
+  readonly progressToken: unknown;
+}
+
+/**
+ * Joins a client-facing and an upstream-facing MCP transport at the JSON-RPC message level and puts
+ * the server's guard between them: every tools/call is decided before it is sent (a refusal is
+ * answered here), every tools/list result is replaced by the value the guard verified. Client
+ * messages are handled one at a time, in order, so a call waiting for a fetch on miss is not
+ * overtaken. One bridge is one session; either side closing ends both.
+ */
+export class MessageBridge {
+  /** Called once when the session ends, with the side that ended it. */
+  onclose?: (endedBy: BridgeEnd) => void;
+
+  readonly #options: MessageBridgeOptions;
+  readonly #inFlight = new Map<string, InFlight>();
+  readonly #own = new PendingReplies();
+  #inbound: Promise<void> = Promise.resolve();
+  #outbound: Promise<void> = Promise.resolve();
+  #closing: Promise<void> | undefined;
+
+  constructor(options: MessageBridgeOptions) {
+    this.#options = options;
+  }
+
+  /** Starts the upstream (spawns the child, opens the stream), then the client side. */
+  async start(): Promise<void> {
+    const { client, upstream } = this.#options;
+    const transport = upstream.transport;
+    transport.onmessage = (message) => this.#fromUpstream(message);
+    transport.onerror = (error) => this.#upstreamError(error);
+    transport.onclose = () => void this.#end('upstream');
+    client.onmessage = (message) => {
+      this.#inbound = this.#inbound
+        .then(() => this.#fromClient(message))
+        .catch((error: Error) => this.#log('warn', 'bridge.client_message_failed', error.message));
+    };
+    client.onerror = (error) => this.#log('debug', 'bridge.client_error', error.message);
+    client.onclose = () => void this.#end('client');
+    await transport.start();
+    await client.start();
+  }
+
+  /** Ends the session: the upstream is closed (a child is stopped) and the client transport too. */
+  close(endedBy: BridgeEnd = 'gateway'): Promise<void> {
+    return this.#end(endedBy);
+  }
+
+  async #fromClient(raw: JSONRPCMessage): Promise<void> {
+    if (this.#closing !== undefined) return;
+    const message = raw as unknown as JsonRpcMessage;
+    const { guard, sessionKey } = this.#options;
+    if (isRequest(message)) {
+      if (message.method === 'tools/call') {
+        const refusal = await screenCall(guard, sessionKey, message.id, message.params, () =>
+          this.#listUpstream(),
+        );
+        if (refusal !== undefined) {
+          this.#toClient(refusal);
+          return;
+        }
+      } else if (message.method === 'tools/list') {
+        const cursor = message.params?.cursor;
+        guard.expectList(sessionKey, message.id, typeof cursor === 'string' ? cursor : undefined);
+      }
+      const meta = message.params?._meta as { progressToken?: unknown } | undefined;
+      this.#inFlight.set(idKey(message.id), {
+        id: message.id,
+        method: message.method,
+        progressToken: meta?.progressToken,
+      });
+    }
+    try {
+      await this.#options.upstream.transport.send(raw);
+    } catch (error) {
+      this.#log('warn', 'upstream.send_failed', (error as Error).message);
+      if (isRequest(message) && this.#inFlight.delete(idKey(message.id))) {
+        this.#toClient(
+          jsonRpcError(
+            message.id,
+            ErrorCodes.UPSTREAM_UNAVAILABLE,
+            'toolpin: the upstream could not be reached',
+          ),
+        );
+      }
+    }
+  }
+
+  #fromUpstream(raw: JSONRPCMessage): void {
+    const message = raw as unknown as JsonRpcMessage;
+    let related: JsonRpcId | undefined;
+    if (isResponse(message)) {
+      // The gateway's own listing is the guard's to inspect; the client never asked for it.
+      if (this.#own.settle(message)) return;
+      const request = this.#inFlight.get(idKey(message.id));
+      this.#inFlight.delete(idKey(message.id));
+      if (request?.method === 'initialize') this.#adoptProtocolVersion(message);
+      related = message.id;
+    } else {
+      related = this.#relatedRequest(message);
+    }
+    const replaced = this.#options.guard.inspectUpstreamMessage(this.#options.sessionKey, message);
+    this.#toClient(replaced ?? message, related);
+  }
+
+  /**
+   * Which client request an upstream request or notification belongs to, so that a Streamable HTTP
+   * front sends it on that request's stream: progress by its token; requests (sampling, elicitation)
+   * and log messages to the newest request in flight, as a stdio server does not say. Other
+   * notifications (list_changed, resource updates) go on the session's own stream.
+   */
+  #relatedRequest(message: JsonRpcMessage): JsonRpcId | undefined {
+    if (!('method' in message)) return undefined;
+    if (message.method === 'notifications/progress') {
+      const token = message.params?.progressToken;
+      for (const request of this.#inFlight.values())
+        if (request.progressToken !== undefined && request.progressToken === token) return request.id;
+      return undefined;
+    }
+    if (message.id === undefined && message.method !== 'notifications/message') return undefined;
+    return [...this.#inFlight.values()].at(-1)?.id;
+  }
+
+  #adoptProtocolVersion(message: JsonRpcResponse): void {
+    const version = (message.result as { protocolVersion?: unknown } | undefined)?.protocolVersion;
+    if (typeof version === 'string') this.#options.upstream.transport.setProtocolVersion?.(version);
+  }
+
+  #toClient(message: unknown, related?: JsonRpcId): void {
+    const client = this.#options.client;
+    const out = message as JSONRPCMessage;
+    // Sends are chained: a progress notification must not be overtaken by its result.
+    this.#outbound = this.#outbound.then(async () => {
+      try {
+        await client.send(
+          out,
+          related === undefined || related === null ? undefined : { relatedRequestId: related },
+        );
+      } catch (error) {
+        if (isResponse(message) || related === undefined) {
+          this.#log('debug', 'client.send_failed', (error as Error).message);
+          return;
+        }
+        // The request's stream is gone (answered, or the client left it): the session stream then.
+        await client
+          .send(out)
+          .catch((again: Error) => this.#log('debug', 'client.send_failed', again.message));
+      }
+    });
+  }
+
+  async #listUpstream(): Promise<FetchedPage[]> {
+    const pages: FetchedPage[] = [];
+    const maxPages = this.#options.maxPages ?? 1000;
+    let cursor: string | undefined;
+    do {
+      if (pages.length >= maxPages)
+        throw new GatewayError('GW_CATALOG_UNAVAILABLE', `the upstream listed more than ${maxPages} pages`);
+      // The gateway's ids are UUIDs under a prefix no client uses: they never collide with the client's.
+      const id = `toolpin-${randomUUID()}`;
+      const answer = this.#own.expect(id, this.#options.timeoutMs);
+      const params = cursor === undefined ? {} : { cursor };
+      await this.#options.upstream.transport.send({ jsonrpc: '2.0', id, method: 'tools/list', params });
+      const reply = await answer;
+      if (reply.error !== undefined)
+        throw new GatewayError(
+          'GW_CATALOG_UNAVAILABLE',
+          `the upstream refused tools/list: ${reply.error.message}`,
+        );
+      pages.push({ cursor, result: reply.result });
+      const next = (reply.result as { nextCursor?: unknown } | undefined)?.nextCursor;
+      cursor = typeof next === 'string' ? next : undefined;
+    } while (cursor !== undefined);
+    return pages;
+  }
+
+  #upstreamError(error: Error): void {
+    this.#log('warn', 'upstream.error', error.message);
+    if (this.#options.upstream.isFatal(error)) void this.#end('upstream');
+  }
+
+  #end(by: BridgeEnd): Promise<void> {
+    // Assigned before the shutdown runs: closing one side calls back here synchronously.
+    this.#closing ??= Promise.resolve().then(() => this.#shutdown(by));
+    return this.#closing;
+  }
+
+  async #shutdown(by: BridgeEnd): Promise<void> {
+    const { client, upstream, guard, sessionKey } = this.#options;
+    const reason = this.#endReason(by);
+    this.#log(by === 'upstream' ? 'warn' : 'info', 'session.ended', reason);
+    this.#own.rejectAll(new GatewayError('GW_UPSTREAM_EXITED', reason));
+    // Every request the upstream will now never answer gets an error instead of silence.
+    for (const request of this.#inFlight.values()) {
+      this.#toClient(
+        jsonRpcError(request.id, ErrorCodes.UPSTREAM_UNAVAILABLE, `toolpin: ${reason}`),
+        request.id,
+      );
+    }
+    this.#inFlight.clear();
+    await upstream.transport
+      .close()
+      .catch((error: Error) => this.#log('warn', 'upstream.close_failed', error.message));
+    // A client that stopped reading must not hold the session open forever.
+    await settleWithin(this.#outbound, FLUSH_MS);
+    await client.close().catch((error: Error) => this.#log('debug', 'client.close_failed', error.message));
+    guard.forgetSession(sessionKey);
+    this.onclose?.(by);
+  }
+
+  #endReason(by: BridgeEnd): string {
+    if (by === 'client') return 'the client closed the session';
+    if (by === 'gateway') return 'the gateway closed the session';
+    const transport = this.#options.upstream.transport;
+    const exit = transport instanceof StdioChildTransport ? transport.exit : undefined;
+    if (exit === undefined) return 'the upstream closed the connection';
+    return `the upstream process exited (${exit.signal === null ? `code ${String(exit.code)}` : `signal ${exit.signal}`})`;
+  }
+
+  #log(level: 'debug' | 'info' | 'warn', event: string, message: string): void {
+    const { guard, sessionKey, logger } = this.#options;
+    logger[level]({ event, server: guard.config.name, session: sessionLabel(sessionKey) }, message);
+  }
+}

@@ -1,0 +1,198 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { GatewayError } from '../errors.js';
+import { killProcessGroup, trackChild, untrackChild } from './childRegistry.js';
+
+/** Options of {@link StdioChildTransport}. */
+export interface StdioChildOptions {
+  /** The program to run. */
+  readonly command: string;
+  readonly args: readonly string[];
+  /** The child's whole environment (nothing else is inherited). */
+  readonly env: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+  /** Receives each line the child writes on stderr (without the newline, cut at 8 KiB). */
+  readonly onStderrLine?: (line: string) => void;
+  /** How long a child gets to exit after its stdin closes, and again after SIGTERM. @default 2000 */
+  readonly graceMs?: number;
+  /** Bound on one JSON-RPC line from the child. @default 10 MiB */
+  readonly maxMessageBytes?: number;
+}
+
+/** How a child ended. */
+export interface ChildExit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
+const MAX_STDERR_LINE = 8 * 1024;
+
+/**
+ * An MCP client transport over a spawned child's stdin/stdout. Unlike the SDK's StdioClientTransport
+ * it puts the child in its own process group and signals the whole group, so a launcher such as
+ * `npx` cannot leave its server behind; it reports how the child exited; and it hands stderr over
+ * line by line so the gateway can log it tagged with server and session.
+ */
+export class StdioChildTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  readonly #options: StdioChildOptions;
+  readonly #buffer: ReadBuffer;
+  #child: ChildProcess | undefined;
+  #exit: ChildExit | undefined;
+  #exited: Promise<void> | undefined;
+  #closed = false;
+
+  constructor(options: StdioChildOptions) {
+    this.#options = options;
+    this.#buffer = new ReadBuffer({ maxBufferSize: options.maxMessageBytes ?? 10 * 1024 * 1024 });
+  }
+
+  /** The child's pid once spawned. */
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
+  /** How the child ended, once it did. */
+  get exit(): ChildExit | undefined {
+    return this.#exit;
+  }
+
+  /** Spawns the child; rejects with GW_UPSTREAM_SPAWN_FAILED when it cannot be started. */
+  start(): Promise<void> {
+    if (this.#child !== undefined) throw new Error('StdioChildTransport already started');
+    const options = this.#options;
+    const child = spawn(options.command, [...options.args], {
+      env: { ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+      // Its own process group (POSIX), so the whole tree can be signalled at once.
+      detached: process.platform !== 'win32',
+      windowsHide: true,
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    });
+    this.#child = child;
+    this.#exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    child.stdout?.on('data', (chunk: Buffer) => this.#read(chunk));
+    child.stdin?.on('error', (error) => this.onerror?.(error));
+    this.#readStderr(child);
+    child.once('exit', (code, signal) => {
+      this.#exit = { code, signal };
+      untrackChild(child);
+      // Anything the child left running in its group goes with it.
+      killProcessGroup(child, 'SIGKILL');
+    });
+    child.once('close', () => {
+      this.#closed = true;
+      this.onclose?.();
+    });
+    return new Promise<void>((resolve, reject) => {
+      child.once('spawn', () => {
+        trackChild(child);
+        resolve();
+      });
+      child.once('error', (error) => {
+        const failure = new GatewayError(
+          'GW_UPSTREAM_SPAWN_FAILED',
+          `cannot start ${options.command}: ${error.message}`,
+          { command: options.command },
+          { cause: error },
+        );
+        this.onerror?.(failure);
+        reject(failure);
+      });
+    });
+  }
+
+  #read(chunk: Buffer): void {
+    try {
+      this.#buffer.append(chunk);
+    } catch (error) {
+      this.onerror?.(error as Error);
+      void this.close();
+      return;
+    }
+    for (;;) {
+      let message: JSONRPCMessage | null;
+      try {
+        message = this.#buffer.readMessage();
+      } catch (error) {
+        // A line that is not JSON-RPC (a server logging to stdout): reported, and skipped.
+        this.onerror?.(error as Error);
+        continue;
+      }
+      if (message === null) return;
+      this.onmessage?.(message);
+    }
+  }
+
+  #readStderr(child: ChildProcess): void {
+    let partial = '';
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (text: string) => {
+      const lines = (partial + text).split('\n');
+      partial = lines.pop() ?? '';
+      if (partial.length > MAX_STDERR_LINE) {
+        lines.push(partial);
+        partial = '';
+      }
+      for (const line of lines)
+        this.#options.onStderrLine?.(line.replace(/\r$/, '').slice(0, MAX_STDERR_LINE));
+    });
+    child.stderr?.on('end', () => {
+      if (partial !== '') this.#options.onStderrLine?.(partial.slice(0, MAX_STDERR_LINE));
+    });
+  }
+
+  /** Writes one message to the child's stdin. */
+  send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.#child?.stdin;
+    if (stdin === undefined || stdin === null || this.#exit !== undefined || !stdin.writable) {
+      return Promise.reject(new GatewayError('GW_UPSTREAM_EXITED', 'the upstream process is not running'));
+    }
+    return new Promise<void>((resolve, reject) => {
+      stdin.write(serializeMessage(message), (error) => (error ? reject(error) : resolve()));
+    });
+  }
+
+  /**
+   * Ends the child: stdin is closed (a stdio server's cue to exit), then SIGTERM, then SIGKILL, to
+   * the whole process group, each after the grace period. Resolves once the child is gone.
+   */
+  async close(): Promise<void> {
+    const child = this.#child;
+    if (child === undefined) {
+      if (!this.#closed) {
+        this.#closed = true;
+        this.onclose?.();
+      }
+      return;
+    }
+    const exited = this.#exited ?? Promise.resolve();
+    if (this.#exit === undefined) {
+      const grace = this.#options.graceMs ?? 2000;
+      child.stdin?.end();
+      if (!(await settlesWithin(exited, grace))) {
+        killProcessGroup(child, 'SIGTERM');
+        if (!(await settlesWithin(exited, grace))) killProcessGroup(child, 'SIGKILL');
+      }
+    }
+    await exited;
+    this.#buffer.clear();
+  }
+}
+
+async function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([promise.then(() => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

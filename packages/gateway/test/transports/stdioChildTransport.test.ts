@@ -1,0 +1,99 @@
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { GatewayError } from '../../src/errors.js';
+import { liveChildCount } from '../../src/transports/childRegistry.js';
+import { StdioChildTransport } from '../../src/transports/stdioChildTransport.js';
+
+/** A child running this script with node, with the PATH it needs and nothing else. */
+function nodeChild(
+  script: string,
+  extra: { graceMs?: number; onStderrLine?: (line: string) => void } = {},
+): StdioChildTransport {
+  return new StdioChildTransport({
+    command: process.execPath,
+    args: ['-e', script],
+    env: { PATH: process.env.PATH ?? '' },
+    ...extra,
+  });
+}
+
+/** Echoes every stdin line back as a JSON-RPC result with the same id; says hello on stderr. */
+const ECHO_SERVER = `
+process.stderr.write('hello from the child\\npartial line');
+require('node:readline').createInterface({ input: process.stdin }).on('line', (line) => {
+  if (line === '') return;
+  const message = JSON.parse(line);
+  process.stdout.write('not json: a server logging to stdout\\n');
+  process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { seen: message.method } }) + '\\n');
+});`;
+
+function nextMessage(transport: StdioChildTransport): Promise<JSONRPCMessage> {
+  return new Promise((resolve) => (transport.onmessage = resolve));
+}
+
+describe('StdioChildTransport', () => {
+  it('exchanges JSON-RPC lines, skips stdout lines that are not JSON-RPC, and hands over stderr lines', async () => {
+    const stderr: string[] = [];
+    const errors: Error[] = [];
+    const transport = nodeChild(ECHO_SERVER, { onStderrLine: (line) => stderr.push(line) });
+    transport.onerror = (error) => errors.push(error);
+    await transport.start();
+    expect(typeof transport.pid).toBe('number');
+    const answer = nextMessage(transport);
+    await transport.send({ jsonrpc: '2.0', id: 7, method: 'ping' });
+    expect(await answer).toEqual({ jsonrpc: '2.0', id: 7, result: { seen: 'ping' } });
+    expect(errors.length).toBeGreaterThanOrEqual(1);
+    await transport.close();
+    expect(stderr).toEqual(['hello from the child', 'partial line']);
+    expect(transport.exit).toEqual({ code: 0, signal: null });
+    expect(liveChildCount()).toBe(0);
+  });
+
+  it('reports how a child that exits on its own ended, and calls onclose', async () => {
+    const transport = nodeChild('process.exit(3)');
+    const closed = new Promise<void>((resolve) => (transport.onclose = resolve));
+    await transport.start();
+    await closed;
+    expect(transport.exit).toEqual({ code: 3, signal: null });
+    await expect(transport.send({ jsonrpc: '2.0', id: 1, method: 'ping' })).rejects.toMatchObject({
+      code: 'GW_UPSTREAM_EXITED',
+    });
+  });
+
+  it('rejects start with GW_UPSTREAM_SPAWN_FAILED when the program does not exist', async () => {
+    const transport = new StdioChildTransport({
+      command: '/nonexistent/toolpin-test-server',
+      args: [],
+      env: {},
+    });
+    const error = await transport.start().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(GatewayError);
+    expect((error as GatewayError).code).toBe('GW_UPSTREAM_SPAWN_FAILED');
+    await transport.close();
+  });
+
+  it('escalates to SIGTERM for a child that ignores the end of its stdin', async () => {
+    const transport = nodeChild('process.stdin.resume(); setInterval(() => {}, 1000);', { graceMs: 100 });
+    await transport.start();
+    await transport.close();
+    expect(transport.exit).toEqual({ code: null, signal: 'SIGTERM' });
+  });
+
+  it('escalates to SIGKILL for a child that ignores SIGTERM too', async () => {
+    let ready: () => void = () => undefined;
+    const handlerInstalled = new Promise<void>((resolve) => (ready = resolve));
+    const transport = nodeChild(
+      "process.on('SIGTERM', () => {}); process.stdin.resume(); setInterval(() => {}, 1000); process.stderr.write('ready\\n');",
+      {
+        graceMs: 100,
+        onStderrLine: (line) => line === 'ready' && ready(),
+      },
+    );
+    await transport.start();
+    await handlerInstalled;
+    await transport.close();
+    expect(transport.exit).toEqual({ code: null, signal: 'SIGKILL' });
+  });
+});

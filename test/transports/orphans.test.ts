@@ -1,0 +1,199 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { connectSseClient, connectV1Client } from '../peers/index.js';
+import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
+import { pinFor } from '../support/pinFor.js';
+import {
+  countAlive,
+  eventually,
+  fixtureCommand,
+  listStdioCatalog,
+  stdioPinFor,
+  TOOLPIN_CLI,
+  writePin,
+  writtenPids,
+} from './support.js';
+
+// Every fixture server spawns a long-lived grandchild, as `npx` launches its server: a gateway that
+// only killed its own child would leave that one behind. Each fixture writes its pid, and the
+// grandchild's, into `dir`; the tests count how many still run.
+
+let dir: string;
+let env: Record<string, string>;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'toolpin-orphans-'));
+  env = { TOOLPIN_FIXTURE_PID_DIR: dir, TOOLPIN_FIXTURE_GRANDCHILD: '1' };
+});
+
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Waits until the fixture and its grandchild wrote their pids (`count` per session). */
+async function spawnedPids(count: number): Promise<number[]> {
+  expect(await eventually(async () => (await writtenPids(dir)).length >= count)).toBe(true);
+  return writtenPids(dir);
+}
+
+/** True once none of the pids runs (bounded wait). */
+async function allGone(pids: readonly number[]): Promise<boolean> {
+  return eventually(async () => (await countAlive(pids)) === 0);
+}
+
+describe('serve: no process outlives its session', () => {
+  let gateway: GatewayHarness;
+  const clients: Client[] = [];
+
+  async function connect(route: 'mcp' | 'sse' = 'mcp'): Promise<Client> {
+    const client =
+      route === 'mcp'
+        ? await connectV1Client(`${gateway.url}/local/mcp`)
+        : await connectSseClient(`${gateway.url}/local/sse`);
+    clients.push(client);
+    await client.listTools();
+    return client;
+  }
+
+  beforeEach(async () => {
+    const tools = await listStdioCatalog(fixtureCommand());
+    // A one-second idle bound, so that a client vanishing without DELETE is observed too.
+    gateway = await startGatewayHarness([stdioPinFor('local', fixtureCommand(), tools, env)], {
+      sessions: { ttlSeconds: 1 },
+    });
+  });
+
+  afterEach(async () => {
+    for (const client of clients.splice(0)) await client.close();
+    await gateway.close();
+  });
+
+  it('stops the child and its grandchild when the client ends the session (DELETE)', async () => {
+    const client = await connect();
+    const pids = await spawnedPids(2);
+    expect(await countAlive(pids)).toBe(2);
+    await (client.transport as StreamableHTTPClientTransport).terminateSession();
+    expect(await allGone(pids)).toBe(true);
+  });
+
+  it('stops the child of a client that vanished without ending its session, once it is idle', async () => {
+    const client = await connect();
+    const pids = await spawnedPids(2);
+    await client.close();
+    expect(await allGone(pids)).toBe(true);
+    expect(gateway.events('session.ended').length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('stops the child when a legacy SSE client closes its stream', async () => {
+    const client = await connect('sse');
+    const pids = await spawnedPids(2);
+    await client.close();
+    expect(await allGone(pids)).toBe(true);
+  });
+
+  it('stops the grandchild too when the child crashes', async () => {
+    const client = await connect();
+    const pids = await spawnedPids(2);
+    await expect(client.callTool({ name: 'crash', arguments: {} })).rejects.toMatchObject({ code: -32041 });
+    expect(await allGone(pids)).toBe(true);
+  });
+
+  it('stops every child of every open session on gateway shutdown', async () => {
+    await connect();
+    await connect();
+    await connect('sse');
+    const pids = await spawnedPids(6);
+    expect(await countAlive(pids)).toBe(6);
+    await gateway.close();
+    // close() resolved after the children were gone, not merely signalled.
+    expect(await countAlive(pids)).toBe(0);
+  });
+});
+
+/** `toolpin wrap` spoken to with raw JSON-RPC lines, to observe its exit. */
+interface RawWrap {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly exited: Promise<number | null>;
+  request(id: number, method: string, params?: Record<string, unknown>): Promise<Record<string, unknown>>;
+}
+
+async function startRawWrap(pinFile: string, childEnv: Record<string, string>): Promise<RawWrap> {
+  const child = spawn(process.execPath, [TOOLPIN_CLI, 'wrap', '--pin', pinFile, '--', ...fixtureCommand()], {
+    env: { ...process.env, ...childEnv },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  child.stderr.resume();
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const waiting = new Map<number, (message: Record<string, unknown>) => void>();
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    const message = JSON.parse(line) as Record<string, unknown>;
+    if (typeof message.id === 'number') waiting.get(message.id)?.(message);
+  });
+  const wrap: RawWrap = {
+    child,
+    exited,
+    request: (id, method, params = {}) =>
+      new Promise((resolve) => {
+        waiting.set(id, resolve);
+        child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+      }),
+  };
+  await wrap.request(0, 'initialize', {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'raw', version: '1' },
+  });
+  child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+  return wrap;
+}
+
+describe('wrap: no process outlives toolpin', () => {
+  let pinFile: string;
+  let wrap: RawWrap | undefined;
+
+  beforeEach(async () => {
+    pinFile = await writePin(
+      dir,
+      pinFor('local', 'http://127.0.0.1:9/mcp', await listStdioCatalog(fixtureCommand())),
+    );
+  });
+
+  afterEach(async () => {
+    if (wrap !== undefined && wrap.child.exitCode === null && wrap.child.signalCode === null) {
+      wrap.child.kill('SIGKILL');
+      await wrap.exited;
+    }
+    wrap = undefined;
+  });
+
+  it('exits 0 and stops the server and its grandchild when the client closes stdin', async () => {
+    wrap = await startRawWrap(pinFile, env);
+    const pids = await spawnedPids(2);
+    wrap.child.stdin.end();
+    expect(await wrap.exited).toBe(0);
+    expect(await allGone(pids)).toBe(true);
+  });
+
+  it('stops the server and its grandchild on SIGTERM', async () => {
+    wrap = await startRawWrap(pinFile, env);
+    const pids = await spawnedPids(2);
+    wrap.child.kill('SIGTERM');
+    await wrap.exited;
+    expect(await allGone(pids)).toBe(true);
+  });
+
+  it('answers the pending call with an error and exits 1 when the server crashes', async () => {
+    wrap = await startRawWrap(pinFile, env);
+    const pids = await spawnedPids(2);
+    await wrap.request(1, 'tools/list');
+    const answer = await wrap.request(2, 'tools/call', { name: 'crash', arguments: {} });
+    expect(answer.error).toMatchObject({ code: -32041, message: expect.stringMatching(/exited \(code 3\)/) });
+    expect(await wrap.exited).toBe(1);
+    expect(await allGone(pids)).toBe(true);
+  });
+});

@@ -1,0 +1,146 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  McpError,
+  ToolListChangedNotificationSchema,
+  type Progress,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { everythingStdioCommand } from '../peers/index.js';
+import { pinFor } from '../support/pinFor.js';
+import {
+  connectWrap,
+  eventually,
+  fixtureCommand,
+  listStdioCatalog,
+  stdioPinFor,
+  writePin,
+  type WrapHandle,
+} from './support.js';
+
+describe('wrap: @modelcontextprotocol/server-everything behind the stdio front', () => {
+  let dir: string;
+  let wrap: WrapHandle;
+  let pinned: Tool[];
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'toolpin-wrap-'));
+    pinned = await listStdioCatalog(everythingStdioCommand());
+    // The pin's upstream is not used: the command after -- is what runs.
+    const pinFile = await writePin(dir, pinFor('everything', 'http://127.0.0.1:9/mcp', pinned));
+    wrap = await connectWrap(pinFile, everythingStdioCommand());
+  }, 20_000);
+
+  afterAll(async () => {
+    await wrap?.client.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('lists the pinned catalog and calls echo, with logs on stderr only', async () => {
+    const listed = await wrap.client.listTools();
+    expect(listed.tools.map((tool) => tool.name).sort()).toEqual(pinned.map((tool) => tool.name).sort());
+    const result = await wrap.client.callTool({ name: 'echo', arguments: { message: 'through wrap' } });
+    expect(result.content).toEqual([{ type: 'text', text: 'Echo: through wrap' }]);
+    // Every stderr line is a JSON log line; stdout carried nothing but MCP (the client parsed it all).
+    expect(wrap.events('non-json')).toEqual([]);
+    expect(await eventually(() => wrap.events('catalog.verified').length === 1)).toBe(true);
+  });
+
+  it('relays the progress notifications of a long-running tool before its result', async () => {
+    const seen: string[] = [];
+    const progress: Progress[] = [];
+    await wrap.client.callTool(
+      { name: 'trigger-long-running-operation', arguments: { duration: 0.3, steps: 3 } },
+      undefined,
+      {
+        onprogress: (update) => {
+          progress.push(update);
+          seen.push('progress');
+        },
+      },
+    );
+    seen.push('result');
+    // The SDK client dispatches notifications a microtask late but responses at once, so the last
+    // progress can lose the race with a result read from the same chunk (direct connections too).
+    const values = progress.map((update) => update.progress);
+    expect(values.length).toBeGreaterThanOrEqual(2);
+    expect(values).toEqual([1, 2, 3].slice(0, values.length));
+    expect(seen.lastIndexOf('progress')).toBeLessThan(seen.indexOf('result'));
+  });
+});
+
+describe('wrap: a drifting stdio server behind the stdio front', () => {
+  let dir: string;
+  let callLog: string;
+  let wrap: WrapHandle | undefined;
+
+  async function executedCalls(): Promise<string[]> {
+    return (await readFile(callLog, 'utf8').catch(() => '')).split('\n').filter((line) => line !== '');
+  }
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'toolpin-wrap-'));
+    callLog = join(dir, 'calls.log');
+  });
+
+  afterEach(async () => {
+    await wrap?.client.close();
+    wrap = undefined;
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('hides the drifted tool and blocks its call with tool_drifted, never reaching the server', async () => {
+    const tools = await listStdioCatalog(fixtureCommand());
+    const pinFile = await writePin(dir, pinFor('drifting', 'http://127.0.0.1:9/mcp', tools));
+    // Set on toolpin's own launch: wrap hands its environment to the server it runs.
+    wrap = await connectWrap(pinFile, fixtureCommand(), { TOOLPIN_FIXTURE_CALL_LOG: callLog });
+    const client = wrap.client;
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('echo');
+    const changed = new Promise<void>((resolve) =>
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()),
+    );
+    await client.callTool({ name: 'rug-pull', arguments: {} });
+    await changed;
+    expect((await client.listTools()).tools.map((tool) => tool.name)).not.toContain('echo');
+    const error = await client.callTool({ name: 'echo', arguments: { text: 'hi' } }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(McpError);
+    expect((error as McpError).code).toBe(-32040);
+    expect((error as McpError).data).toMatchObject({
+      reason: 'tool_drifted',
+      server: 'drifting',
+      tool: 'echo',
+      key: 'tool:echo',
+    });
+    expect(await executedCalls()).toEqual(['rug-pull']);
+    expect(await eventually(() => wrap?.events('call.blocked').length === 1)).toBe(true);
+    expect(wrap.events('catalog.drift')).toEqual([
+      expect.objectContaining({ drift: [expect.objectContaining({ kind: 'changed', key: 'tool:echo' })] }),
+    ]);
+  });
+
+  it("runs the pin file's own stdio upstream when no command is given, and blocks a call made without listing", async () => {
+    const tools = await listStdioCatalog(fixtureCommand());
+    const pinFile = await writePin(
+      dir,
+      stdioPinFor('drifting', fixtureCommand(), tools, {
+        TOOLPIN_FIXTURE_DRIFT: '1',
+        TOOLPIN_FIXTURE_CALL_LOG: callLog,
+      }),
+    );
+    wrap = await connectWrap(pinFile, undefined);
+    // No tools/list first: the gateway lists upstream itself (fetch on miss) before deciding.
+    const error = await wrap.client.callTool({ name: 'echo', arguments: { text: 'hi' } }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((error as McpError).code).toBe(-32040);
+    expect((error as McpError).data).toMatchObject({ reason: 'tool_drifted', tool: 'echo' });
+    expect(await executedCalls()).toEqual([]);
+    const allowed = await wrap.client.callTool({ name: 'add', arguments: { a: 2, b: 3 } });
+    expect(allowed.content).toEqual([{ type: 'text', text: '5' }]);
+  });
+});

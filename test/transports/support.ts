@@ -1,0 +1,137 @@
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { ClientCapabilities, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { connectUpstreamClient, createLogger } from '@toolpin/gateway';
+import { pinFor, type PinForOptions } from '../support/pinFor.js';
+
+/** The drifting stdio test server (test/fixtures/driftingStdioServer.mjs). */
+export const FIXTURE_SERVER = fileURLToPath(new URL('../fixtures/driftingStdioServer.mjs', import.meta.url));
+
+/** The built toolpin CLI. */
+export const TOOLPIN_CLI = fileURLToPath(new URL('../../packages/gateway/dist/cli/main.js', import.meta.url));
+
+/** [node, fixture]: the drifting stdio server as a command. */
+export function fixtureCommand(): [string, ...string[]] {
+  return [process.execPath, FIXTURE_SERVER];
+}
+
+/** Lists a stdio server's catalog the way `toolpin pin --command` would (the exported client). */
+export async function listStdioCatalog(
+  command: readonly [string, ...string[]],
+  env: Record<string, string> = {},
+): Promise<Tool[]> {
+  const client = await connectUpstreamClient(
+    { command, args: [], env },
+    { logger: createLogger({ level: 'silent' }) },
+  );
+  try {
+    return (await client.listTools()).tools;
+  } finally {
+    await client.close();
+  }
+}
+
+/** A pin-file object approving `tools` for a stdio upstream. */
+export function stdioPinFor(
+  name: string,
+  command: readonly string[],
+  tools: readonly object[],
+  env: Record<string, string> = {},
+  options: PinForOptions = {},
+): Record<string, unknown> {
+  return {
+    ...pinFor(name, 'http://unused.invalid/mcp', tools, options),
+    upstream: { command: [...command], env },
+  };
+}
+
+/** One JSON log line of a toolpin process. */
+export type LogLine = Record<string, unknown> & { event?: string };
+
+/** A `toolpin wrap` child driven by the SDK client over its stdio, with its stderr log lines. */
+export interface WrapHandle {
+  readonly client: Client;
+  readonly transport: StdioClientTransport;
+  readonly logs: LogLine[];
+  events(event: string): LogLine[];
+}
+
+/**
+ * Spawns `node main.js wrap --pin <file> [-- command…]` and connects the SDK client to it. `env` is
+ * set on toolpin's own launch, as a desktop client's config does; wrap passes it on to the server.
+ */
+export async function connectWrap(
+  pinFile: string,
+  command: readonly string[] | undefined,
+  env: Record<string, string> = {},
+  capabilities: ClientCapabilities = {},
+): Promise<WrapHandle> {
+  const args = [TOOLPIN_CLI, 'wrap', '--pin', pinFile, ...(command === undefined ? [] : ['--', ...command])];
+  const transport = new StdioClientTransport({ command: process.execPath, args, env, stderr: 'pipe' });
+  const logs: LogLine[] = [];
+  let partial = '';
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    const lines = (partial + chunk.toString('utf8')).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) {
+      try {
+        logs.push(JSON.parse(line) as LogLine);
+      } catch {
+        logs.push({ event: 'non-json', line });
+      }
+    }
+  });
+  const client = new Client({ name: 'toolpin-wrap-test', version: '1.0.0' }, { capabilities });
+  await client.connect(transport);
+  return { client, transport, logs, events: (event) => logs.filter((line) => line.event === event) };
+}
+
+/** Writes a pin object as JSON into `dir` and returns the file. */
+export async function writePin(dir: string, pin: Record<string, unknown>): Promise<string> {
+  const file = join(dir, `${String(pin.name)}.json`);
+  await writeFile(file, JSON.stringify(pin, null, 2));
+  return file;
+}
+
+/**
+ * True while a process with this pid runs. A zombie (exited, not yet reaped: in a container the
+ * init process may reap late) counts as gone; signal 0 probes where there is no /proc.
+ */
+export async function isAlive(pid: number): Promise<boolean> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  if (stat !== undefined) return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** How many of these pids still run. */
+export async function countAlive(pids: readonly number[]): Promise<number> {
+  let alive = 0;
+  for (const pid of pids) if (await isAlive(pid)) alive++;
+  return alive;
+}
+
+/** The pids the fixture servers (and their grandchildren) wrote into `dir`. */
+export async function writtenPids(dir: string): Promise<number[]> {
+  return (await readdir(dir)).filter((name) => /^\d+$/.test(name)).map(Number);
+}
+
+/** Polls `check` every 20 ms until it holds, at most `timeoutMs`; returns whether it held. */
+export async function eventually(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
