@@ -1,0 +1,44 @@
+// The baseline proxy, run as its own process: express + http-proxy-middleware 3 with a keep-alive
+// agent and changeOrigin, no inspection at all. It is what "a plain reverse proxy" costs.
+// Usage: node --import tsx bench/passthrough.ts <upstream origin>
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import express, { type RequestHandler } from 'express';
+
+// The same http-proxy-middleware build toolpin itself uses (a dependency of packages/gateway).
+const requireFromGateway = createRequire(new URL('../packages/gateway/package.json', import.meta.url));
+const { createProxyMiddleware } = requireFromGateway('http-proxy-middleware') as {
+  createProxyMiddleware(options: {
+    target: string;
+    changeOrigin: boolean;
+    agent: http.Agent;
+  }): RequestHandler;
+};
+
+const target = process.argv[2];
+if (target === undefined) {
+  process.stderr.write('usage: passthrough.ts <upstream origin>\n');
+  process.exit(2);
+}
+
+const app = express();
+app.disable('x-powered-by');
+app.set('etag', false);
+app.use(
+  createProxyMiddleware({
+    target,
+    changeOrigin: true,
+    agent: new http.Agent({ keepAlive: true, maxSockets: 512 }),
+  }),
+);
+
+const server = app.listen(0, '127.0.0.1', () => {
+  const { port } = server.address() as AddressInfo;
+  process.stderr.write(`bench-passthrough ready http://127.0.0.1:${port}/mcp\n`);
+});
+server.keepAliveTimeout = 60_000;
+process.once('SIGTERM', () => {
+  server.closeAllConnections();
+  server.close(() => process.exit(0));
+});

@@ -1,0 +1,85 @@
+// Summarizes a V8 .cpuprofile (from `pnpm bench --cpu-prof`): self time per function and per
+// package, heaviest first, to find the hot paths of the toolpin process.
+// Usage: tsx bench/profileSummary.ts <file.cpuprofile> [top=30]
+import { readFileSync } from 'node:fs';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+const [file, topArg] = process.argv.slice(2);
+if (file === undefined) {
+  process.stderr.write('usage: profileSummary.ts <file.cpuprofile> [top]\n');
+  process.exit(2);
+}
+const top = Number(topArg ?? 30);
+const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+const parentOf = new Map<number, number>();
+for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
+
+/** Which package (or Node internals, or the gateway's own folder) a script URL belongs to. */
+function packageOf(url: string): string {
+  if (url === '') return '(native/V8)';
+  if (url.startsWith('node:')) return 'node:internal';
+  const modules = url.lastIndexOf('/node_modules/');
+  if (modules >= 0) {
+    const rest = url.slice(modules + '/node_modules/'.length).split('/');
+    return rest[0]?.startsWith('@') ? `${rest[0]}/${rest[1]}` : (rest[0] ?? url);
+  }
+  const dist = /packages\/([^/]+)\/dist\/([^/]+)\//.exec(url);
+  return dist === null ? url : `@toolpin/${dist[1]} ${dist[2]}/`;
+}
+
+function nameOf(node: ProfileNode): string {
+  const frame = node.callFrame;
+  const where =
+    frame.url === ''
+      ? ''
+      : ` ${frame.url.replace(/^.*\/(node_modules|packages)\//, '$1/')}:${frame.lineNumber + 1}`;
+  return `${frame.functionName || '(anonymous)'}${where}`;
+}
+
+const selfByFunction = new Map<string, number>();
+const totalByFunction = new Map<string, number>();
+const selfByPackage = new Map<string, number>();
+let total = 0;
+profile.samples.forEach((id, index) => {
+  const node = byId.get(id);
+  const micros = profile.timeDeltas[index] ?? 0;
+  if (node === undefined) return;
+  total += micros;
+  const name = nameOf(node);
+  selfByFunction.set(name, (selfByFunction.get(name) ?? 0) + micros);
+  // Inclusive time: each function on the sample's stack once (recursion counted once).
+  const seen = new Set<string>();
+  for (let at: number | undefined = node.id; at !== undefined; at = parentOf.get(at)) {
+    const frameName = nameOf(byId.get(at) as ProfileNode);
+    if (seen.has(frameName)) continue;
+    seen.add(frameName);
+    totalByFunction.set(frameName, (totalByFunction.get(frameName) ?? 0) + micros);
+  }
+  const pkg = packageOf(node.callFrame.url);
+  selfByPackage.set(pkg, (selfByPackage.get(pkg) ?? 0) + micros);
+});
+
+const print = (title: string, map: Map<string, number>, limit: number): void => {
+  process.stdout.write(`\n${title}\n`);
+  for (const [name, micros] of [...map].sort((a, b) => b[1] - a[1]).slice(0, limit)) {
+    process.stdout.write(
+      `${((100 * micros) / total).toFixed(1).padStart(5)}%  ${(micros / 1000).toFixed(0).padStart(7)} ms  ${name}\n`,
+    );
+  }
+};
+process.stdout.write(`${file}: ${(total / 1000).toFixed(0)} ms sampled\n`);
+print('self time by package', selfByPackage, 20);
+print('self time by function', selfByFunction, top);
+print('total time by function (self + callees)', totalByFunction, top);

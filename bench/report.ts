@@ -1,0 +1,134 @@
+// The short table, the goals of the benchmark issue checked against one run, and the JSON file.
+import { mkdir, writeFile } from 'node:fs/promises';
+import type { IdleSessionsResult } from './idleSessions.js';
+import type { MachineInfo } from './machine.js';
+import type { Measurement } from './measure.js';
+
+/** Everything one run produced. */
+export interface BenchResult {
+  readonly startedAt: string;
+  readonly seconds: number;
+  readonly options: Readonly<Record<string, unknown>>;
+  readonly machine: MachineInfo;
+  readonly loadAverageAtEnd: readonly number[];
+  readonly measurements: readonly Measurement[];
+  readonly idleSessions: IdleSessionsResult | undefined;
+  readonly goals: readonly GoalCheck[];
+}
+
+/** One goal of the issue, with the figure reached. */
+export interface GoalCheck {
+  readonly goal: string;
+  readonly reached: string;
+  readonly met: boolean | undefined;
+}
+
+const fixed = (value: number | undefined, digits: number): string =>
+  value === undefined || !Number.isFinite(value) ? '-' : value.toFixed(digits);
+
+/** The table of medians: one line per profile, catalog, message and target. */
+export function formatTable(measurements: readonly Measurement[]): string {
+  const header = [
+    'profile',
+    'tools',
+    'message',
+    'target',
+    'req/s',
+    'x direct',
+    'p50 ms',
+    'p99 ms',
+    'proxy CPU us/req',
+    'upstream CPU us/req',
+  ];
+  const rows = measurements.map((m) => [
+    m.profile,
+    String(m.tools),
+    `tools/${m.message}`,
+    m.target,
+    fixed(m.reqPerSec, 0),
+    fixed(m.ratioToDirect, 2),
+    fixed(m.p50Ms, 2),
+    fixed(m.p99Ms, 2),
+    fixed(m.proxyCpuUsPerReq, 0),
+    fixed(m.upstreamCpuUsPerReq, 0),
+  ]);
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => (row[column] as string).length)),
+  );
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((cell, column) =>
+        column < 4 ? cell.padEnd(widths[column] as number) : cell.padStart(widths[column] as number),
+      )
+      .join('  ');
+  return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join('\n');
+}
+
+function find(
+  measurements: readonly Measurement[],
+  profile: string,
+  message: string,
+  tools: number,
+  target: string,
+): Measurement | undefined {
+  return measurements.find(
+    (m) => m.profile === profile && m.message === message && m.tools === tools && m.target === target,
+  );
+}
+
+/** Checks the issue's goals (ratios within this one run) for every profile measured. */
+export function checkGoals(
+  measurements: readonly Measurement[],
+  idle: IdleSessionsResult | undefined,
+): GoalCheck[] {
+  const goals: GoalCheck[] = [];
+  for (const profile of new Set(measurements.map((m) => m.profile))) {
+    for (const [message, tools, minRatio, maxCpuFactor] of [
+      ['call', 3, 0.95, 1],
+      ['list', 500, 0.9, 2],
+    ] as const) {
+      const toolpin = find(measurements, profile, message, tools, 'toolpin');
+      const passthrough = find(measurements, profile, message, tools, 'passthrough');
+      if (toolpin === undefined || passthrough === undefined) continue;
+      goals.push({
+        goal: `${profile} tools/${message} (${tools} tools): toolpin >= ${minRatio} x direct req/s`,
+        reached: `${fixed(toolpin.ratioToDirect, 2)} x (passthrough ${fixed(passthrough.ratioToDirect, 2)} x)`,
+        met: toolpin.ratioToDirect >= minRatio,
+      });
+      const cpu = toolpin.proxyCpuUsPerReq;
+      const base = passthrough.proxyCpuUsPerReq;
+      goals.push({
+        goal: `${profile} tools/${message} (${tools} tools): toolpin CPU/req <= ${maxCpuFactor === 1 ? '' : `${maxCpuFactor} x `}passthrough's`,
+        reached: `${fixed(cpu, 0)} us vs ${fixed(base, 0)} us (${fixed(cpu !== undefined && base !== undefined ? cpu / base : undefined, 2)} x)`,
+        met: cpu === undefined || base === undefined ? undefined : cpu <= maxCpuFactor * base,
+      });
+    }
+  }
+  if (idle !== undefined) {
+    goals.push({
+      goal: `${idle.sessions} idle tracked sessions (${idle.tools} tools each): toolpin RSS <= 150 MB`,
+      reached: `${fixed(idle.rssBytes === undefined ? undefined : idle.rssBytes / 2 ** 20, 1)} MB (at start ${fixed(idle.rssBaselineBytes === undefined ? undefined : idle.rssBaselineBytes / 2 ** 20, 1)} MB)`,
+      met: idle.rssBytes === undefined ? undefined : idle.rssBytes <= 150 * 2 ** 20,
+    });
+  }
+  return goals;
+}
+
+/** The goals as lines: met, missed, or not measurable here. */
+export function formatGoals(goals: readonly GoalCheck[]): string {
+  return goals
+    .map(
+      (goal) =>
+        `${goal.met === undefined ? '  n/a' : goal.met ? '  met' : 'MISSED'}  ${goal.goal}: ${goal.reached}`,
+    )
+    .join('\n');
+}
+
+/** Writes bench-results/<timestamp>.json and returns its path. */
+export async function writeResult(result: BenchResult): Promise<string> {
+  const dir = new URL('../bench-results/', import.meta.url);
+  await mkdir(dir, { recursive: true });
+  const file = new URL(`${result.startedAt.replace(/[:.]/g, '-')}.json`, dir);
+  await writeFile(file, JSON.stringify(result, null, 2) + '\n');
+  return file.pathname;
+}

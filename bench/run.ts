@@ -1,0 +1,169 @@
+// `pnpm bench`: what toolpin's inspection costs over talking to an MCP server directly, and over a
+// plain reverse proxy, measured side by side in one run on one machine. See README.md, Performance.
+// Options: --quick (smoke run), --rounds N, --seconds S, --warmup S, --connections N, --sessions N,
+// --skip-idle, --only stateful|stateless, --catalog 3|500, --message call|list,
+// --cpu-prof (profiles of the toolpin processes, in bench-results/profiles/).
+import { mkdirSync } from 'node:fs';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { stopAllChildren } from './children.js';
+import { measureIdleSessions, type IdleSessionsResult } from './idleSessions.js';
+import type { MessageKind } from './load.js';
+import { describeMachine } from './machine.js';
+import { closeHttp } from './mcpHttp.js';
+import { measureMessage, openTargetSessions, type Measurement, type WindowOptions } from './measure.js';
+import { checkGoals, formatGoals, formatTable, writeResult } from './report.js';
+import { startGroup, type Profile } from './targets.js';
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    rounds: { type: 'string' },
+    seconds: { type: 'string' },
+    warmup: { type: 'string' },
+    connections: { type: 'string' },
+    sessions: { type: 'string' },
+    'skip-idle': { type: 'boolean', default: false },
+    only: { type: 'string' },
+    catalog: { type: 'string' },
+    message: { type: 'string' },
+    'cpu-prof': { type: 'boolean', default: false },
+  },
+});
+
+const quick = values.quick === true;
+const number = (value: string | undefined, fallback: number): number =>
+  value === undefined ? fallback : Number(value);
+const windows: WindowOptions = {
+  rounds: number(values.rounds, quick ? 1 : 3),
+  seconds: number(values.seconds, quick ? 1 : 3),
+  warmupSeconds: number(values.warmup, quick ? 0.5 : 1),
+  connections: number(values.connections, 8),
+};
+const idleSessions = number(values.sessions, quick ? 1000 : 10_000);
+const profiles: Profile[] =
+  values.only === 'stateful' || values.only === 'stateless' ? [values.only] : ['stateful', 'stateless'];
+// tools/call costs the same whatever the catalog size, so it is measured on the small catalog only.
+const fullPlan: { tools: number; messages: MessageKind[] }[] = [
+  { tools: 3, messages: ['call', 'list'] },
+  { tools: 500, messages: ['list'] },
+];
+const plan = fullPlan
+  .filter((group) => values.catalog === undefined || String(group.tools) === values.catalog)
+  .map((group) => ({
+    ...group,
+    messages: group.messages.filter((message) => values.message === undefined || message === values.message),
+  }))
+  .filter((group) => group.messages.length > 0);
+// Everything is bounded: a run that overruns its budget is stopped, children included.
+const DEADLINE_SECONDS = 300;
+
+function log(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const startedAt = new Date().toISOString();
+  const machine = describeMachine();
+  log(
+    `toolpin bench: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, ${machine.platform}, Node ${machine.node}, load ${machine.loadAverage.join(' ')}`,
+  );
+  log(
+    `  ${Object.entries(machine.packages)
+      .map(([name, version]) => `${name} ${version}`)
+      .join(', ')}; commit ${machine.commit}`,
+  );
+  log(
+    `  ${windows.connections} connections, ${windows.rounds} rounds of ${windows.seconds} s per target after ${windows.warmupSeconds} s of warm-up`,
+  );
+  if (machine.loadAverage[0] !== undefined && machine.loadAverage[0] > machine.cores / 2) {
+    log(
+      `  note: the 1-minute load average (${machine.loadAverage[0]}) is high for ${machine.cores} cores: other processes compete, req/s will be noisy`,
+    );
+  }
+  const profileDir = fileURLToPath(new URL('../bench-results/profiles/', import.meta.url));
+  const toolpinFlags = values['cpu-prof'] === true ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  if (toolpinFlags.length > 0) mkdirSync(profileDir, { recursive: true });
+
+  const measurements: Measurement[] = [];
+  for (const profile of profiles) {
+    for (const { tools, messages } of plan) {
+      log(`\n${profile} upstream, ${tools} tools`);
+      const group = await startGroup(profile, tools, toolpinFlags);
+      try {
+        const sessions = await openTargetSessions(group, windows.connections);
+        for (const message of messages) {
+          const results = await measureMessage(group, message, sessions, windows);
+          for (const m of results)
+            log(
+              `  tools/${message} ${m.target.padEnd(11)} ${m.reqPerSec.toFixed(0).padStart(6)} req/s  cpu ${m.proxyCpuUsPerReq?.toFixed(0) ?? '-'} us/req`,
+            );
+          measurements.push(...results);
+        }
+        const bad = [
+          'catalog.drift',
+          'call.blocked',
+          'call.flagged',
+          'upstream.unreachable',
+          'upstream.stream_broken',
+          'request.rejected',
+          'catalog.fetch_failed',
+        ].filter((event) => group.toolpin.events.has(event));
+        if (bad.length > 0) throw new Error(`toolpin logged ${bad.join(', ')}: the benchmark is invalid`);
+      } finally {
+        await group.stop();
+      }
+    }
+  }
+
+  let idle: IdleSessionsResult | undefined;
+  if (values['skip-idle'] !== true) {
+    log(
+      `\nidle sessions: ${idleSessions} sessions through toolpin, each initialized and listing 3 tools once`,
+    );
+    idle = await measureIdleSessions(idleSessions, 3, 32);
+    log(
+      `  toolpin RSS ${((idle.rssBytes ?? NaN) / 2 ** 20).toFixed(1)} MB (at start ${((idle.rssBaselineBytes ?? NaN) / 2 ** 20).toFixed(1)} MB), ${idle.seconds.toFixed(1)} s`,
+    );
+  }
+
+  const goals = checkGoals(measurements, idle);
+  const file = await writeResult({
+    startedAt,
+    seconds: (performance.now() - started) / 1000,
+    options: { ...windows, idleSessions, profiles, quick, cpuProf: values['cpu-prof'] === true },
+    machine,
+    loadAverageAtEnd: os.loadavg().map((load) => Math.round(load * 100) / 100),
+    measurements,
+    idleSessions: idle,
+    goals,
+  });
+  process.stdout.write(
+    `\n${formatTable(measurements)}\n\nGoals (ratios within this run):\n${formatGoals(goals)}\n\n`,
+  );
+  process.stdout.write(
+    `${machine.cpu}, ${machine.cores} cores, Node ${machine.node}; load average ${machine.loadAverage.join(' ')} at start, ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} at end\n`,
+  );
+  process.stdout.write(`results: ${file} (${((performance.now() - started) / 1000).toFixed(0)} s)\n`);
+}
+
+const deadline = setTimeout(() => {
+  log(`bench: over the ${DEADLINE_SECONDS} s budget, stopping`);
+  process.exit(1);
+}, DEADLINE_SECONDS * 1000);
+
+main()
+  .catch((error: Error) => {
+    log(`bench failed: ${error.stack ?? error.message}`);
+    process.exitCode = 1;
+  })
+  .finally(async () => {
+    clearTimeout(deadline);
+    await stopAllChildren();
+    closeHttp();
+  });
