@@ -13,8 +13,13 @@ export function relaySseResponse(exchange: Exchange, upstream: IncomingMessage, 
   headers['x-accel-buffering'] = 'no';
   delete headers['content-encoding'];
   res.writeHead(upstream.statusCode ?? 200, headers);
-  res.flushHeaders();
   for (const error of exchange.injected) res.write(encodeSseMessage(error));
+  // The headers leave with the first event when it came with them (one write instead of two, the
+  // common case of a POST answered at once); a stream with nothing to say yet gets them one turn later.
+  let flushed = exchange.injected.length > 0;
+  setImmediate(() => {
+    if (!flushed && !res.writableEnded && !res.destroyed) res.flushHeaders();
+  });
 
   const unanswered = new Set(exchange.requestIds.map(idKey));
   const rewriter = new SseRewriter({
@@ -30,7 +35,10 @@ export function relaySseResponse(exchange: Exchange, upstream: IncomingMessage, 
       const replaced = exchange.guard.inspectUpstreamMessage(exchange.sessionKey, message);
       return replaced === undefined ? undefined : JSON.stringify(replaced);
     },
-    write: (text) => res.write(text),
+    write: (text) => {
+      flushed = true;
+      res.write(text);
+    },
     onError: (error) => {
       onBroken(error);
       upstream.destroy();
