@@ -10,6 +10,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { connectV1Client, everythingStdioCommand } from '../peers/index.js';
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
+import { initializeRequest, postRaw } from '../support/rawMcp.js';
 import { fixtureCommand, listStdioCatalog, stdioPinFor } from './support.js';
 
 /** The error a rejected SDK call ends with. */
@@ -162,5 +163,26 @@ describe('serve: a drifting stdio server behind the HTTP front', () => {
     const next = await connect();
     const echoed = await next.callTool({ name: 'echo', arguments: { text: 'back' } });
     expect(echoed.content).toEqual([{ type: 'text', text: 'back' }]);
+  });
+});
+
+describe('serve: a stdio upstream that cannot be started', () => {
+  it('answers the initialize with HTTP 502 and -32041, and keeps serving', async () => {
+    const tools = await listStdioCatalog(fixtureCommand());
+    const gateway = await startGatewayHarness([
+      stdioPinFor('missing', ['/nonexistent/toolpin-server'], tools),
+    ]);
+    try {
+      const reply = await postRaw(`${gateway.url}/missing/mcp`, initializeRequest(1));
+      expect(reply.status).toBe(502);
+      expect(reply.messages).toEqual([
+        expect.objectContaining({ id: 1, error: expect.objectContaining({ code: -32041 }) }),
+      ]);
+      expect(gateway.events('upstream.start_failed')).toHaveLength(1);
+      const again = await postRaw(`${gateway.url}/missing/mcp`, initializeRequest(2));
+      expect(again.status).toBe(502);
+    } finally {
+      await gateway.close();
+    }
   });
 });
