@@ -35,6 +35,15 @@ export type { GatewayErrorCode } from './errors.js';
 /** Bounded per-session state, and the digest cache. */
 export { SessionStore } from './state/sessionStore.js';
 export { ToolDigester } from './state/toolDigester.js';
+/** Webhook signatures, for receivers: `X-Toolpin-Signature: sha256=<hex HMAC-SHA256 of the raw body>`. */
+export { signWebhookBody, verifyWebhookSignature, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER } from './observe/signWebhook.js';
+/** A gateway's metrics (dedicated prom-client Registry), status board, webhooks and admin endpoints. */
+export { GatewayObserver } from './observe/gatewayObserver.js';
+export type { GatewayObserverOptions, ObservedGateway, StatusReport } from './observe/gatewayObserver.js';
+export type { ReadinessReport } from './observe/adminApp.js';
+export type { ServerStatus, ToolStatus, ToolState } from './observe/statusBoard.js';
+/** The hooks the request path reports to (request counts, upstream contacts, open SSE streams). */
+export type { GatewayTelemetry, OpenStream, UpstreamContact } from './observe/telemetry.js';
 /** stdio and legacy HTTP+SSE: a connected SDK client for a pin's upstream (what `toolpin pin --command` lists with), and a shell-like argv splitter. */
 export { connectUpstreamClient } from './transports/upstreamClient.js';
 export type { ConnectUpstreamClientOptions } from './transports/upstreamClient.js';

@@ -2,6 +2,9 @@ import type { Command } from 'commander';
 import { GatewayError } from '../errors.js';
 import { startGateway } from '../front/startGateway.js';
 
+/** SIGTERM grace period when the gateway file has no `shutdown.graceMs`. */
+const DEFAULT_GRACE_MS = 10_000;
+
 /** `toolpin serve --config <file>`: runs the gateway until SIGINT or SIGTERM. */
 export function registerServeCommand(program: Command): void {
   program
@@ -9,20 +12,38 @@ export function registerServeCommand(program: Command): void {
     .description('run the gateway: every pinned server at http://<listen>/<name>/mcp')
     .option('-c, --config <file>', 'gateway file', 'config/gateway.yaml')
     .option('-p, --port <port>', 'override listen.port')
-    .action(async (options: { config: string; port?: string }) => {
+    .option('--admin-port <port>', 'override admin.port')
+    .action(async (options: { config: string; port?: string; adminPort?: string }) => {
       let running;
       try {
-        running = await startGateway(options.config, options.port === undefined ? {} : { port: Number(options.port) });
+        running = await startGateway(options.config, {
+          ...(options.port === undefined ? {} : { port: Number(options.port) }),
+          ...(options.adminPort === undefined ? {} : { adminPort: Number(options.adminPort) }),
+        });
       } catch (error) {
         const detail = error instanceof GatewayError ? `${error.code}: ${error.message}` : (error as Error).message;
         process.stderr.write(`toolpin: cannot start: ${detail}\n`);
         process.exit(2);
       }
+      let stopping = false;
+      // SIGTERM drains: no new connections, listening streams end, in-flight calls get the grace period.
       const stop = (signal: string): void => {
-        running.gateway.logger.info({ event: 'gateway.stopping', signal }, 'stopping');
-        void running.close().then(() => process.exit(0));
+        if (stopping) {
+          running.gateway.logger.warn({ event: 'gateway.forced_exit', signal }, 'second signal: exiting without waiting');
+          process.exit(1);
+        }
+        stopping = true;
+        const graceMs = running.config.shutdown?.graceMs ?? DEFAULT_GRACE_MS;
+        running.gateway.logger.info({ event: 'gateway.stopping', signal, graceMs }, 'stopping');
+        void running.close({ graceMs }).then(
+          () => process.exit(0),
+          (error: unknown) => {
+            running.gateway.logger.error({ event: 'gateway.stop_failed', err: error }, 'shutdown failed');
+            process.exit(1);
+          },
+        );
       };
-      process.once('SIGINT', () => stop('SIGINT'));
-      process.once('SIGTERM', () => stop('SIGTERM'));
+      process.on('SIGINT', () => stop('SIGINT'));
+      process.on('SIGTERM', () => stop('SIGTERM'));
     });
 }

@@ -35,7 +35,7 @@ export interface Gateway {
 export function createGateway(config: GatewayConfig, options: CreateGatewayOptions = {}): Gateway {
   const logger = options.logger ?? createLogger({ level: config.log.level });
   const alerts = new Alerts(logger);
-  const sessions = new SessionStore({ max: config.sessions.max, ttlSeconds: config.sessions.ttlSeconds });
+  const sessions = new SessionStore(config.sessions);
   const digester = new ToolDigester();
   const routes = new Map<string, PinGuardRouter>();
   // The 2024-11-05 HTTP+SSE front of each server (/<name>/sse, /<name>/messages), and what ends its sessions.

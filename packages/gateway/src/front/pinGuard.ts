@@ -67,6 +67,7 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
     handlePost(req, res, next).catch(next);
   });
   router.all('/', (req, res, next) => {
+    guard.alerts.telemetry.onRequest(guard.config.name, req.method);
     const sessionKey = sessionKeyOf(req.headers);
     attachExchange(req, { guard, sessionKey, body: undefined, requestIds: [], hasList: false, injected: [], batch: false });
     if (req.method === 'DELETE') res.on('finish', () => res.statusCode < 300 && guard.forgetSession(sessionKey));
@@ -103,6 +104,7 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
     const auth: { challenge?: AuthChallenge } = {};
     let hasList = false;
     for (const message of parsed.body.messages) {
+      if ('method' in message && typeof message.method === 'string') guard.alerts.telemetry.onRequest(guard.config.name, message.method);
       if (isRequest(message) && message.method === 'tools/call') {
         const refusal = await decide(req, sessionKey, stateless, message, (challenge) => (auth.challenge = challenge));
         if (refusal !== undefined) {
@@ -161,6 +163,8 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
     if (decision.kind === 'allow') {
       if (decision.flagged !== undefined) {
         guard.alerts.emit({ event: 'call.flagged', server: guard.config.name, session, id: message.id, decision: decision.flagged });
+      } else {
+        guard.alerts.telemetry.onCallAllowed(guard.config.name);
       }
       return undefined;
     }

@@ -1,7 +1,9 @@
 import type { Server } from 'node:http';
 import { describeUpstream, loadGatewayConfig, type GatewayConfig } from '../config/index.js';
 import type { GatewayLogger } from '../observe/logger.js';
-import { createGateway, listen, type Gateway } from './createGateway.js';
+import type { GatewayObserver } from '../observe/gatewayObserver.js';
+import { createGateway, type Gateway } from './createGateway.js';
+import { startListeners } from './gatewayListeners.js';
 
 /** A gateway listening on its configured address. */
 export interface RunningGateway {
@@ -10,14 +12,23 @@ export interface RunningGateway {
   readonly server: Server;
   /** Base URL of the MCP listener, e.g. http://127.0.0.1:8080 */
   readonly url: string;
-  /** Stops accepting connections and closes open ones. */
-  close(): Promise<void>;
+  /** Base URL of the admin listener (`/healthz`, `/readyz`, `/metrics`, `/status`), e.g. http://127.0.0.1:8081 */
+  readonly adminUrl: string;
+  /** Metrics, status board and webhooks of this gateway. */
+  readonly observer: GatewayObserver;
+  /**
+   * Stops accepting connections, ends listening SSE streams, lets in-flight requests finish for up
+   * to `graceMs` (default 0: at once), then closes what is left and the admin listener.
+   */
+  close(options?: { readonly graceMs?: number }): Promise<void>;
 }
 
 /** Options of {@link startGateway}. */
 export interface StartGatewayOptions {
   /** Overrides `listen.port` of the gateway file (0 picks a free port). */
   readonly port?: number;
+  /** Overrides `admin.port` of the gateway file (0 picks a free port). */
+  readonly adminPort?: number;
   readonly logger?: GatewayLogger;
 }
 
@@ -25,9 +36,13 @@ export interface StartGatewayOptions {
 export async function startGateway(file: string, options: StartGatewayOptions = {}): Promise<RunningGateway> {
   const config = await loadGatewayConfig(file);
   const gateway = createGateway(config, options.logger === undefined ? {} : { logger: options.logger });
-  const { server, url } = await listen(gateway.app, config.listen.host, options.port ?? config.listen.port);
+  const listeners = await startListeners(gateway, config, {
+    ...(options.port === undefined ? {} : { port: options.port }),
+    ...(options.adminPort === undefined ? {} : { adminPort: options.adminPort }),
+  });
+  const { server, url, adminUrl, observer } = listeners;
   gateway.logger.info(
-    { event: 'gateway.started', url, servers: config.servers.map((s) => ({ name: s.name, route: `/${s.name}/mcp`, mode: s.mode, upstream: describeUpstream(s.upstream) })) },
+    { event: 'gateway.started', url, admin: adminUrl, servers: config.servers.map((s) => ({ name: s.name, route: `/${s.name}/mcp`, mode: s.mode, upstream: describeUpstream(s.upstream) })) },
     `toolpin listening on ${url}`,
   );
   return {
@@ -35,13 +50,16 @@ export async function startGateway(file: string, options: StartGatewayOptions = 
     config,
     server,
     url,
-    close: async () => {
-      // Bridged sessions first: their children are stopped and their streams end cleanly.
-      await gateway.close();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+    adminUrl,
+    observer,
+    close: async (closeOptions = {}) => {
+      const graceMs = closeOptions.graceMs ?? 0;
+      // Without a grace period bridged sessions end first, so their streams end cleanly; with one,
+      // in-flight requests finish first (bridged streams are in flight until the grace ends).
+      if (graceMs === 0) await gateway.close();
+      await listeners.drain(graceMs);
+      if (graceMs > 0) await gateway.close();
+      await listeners.closeAdmin(Math.min(graceMs, 2000));
     },
   };
 }

@@ -3,6 +3,7 @@ import type { ServerConfig } from '../config/index.js';
 import type { Alerts } from '../observe/alerts.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
+import { reportContact } from '../observe/telemetry.js';
 import type { CallDecision } from '../policy/decision.js';
 import { decideCall } from '../policy/decideCall.js';
 import { inspectToolsPage } from '../policy/inspectToolsPage.js';
@@ -142,7 +143,7 @@ export class ServerGuard {
   async decideCall(sessionKey: string, toolName: string, refresh: CatalogRefresh): Promise<CallDecision> {
     const state = this.#state(sessionKey);
     const catalog = state.catalog;
-    const known = catalog.usable && (catalog.complete || catalog.tools.has(toolName));
+    const known = catalog.usable && !this.#sessions.needsRevalidation(catalog) && (catalog.complete || catalog.tools.has(toolName));
     if (!known) {
       try {
         await this.#refresh(sessionKey, catalog, refresh);
@@ -158,7 +159,7 @@ export class ServerGuard {
   async #refresh(sessionKey: string, catalog: SessionCatalog, refresh: CatalogRefresh): Promise<void> {
     catalog.refreshing ??= (async () => {
       try {
-        const pages = await refresh();
+        const pages = await reportContact(this.#alerts.telemetry, this.#config.name, refresh);
         for (const page of pages) {
           const message: JsonRpcResponse = { jsonrpc: '2.0', id: null, result: page.result };
           const inspected = this.#inspectListResult(sessionKey, catalog, message, page.cursor);

@@ -1,6 +1,7 @@
 import type { DenyData } from '../policy/decision.js';
 import type { DriftFinding } from '../policy/driftFinding.js';
 import type { GatewayLogger } from './logger.js';
+import { noTelemetry, type GatewayTelemetry } from './telemetry.js';
 
 /** A drift or decision event, as logged and as handed to alert sinks (webhooks). */
 export type AlertEvent =
@@ -16,9 +17,23 @@ export type AlertSink = (event: AlertEvent) => void;
 export class Alerts {
   readonly #logger: GatewayLogger;
   readonly #sinks: AlertSink[] = [];
+  #telemetry: GatewayTelemetry = noTelemetry;
 
   constructor(logger: GatewayLogger) {
     this.#logger = logger;
+  }
+
+  /**
+   * The request-path hooks (request counts, latency, open streams) of this gateway. They live here
+   * because the alerts object already reaches every front and guard of a gateway. None by default.
+   */
+  get telemetry(): GatewayTelemetry {
+    return this.#telemetry;
+  }
+
+  /** Installs the request-path hooks (the gateway's observer). */
+  useTelemetry(telemetry: GatewayTelemetry): void {
+    this.#telemetry = telemetry;
   }
 
   /** Adds a sink (metrics, webhook queue). */

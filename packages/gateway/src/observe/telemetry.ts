@@ -46,3 +46,34 @@ export const noTelemetry: GatewayTelemetry = Object.freeze({
   onUpstreamContact: () => undefined,
   onStreamOpened: () => () => undefined,
 });
+
+/**
+ * Runs a gateway-initiated upstream listing (fetch on miss) and reports it as a contact: its
+ * latency, and its status (200, the HTTP status an error carries in `data.status`, or the failure).
+ */
+export async function reportContact<T>(
+  telemetry: GatewayTelemetry,
+  server: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  const started = performance.now();
+  try {
+    const result = await work();
+    telemetry.onUpstreamContact(server, {
+      via: 'fetch',
+      status: 200,
+      seconds: (performance.now() - started) / 1000,
+    });
+    return result;
+  } catch (error) {
+    const status = (error as { data?: { status?: unknown } }).data?.status;
+    const seconds = (performance.now() - started) / 1000;
+    telemetry.onUpstreamContact(
+      server,
+      typeof status === 'number'
+        ? { via: 'fetch', status, seconds }
+        : { via: 'fetch', error: (error as Error).message, seconds },
+    );
+    throw error;
+  }
+}

@@ -25,6 +25,8 @@ export class SessionCatalog {
   wrongSubject = false;
   /** Any tool of the listing differs from the pin (for onDrift: block-server). */
   drifted = false;
+  /** When the last page of the latest listing arrived (ms since the epoch): its age, for revalidation. */
+  completedAt = 0;
   /** A fetch-on-miss under way, shared by concurrent calls of the session. */
   refreshing: Promise<void> | undefined;
   #findings: DriftFinding[] = [];
@@ -57,6 +59,7 @@ export class SessionCatalog {
     if (!last) return undefined;
     this.complete = true;
     this.stale = false;
+    this.completedAt = Date.now();
     return this.#complete(pin);
   }
 

@@ -7,6 +7,8 @@ export interface SessionStoreOptions {
   max?: number;
   /** @default 3600 */
   ttlSeconds?: number;
+  /** A call decided from an observation older than this (ms) lists upstream first; 0 = every call. @default never */
+  revalidateMs?: number;
 }
 
 /** A tools/list request awaiting its result: which page it asked for. */
@@ -45,6 +47,7 @@ const MAX_PENDING_LISTS = 256;
  */
 export class SessionStore {
   readonly #sessions: LRUCache<string, SessionState>;
+  readonly #revalidateMs: number | undefined;
 
   constructor(options: SessionStoreOptions = {}) {
     this.#sessions = new LRUCache<string, SessionState>({
@@ -52,6 +55,7 @@ export class SessionStore {
       ttl: (options.ttlSeconds ?? 3600) * 1000,
       updateAgeOnGet: true,
     });
+    this.#revalidateMs = options.revalidateMs;
   }
 
   /** The state of a session, created on first use. */
@@ -72,6 +76,14 @@ export class SessionStore {
   /** Forgets a session (DELETE, or the upstream said 404). */
   delete(key: string): void {
     this.#sessions.delete(key);
+  }
+
+  /**
+   * True when a catalog is too old to decide a call from. Replicas without sticky sessions set a
+   * revalidation age: another replica may have relayed this session's list_changed.
+   */
+  needsRevalidation(catalog: SessionCatalog, now = Date.now()): boolean {
+    return this.#revalidateMs !== undefined && now - catalog.completedAt >= this.#revalidateMs;
   }
 
   /** How many sessions are tracked. */

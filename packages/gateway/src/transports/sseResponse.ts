@@ -6,8 +6,14 @@ import { encodeSseMessage } from '../wire/sseEncode.js';
 import { SseRewriter } from '../wire/sseRewriter.js';
 import type { Exchange } from './exchange.js';
 
+/** A relayed SSE stream, as shutdown sees it. */
+export interface SseRelay {
+  /** Ends the client's stream cleanly (the end of the body, not an error) and drops the upstream one. */
+  end(): void;
+}
+
 /** Passes an upstream SSE stream to the client event by event, inspecting each message. */
-export function relaySseResponse(exchange: Exchange, upstream: IncomingMessage, res: ServerResponse, onBroken: (error: Error) => void): void {
+export function relaySseResponse(exchange: Exchange, upstream: IncomingMessage, res: ServerResponse, onBroken: (error: Error) => void): SseRelay {
   const headers = responseHeadersFrom(upstream.headers, true);
   // Buffering proxies (nginx) and compression would hold events back; neither may apply here.
   headers['x-accel-buffering'] = 'no';
@@ -68,4 +74,12 @@ export function relaySseResponse(exchange: Exchange, upstream: IncomingMessage, 
     clientGone = !res.writableEnded;
     if (!upstream.complete) upstream.destroy();
   });
+  return {
+    end: () => {
+      if (res.writableEnded) return;
+      ended = true;
+      res.end();
+      upstream.destroy();
+    },
+  };
 }

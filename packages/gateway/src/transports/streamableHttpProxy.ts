@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createProxyMiddleware, proxyEventsPlugin, type RequestHandler } from 'http-proxy-middleware';
 import type { GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
@@ -19,6 +19,14 @@ export interface StreamableHttpProxyOptions {
   readonly logger: GatewayLogger;
   /** Bound on an upstream JSON answer the gateway must parse whole. */
   readonly maxResponseBytes: number;
+}
+
+// When each proxied request left for the upstream, for the latency histogram.
+const proxyStarted = new WeakMap<IncomingMessage, number>();
+
+function elapsedSince(req: IncomingMessage): number {
+  const started = proxyStarted.get(req);
+  return started === undefined ? 0 : (performance.now() - started) / 1000;
 }
 
 /** Answers every forwarded request with an upstream error, in JSON (nothing was sent yet). */
@@ -59,6 +67,7 @@ export function createStreamableHttpProxy(options: StreamableHttpProxyOptions): 
     plugins: [proxyEventsPlugin],
     on: {
       proxyReq: (proxyReq, req) => {
+        proxyStarted.set(req, performance.now());
         // http-proxy copies every client header; the ones the client's Connection names are per hop too.
         for (const name of hopByHopNames(req.headers)) proxyReq.removeHeader(name);
         // The gateway parses what comes back; a compressed answer could not be inspected. Removing
@@ -74,6 +83,7 @@ export function createStreamableHttpProxy(options: StreamableHttpProxyOptions): 
         const exchange = exchangeOf(req);
         const type = proxyRes.headers['content-type'] ?? '';
         const status = proxyRes.statusCode ?? 502;
+        if (exchange !== undefined) exchange.guard.alerts.telemetry.onUpstreamContact(exchange.guard.config.name, { via: 'proxy', status, seconds: elapsedSince(req) });
         if (exchange !== undefined && status === 404 && req.headers['mcp-session-id'] !== undefined) {
           exchange.guard.forgetSession(exchange.sessionKey);
         }
@@ -84,7 +94,10 @@ export function createStreamableHttpProxy(options: StreamableHttpProxyOptions): 
           );
         };
         if (exchange !== undefined && type.includes('text/event-stream')) {
-          relaySseResponse(exchange, proxyRes, res, onBroken);
+          const relay = relaySseResponse(exchange, proxyRes, res, onBroken);
+          // A GET stream or a 2026-07-28 subscriptions/listen has nothing in flight: shutdown ends it at once.
+          const kind = req.method === 'GET' || req.headers['mcp-method'] === 'subscriptions/listen' ? 'listen' : 'response';
+          res.once('close', exchange.guard.alerts.telemetry.onStreamOpened({ server: exchange.guard.config.name, kind, end: relay.end }));
           return;
         }
         if (exchange !== undefined && type.includes('application/json') && (exchange.hasList || exchange.injected.length > 0)) {
@@ -106,6 +119,8 @@ export function createStreamableHttpProxy(options: StreamableHttpProxyOptions): 
       },
       error: (error, req, res) => {
         const exchange = exchangeOf(req);
+        const code = (error as NodeJS.ErrnoException).code ?? error.message;
+        exchange?.guard.alerts.telemetry.onUpstreamContact(exchange.guard.config.name, { via: 'proxy', error: code, seconds: elapsedSince(req) });
         logger.error(
           { event: 'upstream.unreachable', server: exchange?.guard.config.name, upstream: target.origin, err: error.message },
           'upstream unreachable',

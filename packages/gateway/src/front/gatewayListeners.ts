@@ -1,0 +1,79 @@
+import type { Server } from 'node:http';
+import type { GatewayConfig } from '../config/index.js';
+import { GatewayObserver } from '../observe/gatewayObserver.js';
+import type { Gateway } from './createGateway.js';
+import { listen } from './createGateway.js';
+import { listenDrainable, type DrainResult } from './drainableServer.js';
+
+/** Options of {@link startListeners}. */
+export interface ListenersOptions {
+  /** Overrides `listen.port` (0 picks a free port). */
+  readonly port?: number;
+  /** Overrides `admin.port` (0 picks a free port). */
+  readonly adminPort?: number;
+}
+
+/** The two listeners of a gateway: MCP traffic, and the admin API beside it. */
+export interface GatewayListeners {
+  readonly server: Server;
+  /** Base URL of the MCP listener. */
+  readonly url: string;
+  readonly adminServer: Server;
+  /** Base URL of the admin listener (`/healthz`, `/readyz`, `/metrics`, `/status`). */
+  readonly adminUrl: string;
+  readonly observer: GatewayObserver;
+  /**
+   * Drains the MCP listener: `/readyz` turns 503, no new connections, listening SSE streams end,
+   * in-flight requests get up to `graceMs`. The admin listener stays up; see {@link closeAdmin}.
+   */
+  drain(graceMs: number): Promise<DrainResult>;
+  /** Lets queued webhook events go out (up to `graceMs`), then closes the admin listener. */
+  closeAdmin(graceMs: number): Promise<void>;
+}
+
+/**
+ * Observes a gateway (metrics, status, webhooks, telemetry hooks) and starts its listeners: the
+ * MCP listener with in-flight tracking for graceful shutdown, then the admin listener. `/readyz`
+ * is 200 once both are bound.
+ */
+export async function startListeners(
+  gateway: Gateway,
+  config: GatewayConfig,
+  options: ListenersOptions = {},
+): Promise<GatewayListeners> {
+  const observer = new GatewayObserver({ config, logger: gateway.logger });
+  observer.attach(gateway);
+  gateway.alerts.useTelemetry(observer);
+  const mcp = await listenDrainable(gateway.app, config.listen.host, options.port ?? config.listen.port);
+  let admin: { server: Server; url: string };
+  try {
+    admin = await listen(
+      observer.createAdminApp(),
+      config.admin.host,
+      options.adminPort ?? config.admin.port,
+    );
+  } catch (error) {
+    // The admin port is taken: the gateway does not start half-observable.
+    await mcp.drain({ graceMs: 0, streams: observer.streams, logger: gateway.logger });
+    throw error;
+  }
+  observer.markReady();
+  return {
+    server: mcp.server,
+    url: mcp.url,
+    adminServer: admin.server,
+    adminUrl: admin.url,
+    observer,
+    drain: (graceMs) => {
+      observer.markDraining();
+      return mcp.drain({ graceMs, streams: observer.streams, logger: gateway.logger });
+    },
+    closeAdmin: async (graceMs) => {
+      await observer.close(graceMs);
+      await new Promise<void>((resolve) => {
+        admin.server.close(() => resolve());
+        admin.server.closeAllConnections();
+      });
+    },
+  };
+}

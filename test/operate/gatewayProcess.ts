@@ -1,0 +1,116 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** packages/gateway/dist/cli/main.js: the real `toolpin` command (built by `tsc -b`). */
+export const TOOLPIN_MAIN = fileURLToPath(
+  new URL('../../packages/gateway/dist/cli/main.js', import.meta.url),
+);
+
+/** One JSON log line of a gateway process. */
+export type ProcessLogLine = Record<string, unknown> & { event?: string };
+
+/** A `toolpin serve` child process on free ports. */
+export interface GatewayProcess {
+  /** Base URL of the MCP listener (from the `gateway.started` line). */
+  readonly url: string;
+  /** Base URL of the admin listener. */
+  readonly adminUrl: string;
+  readonly pid: number;
+  readonly logs: ProcessLogLine[];
+  /** Log lines with this `event`. */
+  events(event: string): ProcessLogLine[];
+  /** Resolves with the first log line with this `event` (bounded by the test's timeout). */
+  waitForEvent(event: string): Promise<ProcessLogLine>;
+  signal(signal: NodeJS.Signals): void;
+  /** Resolves with the exit code once the process exited. */
+  readonly exited: Promise<number | null>;
+  /** SIGKILLs the process if it still runs, and waits for it. */
+  kill(): Promise<void>;
+}
+
+/** A folder with a gateway file (`gateway.json`) and one JSON pin file per server. */
+export async function writeGatewayFiles(
+  pins: readonly Record<string, unknown>[],
+  extra: Record<string, unknown> = {},
+): Promise<{ dir: string; file: string; remove: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'toolpin-operate-'));
+  await mkdir(join(dir, 'servers'));
+  for (const pin of pins)
+    await writeFile(join(dir, 'servers', `${String(pin.name)}.json`), JSON.stringify(pin, null, 2));
+  const file = join(dir, 'gateway.json');
+  await writeFile(
+    file,
+    JSON.stringify({
+      listen: { host: '127.0.0.1', port: 0 },
+      admin: { host: '127.0.0.1', port: 0 },
+      servers: './servers',
+      ...extra,
+    }),
+  );
+  return { dir, file, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** Runs `node packages/gateway/dist/cli/main.js serve --config <file> --port 0 --admin-port 0` and waits for `gateway.started`. */
+export async function spawnGateway(file: string): Promise<GatewayProcess> {
+  const child = spawn(
+    process.execPath,
+    [TOOLPIN_MAIN, 'serve', '--config', file, '--port', '0', '--admin-port', '0'],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  const logs: ProcessLogLine[] = [];
+  const waiters: { event: string; resolve: (line: ProcessLogLine) => void }[] = [];
+  let stderr = '';
+  let buffered = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk: string) => (stderr += chunk));
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => {
+    buffered += chunk;
+    const lines = buffered.split('\n');
+    buffered = lines.pop() ?? '';
+    for (const text of lines.filter((l) => l.trim() !== '')) {
+      const line = JSON.parse(text) as ProcessLogLine;
+      logs.push(line);
+      for (const waiter of waiters.filter((w) => w.event === line.event)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(line);
+      }
+    }
+  });
+  const waitForEvent = (event: string): Promise<ProcessLogLine> => {
+    const seen = logs.find((line) => line.event === event);
+    return seen !== undefined
+      ? Promise.resolve(seen)
+      : new Promise((resolve) => waiters.push({ event, resolve }));
+  };
+  const kill = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  };
+  const started = await Promise.race([
+    waitForEvent('gateway.started'),
+    exited.then((code) => {
+      throw new Error(`toolpin serve exited with ${code} before listening:\n${stderr}`);
+    }),
+  ]).catch(async (error: unknown) => {
+    await kill();
+    throw error;
+  });
+  return {
+    url: String(started.url),
+    adminUrl: String(started.admin),
+    pid: child.pid ?? -1,
+    logs,
+    events: (event) => logs.filter((line) => line.event === event),
+    waitForEvent,
+    signal: (signal) => child.kill(signal),
+    exited,
+    kill,
+  };
+}
