@@ -30,6 +30,7 @@ export async function screenCall(
         id,
         decision: decision.flagged,
       });
+    else guard.alerts.telemetry.onCallAllowed(guard.config.name);
     return undefined;
   }
   guard.alerts.emit({

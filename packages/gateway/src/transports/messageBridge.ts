@@ -104,6 +104,8 @@ export class MessageBridge {
     if (this.#closing !== undefined) return;
     const message = raw as unknown as JsonRpcMessage;
     const { guard, sessionKey } = this.#options;
+    if ('method' in message && typeof message.method === 'string')
+      guard.alerts.telemetry.onRequest(guard.config.name, message.method);
     if (isRequest(message)) {
       if (message.method === 'tools/call') {
         const refusal = await screenCall(guard, sessionKey, message.id, message.params, () =>
