@@ -5,6 +5,7 @@ import type { GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
 import { reportContact } from '../observe/telemetry.js';
 import type { CallDecision } from '../policy/decision.js';
+import type { PageInspection } from '../policy/inspectToolsPage.js';
 import { decideCall } from '../policy/decideCall.js';
 import { inspectToolsPage } from '../policy/inspectToolsPage.js';
 import type { FetchedPage } from '../state/fetchToolPages.js';
@@ -12,7 +13,9 @@ import type { CatalogCompletion, SessionCatalog } from '../state/sessionCatalog.
 import type { SessionState, SessionStore } from '../state/sessionStore.js';
 import type { ToolDigester } from '../state/toolDigester.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
-import { idKey, isResponse, jsonRpcError, type JsonRpcResponse } from '../wire/jsonRpc.js';
+import { idKey, isResponse, jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../wire/jsonRpc.js';
+import { matchResultEnvelope } from '../wire/resultEnvelope.js';
+import { VerifiedListings } from './verifiedListings.js';
 
 /** What a {@link ServerGuard} is built from. */
 export interface ServerGuardOptions {
@@ -30,6 +33,14 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** A listing page as #inspectListResult verified it. */
+type InspectedPage = { readonly config: ServerConfig; readonly inspection: PageInspection; readonly last: boolean };
+
+/** A server still waiting for its first-use pin gathers every listing's tools: no shortcut applies. */
+function awaitsFirstUse(config: ServerConfig): boolean {
+  return (config as { readonly trustOnFirstUse?: unknown }).trustOnFirstUse === true;
+}
+
 /**
  * The pin policy of one server, independent of transport: inspects tools/list results, tracks
  * each session's catalog, and decides tools/call. The pin is swapped whole on reload, and every
@@ -41,6 +52,9 @@ export class ServerGuard {
   readonly #digester: ToolDigester;
   readonly #alerts: Alerts;
   readonly #logger: GatewayLogger;
+  readonly #verified = new VerifiedListings();
+  /** What the latest #inspectListResult verified, for inspectUpstreamText to remember. */
+  #lastInspected: InspectedPage | undefined;
 
   constructor(options: ServerGuardOptions) {
     this.#config = options.config;
@@ -99,6 +113,46 @@ export class ServerGuard {
     return this.#inspectListResult(sessionKey, state.catalog, message, pending?.cursor);
   }
 
+  /**
+   * Inspects one upstream message given as text when it is a compact success response (see
+   * matchResultEnvelope); undefined when it is not, and the caller parses it whole. A tools/list
+   * result whose exact text was verified before under the same pin is not parsed, digested or
+   * re-serialized again: the session records the same observation and the client receives the
+   * same verified bytes. Returns the text the client must receive (the same string when unchanged).
+   */
+  inspectUpstreamText(sessionKey: string, text: string): { id: JsonRpcId; text: string } | undefined {
+    const envelope = matchResultEnvelope(text);
+    if (envelope === undefined) return undefined;
+    const config = this.#config;
+    const known = awaitsFirstUse(config) ? undefined : this.#verified.find(config, envelope.resultText);
+    if (known !== undefined) {
+      // The steps of inspectUpstreamMessage and #inspectListResult for a listing, minus the pure ones.
+      const state = this.#state(sessionKey);
+      const pending = state.takeList(idKey(envelope.id));
+      const completion = state.catalog.addPage(config, known.inspection, pending?.cursor === undefined, known.last);
+      if (completion !== undefined) this.#report(sessionKey, state.catalog, completion);
+      return { id: envelope.id, text: known.output === envelope.resultText ? text : envelope.wrap(known.output) };
+    }
+    let result: unknown;
+    try {
+      result = JSON.parse(envelope.resultText);
+    } catch {
+      return undefined;
+    }
+    // The object JSON.parse would give for the whole text, keys in the same order.
+    const message = text.startsWith('{"result"') ? { result, jsonrpc: '2.0', id: envelope.id } : { jsonrpc: '2.0', id: envelope.id, result };
+    this.#lastInspected = undefined;
+    const replaced = this.inspectUpstreamMessage(sessionKey, message);
+    if (replaced === undefined) return { id: envelope.id, text };
+    // (Set by the call above; the compiler cannot see that.)
+    const inspected = this.#lastInspected as InspectedPage | undefined;
+    if (!isResponse(replaced) || replaced.error !== undefined || inspected === undefined) return { id: envelope.id, text: JSON.stringify(replaced) };
+    const output = JSON.stringify(replaced.result);
+    if (!awaitsFirstUse(inspected.config)) this.#verified.remember({ ...inspected, input: envelope.resultText, output });
+    return { id: envelope.id, text: output === envelope.resultText ? text : envelope.wrap(output) };
+  }
+
+  // inspectUpstreamText replays what this does for a listing it verified before: keep both in step.
   #inspectListResult(sessionKey: string, catalog: SessionCatalog, message: JsonRpcResponse, cursor: string | undefined): unknown {
     const config = this.#config;
     const result = message.result;
@@ -117,6 +171,7 @@ export class ServerGuard {
       });
     }
     const inspection = inspectToolsPage(config, result.tools, this.#digester);
+    this.#lastInspected = { config, inspection, last };
     const last = typeof result.nextCursor !== 'string';
     const completion = catalog.addPage(config, inspection, cursor === undefined, last);
     if (completion !== undefined) this.#report(sessionKey, catalog, completion);

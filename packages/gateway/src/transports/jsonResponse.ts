@@ -26,9 +26,17 @@ function inspect(exchange: Exchange, value: unknown): unknown {
  */
 export async function relayJsonResponse(exchange: Exchange, upstream: IncomingMessage, res: ServerResponse, maxBytes: number): Promise<void> {
   const raw = await readBounded(upstream, maxBytes);
+  const text = raw.toString('utf8');
+  // A single compact response (the usual listing) is inspected from its text, and a listing
+  // verified before is not parsed again (see ServerGuard.inspectUpstreamText).
+  const known = exchange.injected.length === 0 ? exchange.guard.inspectUpstreamText(exchange.sessionKey, text) : undefined;
+  if (known !== undefined) {
+    sendJson(upstream, res, known.text === text ? raw : known.text);
+    return;
+  }
   let value: unknown;
   try {
-    value = JSON.parse(raw.toString('utf8'));
+    value = JSON.parse(text);
   } catch {
     value = undefined;
   }
@@ -53,7 +61,10 @@ export async function relayJsonResponse(exchange: Exchange, upstream: IncomingMe
     const inspected = inspect(exchange, value);
     out = exchange.injected.length > 0 ? [inspected, ...exchange.injected] : inspected;
   }
-  const body = JSON.stringify(out);
+  sendJson(upstream, res, JSON.stringify(out));
+}
+
+function sendJson(upstream: IncomingMessage, res: ServerResponse, body: string | Buffer): void {
   const headers = responseHeadersFrom(upstream.headers, true);
   headers['content-type'] = 'application/json';
   headers['content-length'] = Buffer.byteLength(body);

@@ -31,6 +31,11 @@ export function relaySseResponse(exchange: Exchange, upstream: IncomingMessage, 
   const rewriter = new SseRewriter({
     rewrite: (data) => {
       if (data.length === 0 || data.charCodeAt(0) !== 123 /* { */) return undefined;
+      const known = exchange.guard.inspectUpstreamText(exchange.sessionKey, data);
+      if (known !== undefined) {
+        unanswered.delete(idKey(known.id));
+        return known.text === data ? undefined : known.text;
+      }
       let message: unknown;
       try {
         message = JSON.parse(data);
