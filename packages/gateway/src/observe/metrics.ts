@@ -17,6 +17,38 @@ export interface MetricsSources {
 /** Buckets of the upstream latency histogram, in seconds: sub-millisecond proxies to slow tools. */
 const LATENCY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
+// The `method` label comes from clients: only methods of the MCP specification (and the HTTP verbs
+// of the endpoint) become label values, anything else counts as `other`, so a client cannot grow
+// the registry without bound by inventing method names.
+const KNOWN_METHODS = new Set([
+  'GET',
+  'DELETE',
+  'initialize',
+  'ping',
+  'server/discover',
+  'subscriptions/listen',
+  'tools/list',
+  'tools/call',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'prompts/list',
+  'prompts/get',
+  'completion/complete',
+  'logging/setLevel',
+  'tasks/get',
+  'tasks/result',
+  'tasks/list',
+  'tasks/cancel',
+  'notifications/initialized',
+  'notifications/cancelled',
+  'notifications/progress',
+  'notifications/roots/list_changed',
+  'notifications/tasks/status',
+]);
+
 function statusClass(contact: UpstreamContact): string {
   return contact.status === undefined ? 'error' : `${Math.floor(contact.status / 100)}xx`;
 }
@@ -40,7 +72,7 @@ export class GatewayMetrics {
     const registers = [this.registry];
     this.#requests = new Counter({
       name: 'toolpin_requests_total',
-      help: 'Client JSON-RPC messages with a method (and GET/DELETE on the endpoint), by server and method',
+      help: 'Client JSON-RPC messages with a method (and GET/DELETE on the endpoint), by server and method (other: not an MCP method)',
       labelNames: ['server', 'method'],
       registers,
     });
@@ -139,7 +171,7 @@ export class GatewayMetrics {
 
   /** Counts one client request. */
   recordRequest(server: string, method: string): void {
-    this.#requests.inc({ server, method });
+    this.#requests.inc({ server, method: KNOWN_METHODS.has(method) ? method : 'other' });
   }
 
   /** Counts one allowed tools/call. */

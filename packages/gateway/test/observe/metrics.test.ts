@@ -124,6 +124,16 @@ describe('GatewayMetrics', () => {
     expect(sample(body, 'toolpin_requests_total{server="demo",method="tools/call"}')).toBe(2);
   });
 
+  it('labels methods outside the MCP specification as other, so clients cannot grow the registry', async () => {
+    const metrics = new GatewayMetrics(sources());
+    for (let i = 0; i < 50; i += 1) metrics.recordRequest('demo', `made/up/${i}`);
+    metrics.recordRequest('demo', 'GET');
+    const { body } = await metrics.render();
+    expect(sample(body, 'toolpin_requests_total{server="demo",method="other"}')).toBe(50);
+    expect(sample(body, 'toolpin_requests_total{server="demo",method="GET"}')).toBe(1);
+    expect(body).not.toContain('made/up');
+  });
+
   it('keeps each gateway in its own registry', async () => {
     const a = new GatewayMetrics(sources());
     const b = new GatewayMetrics(sources());
