@@ -171,7 +171,7 @@ export class ServerGuard {
       });
     }
     const inspection = inspectToolsPage(config, result.tools, this.#digester);
-    this.#lastInspected = { config, inspection, last };
+    this.#lastInspected = { config, inspection, last: typeof result.nextCursor !== 'string' };
     const last = typeof result.nextCursor !== 'string';
     const completion = catalog.addPage(config, inspection, cursor === undefined, last);
     if (completion !== undefined) this.#report(sessionKey, catalog, completion);
