@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, posix, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
@@ -108,6 +108,18 @@ describe('docker-compose.yml and the Dockerfile', () => {
     const config = await loadGatewayConfig(join(root, 'config', 'compose', 'gateway.yaml'));
     expect(config.listen.port).toBe(8080);
     expect(nginx).toMatch(/proxy_buffering off;/);
+  });
+
+  it('copies the manifest of every workspace package before installing (a frozen install needs them all)', () => {
+    const packages = readdirSync(join(root, 'packages')).filter((name) =>
+      existsSync(join(root, 'packages', name, 'package.json')),
+    );
+    expect(packages.length).toBeGreaterThan(0);
+    for (const name of packages) {
+      expect(
+        dockerfile.match(new RegExp(`^COPY packages/${name}/package\\.json packages/${name}/$`, 'gm')),
+      ).toHaveLength(2);
+    }
   });
 
   it('builds on Node 20 with a frozen lockfile, copies only existing paths, and runs as non-root', () => {
