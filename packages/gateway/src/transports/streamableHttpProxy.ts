@@ -1,7 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createProxyMiddleware, proxyEventsPlugin, type RequestHandler } from 'http-proxy-middleware';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
@@ -37,97 +36,164 @@ function answerUpstreamFailure(exchange: Exchange | undefined, res: ServerRespon
   }
   const ids = exchange?.requestIds ?? [];
   const errors = ids.map((id) => jsonRpcError(id, ErrorCodes.UPSTREAM_UNAVAILABLE, message));
-  const payload = exchange?.batch ? [...errors, ...(exchange.injected ?? [])] : (errors[0] ?? jsonRpcError(null, ErrorCodes.UPSTREAM_UNAVAILABLE, message));
+  const payload = exchange?.batch
+    ? [...errors, ...(exchange.injected ?? [])]
+    : (errors[0] ?? jsonRpcError(null, ErrorCodes.UPSTREAM_UNAVAILABLE, message));
   res.writeHead(502, { 'content-type': 'application/json' });
   res.end(JSON.stringify(payload));
 }
 
+/** Forwards one client request upstream and relays the answer (see {@link createStreamableHttpProxy}). */
+export type StreamableHttpProxy = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  next?: unknown,
+) => Promise<void>;
+
+/** The upstream request's headers: the client's end-to-end ones, the pin's, Host for the upstream. */
+function upstreamHeaders(
+  req: IncomingMessage,
+  configured: Readonly<Record<string, string>>,
+  host: string,
+  body: Buffer | undefined,
+): OutgoingHttpHeaders {
+  const headers: OutgoingHttpHeaders = { ...req.headers, ...configured };
+  // The ones the client's Connection names are per hop too.
+  for (const name of hopByHopNames(req.headers)) delete headers[name];
+  // The upstream's DNS-rebinding guard checks Host against its own name.
+  headers.host = host;
+  // The gateway parses what comes back; a compressed answer could not be inspected. Removing
+  // the header is not enough: without Accept-Encoding any coding is acceptable (RFC 9110 §12.5.3).
+  headers['accept-encoding'] = 'identity';
+  if (body !== undefined) headers['content-length'] = body.length;
+  return headers;
+}
+
 /**
- * Forwards one server's MCP endpoint with http-proxy-middleware: the request body the gateway
- * already parsed is replayed, Host is rewritten for the upstream's DNS-rebinding guard, and the
- * response is relayed by the gateway itself so listings are verified and SSE streams event by event.
+ * Forwards one server's MCP endpoint over a keep-alive agent: the request body the gateway already
+ * parsed is replayed (other requests stream through), Host is rewritten for the upstream's
+ * DNS-rebinding guard, and the response is relayed by the gateway itself so listings are verified
+ * and SSE streams pass event by event. (node:http directly: a general-purpose proxy library would
+ * add a layer of per-request work and nothing the gateway uses.)
  */
-export function createStreamableHttpProxy(options: StreamableHttpProxyOptions): RequestHandler {
+export function createStreamableHttpProxy(options: StreamableHttpProxyOptions): StreamableHttpProxy {
   const target = new URL(options.url);
-  // Without a keep-alive agent http-proxy opens a new upstream connection for every request.
-  const agent =
-    target.protocol === 'https:'
-      ? new https.Agent({ keepAlive: true, maxSockets: 512 })
-      : new http.Agent({ keepAlive: true, maxSockets: 512 });
+  const secure = target.protocol === 'https:';
+  // Without a keep-alive agent every request would open a new upstream connection.
+  const agent = secure
+    ? new https.Agent({ keepAlive: true, maxSockets: 512 })
+    : new http.Agent({ keepAlive: true, maxSockets: 512 });
+  const send = secure ? https.request : http.request;
+  const path = target.pathname + target.search;
   const { logger } = options;
 
-  return createProxyMiddleware({
-    target: options.url,
-    changeOrigin: true,
-    ignorePath: true,
-    selfHandleResponse: true,
-    agent,
-    headers: { ...options.headers },
-    ejectPlugins: true,
-    plugins: [proxyEventsPlugin],
-    on: {
-      proxyReq: (proxyReq, req) => {
-        proxyStarted.set(req, performance.now());
-        // http-proxy copies every client header; the ones the client's Connection names are per hop too.
-        for (const name of hopByHopNames(req.headers)) proxyReq.removeHeader(name);
-        // The gateway parses what comes back; a compressed answer could not be inspected. Removing
-        // the header is not enough: without Accept-Encoding any coding is acceptable (RFC 9110 §12.5.3).
-        proxyReq.setHeader('accept-encoding', 'identity');
-        const exchange = exchangeOf(req);
-        if (exchange?.body !== undefined) {
-          proxyReq.setHeader('content-length', exchange.body.length);
-          proxyReq.write(exchange.body);
-        }
-      },
-      proxyRes: (proxyRes, req, res) => {
-        const exchange = exchangeOf(req);
-        const type = proxyRes.headers['content-type'] ?? '';
-        const status = proxyRes.statusCode ?? 502;
-        if (exchange !== undefined) exchange.guard.alerts.telemetry.onUpstreamContact(exchange.guard.config.name, { via: 'proxy', status, seconds: elapsedSince(req) });
-        if (exchange !== undefined && status === 404 && req.headers['mcp-session-id'] !== undefined) {
-          exchange.guard.forgetSession(exchange.sessionKey);
-        }
-        const onBroken = (error: Error): void => {
-          logger.warn(
-            { event: 'upstream.stream_broken', server: exchange?.guard.config.name, session: exchange && sessionLabel(exchange.sessionKey), err: error.message },
-            'upstream stream broke',
-          );
-        };
-        if (exchange !== undefined && type.includes('text/event-stream')) {
-          const relay = relaySseResponse(exchange, proxyRes, res, onBroken);
-          // A GET stream or a 2026-07-28 subscriptions/listen has nothing in flight: shutdown ends it at once.
-          const kind = req.method === 'GET' || req.headers['mcp-method'] === 'subscriptions/listen' ? 'listen' : 'response';
-          res.once('close', exchange.guard.alerts.telemetry.onStreamOpened({ server: exchange.guard.config.name, kind, end: relay.end }));
-          return;
-        }
-        if (exchange !== undefined && type.includes('application/json') && (exchange.hasList || exchange.injected.length > 0)) {
-          relayJsonResponse(exchange, proxyRes, res, options.maxResponseBytes).catch((error: Error) => {
-            onBroken(error);
-            answerUpstreamFailure(exchange, res, `toolpin: the upstream answer could not be read: ${error.message}`);
-          });
-          return;
-        }
-        if (exchange !== undefined && exchange.injected.length > 0 && status === 202) {
-          // Only notifications went upstream; the refused requests still need their answers.
-          proxyRes.resume();
-          res.writeHead(200, { 'content-type': 'application/json' });
-          res.end(JSON.stringify(exchange.batch ? exchange.injected : exchange.injected[0]));
-          return;
-        }
-        res.writeHead(status, responseHeadersFrom(proxyRes.headers, false));
-        proxyRes.pipe(res);
-      },
-      error: (error, req, res) => {
-        const exchange = exchangeOf(req);
-        const code = (error as NodeJS.ErrnoException).code ?? error.message;
-        exchange?.guard.alerts.telemetry.onUpstreamContact(exchange.guard.config.name, { via: 'proxy', error: code, seconds: elapsedSince(req) });
-        logger.error(
-          { event: 'upstream.unreachable', server: exchange?.guard.config.name, upstream: target.origin, err: error.message },
-          'upstream unreachable',
+  function onResponse(proxyRes: IncomingMessage, req: IncomingMessage, res: ServerResponse): void {
+    const exchange = exchangeOf(req);
+    const type = proxyRes.headers['content-type'] ?? '';
+    const status = proxyRes.statusCode ?? 502;
+    if (exchange !== undefined)
+      exchange.guard.alerts.telemetry.onUpstreamContact(exchange.guard.config.name, {
+        via: 'proxy',
+        status,
+        seconds: elapsedSince(req),
+      });
+    if (exchange !== undefined && status === 404 && req.headers['mcp-session-id'] !== undefined) {
+      exchange.guard.forgetSession(exchange.sessionKey);
+    }
+    const onBroken = (error: Error): void => {
+      logger.warn(
+        {
+          event: 'upstream.stream_broken',
+          server: exchange?.guard.config.name,
+          session: exchange && sessionLabel(exchange.sessionKey),
+          err: error.message,
+        },
+        'upstream stream broke',
+      );
+    };
+    if (exchange !== undefined && type.includes('text/event-stream')) {
+      const relay = relaySseResponse(exchange, proxyRes, res, onBroken);
+      // A GET stream or a 2026-07-28 subscriptions/listen has nothing in flight: shutdown ends it at once.
+      const kind =
+        req.method === 'GET' || req.headers['mcp-method'] === 'subscriptions/listen' ? 'listen' : 'response';
+      res.once(
+        'close',
+        exchange.guard.alerts.telemetry.onStreamOpened({
+          server: exchange.guard.config.name,
+          kind,
+          end: relay.end,
+        }),
+      );
+      return;
+    }
+    if (
+      exchange !== undefined &&
+      type.includes('application/json') &&
+      (exchange.hasList || exchange.injected.length > 0)
+    ) {
+      relayJsonResponse(exchange, proxyRes, res, options.maxResponseBytes).catch((error: Error) => {
+        onBroken(error);
+        answerUpstreamFailure(
+          exchange,
+          res,
+          `toolpin: the upstream answer could not be read: ${error.message}`,
         );
-        if ('writeHead' in res) answerUpstreamFailure(exchange, res, `toolpin: the upstream is unreachable (${(error as NodeJS.ErrnoException).code ?? error.message})`);
-        else res.destroy();
+      });
+      return;
+    }
+    if (exchange !== undefined && exchange.injected.length > 0 && status === 202) {
+      // Only notifications went upstream; the refused requests still need their answers.
+      proxyRes.resume();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(exchange.batch ? exchange.injected : exchange.injected[0]));
+      return;
+    }
+    res.writeHead(status, responseHeadersFrom(proxyRes.headers, false));
+    proxyRes.pipe(res);
+  }
+
+  function onError(error: NodeJS.ErrnoException, req: IncomingMessage, res: ServerResponse): void {
+    // The client left first and the request was dropped with it: nobody to answer.
+    if (res.destroyed && !res.writableFinished) return;
+    const exchange = exchangeOf(req);
+    const code = error.code ?? error.message;
+    exchange?.guard.alerts.telemetry.onUpstreamContact(exchange.guard.config.name, {
+      via: 'proxy',
+      error: code,
+      seconds: elapsedSince(req),
+    });
+    logger.error(
+      {
+        event: 'upstream.unreachable',
+        server: exchange?.guard.config.name,
+        upstream: target.origin,
+        err: error.message,
       },
-    },
-  });
+      'upstream unreachable',
+    );
+    answerUpstreamFailure(exchange, res, `toolpin: the upstream is unreachable (${code})`);
+  }
+
+  return async (req, res) => {
+    const body = exchangeOf(req)?.body;
+    proxyStarted.set(req, performance.now());
+    const proxyReq = send({
+      protocol: target.protocol,
+      hostname: target.hostname,
+      port: target.port,
+      method: req.method,
+      path,
+      headers: upstreamHeaders(req, options.headers, target.host, body),
+      agent,
+    });
+    proxyReq.on('response', (proxyRes) => onResponse(proxyRes, req, res));
+    proxyReq.on('error', (error) => onError(error, req, res));
+    // A client that leaves before the answer takes the upstream request with it (after the
+    // answer started, the relays drop the upstream stream themselves).
+    res.on('close', () => {
+      if (!res.writableFinished) proxyReq.destroy();
+    });
+    if (body !== undefined) proxyReq.end(body);
+    else req.pipe(proxyReq);
+  };
 }
