@@ -1,5 +1,6 @@
 import { diffCatalogs } from '@toolpin/digest';
 import type { Command } from 'commander';
+import { explainDrift } from '../explain/explainDrift.js';
 import { CliInputError, reportInputError } from './cliInputError.js';
 import { formatDiff } from './formatDiff.js';
 import { readCatalogSide } from './readCatalogSide.js';
@@ -34,7 +35,13 @@ export function registerDiffCommand(program: Command): void {
           );
         }
         const diff = diffCatalogs(pinned, observed);
-        process.stdout.write(options.json ? JSON.stringify(diff) + '\n' : formatDiff(diff, pinned, observed));
+        // Word diffs of changed texts and renames, when both sides hold definitions.
+        const explanation = explainDrift(pinned, observed);
+        process.stdout.write(
+          options.json
+            ? JSON.stringify({ ...diff, explanation }) + '\n'
+            : formatDiff(diff, pinned, observed, explanation),
+        );
         process.exitCode = diff.equal ? 0 : EXIT_DRIFT;
       } catch (error) {
         reportInputError('diff', error);

@@ -2,9 +2,12 @@
 // The toolpin command line: a thin list of registrations, one command per file.
 import { Command, CommanderError } from 'commander';
 import { EXIT_BAD_INPUT } from './cliInputError.js';
+import { registerApproveCommand } from './approveCommand.js';
+import { registerCheckCommand } from './checkCommand.js';
 import { registerDiffCommand } from './diffCommand.js';
 import { registerDigestCommand } from './digestCommand.js';
 import { registerKeyCommand } from './keyCommand.js';
+import { registerPinCommand } from './pinCommand.js';
 import { registerServeCommand } from './serveCommand.js';
 import { registerWrapCommand } from './wrapCommand.js';
 
@@ -17,6 +20,9 @@ registerDigestCommand(program);
 registerKeyCommand(program);
 registerDiffCommand(program);
 registerServeCommand(program);
+registerPinCommand(program);
+registerCheckCommand(program);
+registerApproveCommand(program);
 registerWrapCommand(program);
 
 try {

@@ -45,5 +45,10 @@ export function registerServeCommand(program: Command): void {
       };
       process.on('SIGINT', () => stop('SIGINT'));
       process.on('SIGTERM', () => stop('SIGTERM'));
+      // SIGHUP re-reads the servers folder (the watcher does the same on every change).
+      process.on('SIGHUP', () => {
+        running.gateway.logger.info({ event: 'gateway.reloading', signal: 'SIGHUP' }, 'reloading pin files');
+        void running.reload();
+      });
     });
 }

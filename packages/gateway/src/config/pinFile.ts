@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { restrictTool, type RestrictedTool } from '@toolpin/digest';
 import { fromZodError, invalidField } from './configError.js';
 import { deepFreeze } from './deepFreeze.js';
-import { pinFileSchema, type PinFileData } from './pinFileSchema.js';
+import { pinFileSchema, TRUST_ON_FIRST_USE, type PinFileData } from './pinFileSchema.js';
 import { parseDocumentText, readDocumentFile } from './readDocument.js';
 import type { ServerConfig, UpstreamConfig } from './types.js';
 import { verifyPin } from './verifyPin.js';
@@ -12,7 +12,9 @@ import { verifyPin } from './verifyPin.js';
  * `file` names the source in errors and is kept as is. Throws GatewayError GW_PIN_FILE_INVALID.
  */
 export function parseServerConfig(value: unknown, file: string): ServerConfig {
-  const data = parsePinData(detach(value, file), file);
+  const detached = detach(value, file);
+  const data = parsePinData(detached, file);
+  const pending = (detached as { pin?: unknown } | null)?.pin === TRUST_ON_FIRST_USE;
   verifyPin(data, file);
   const definitions: Record<string, RestrictedTool> = {};
   for (const [key, definition] of Object.entries(data.definitions))
@@ -27,6 +29,7 @@ export function parseServerConfig(value: unknown, file: string): ServerConfig {
     pin: { catalog: data.pin.catalog, tools: data.pin.tools },
     definitions,
     ...(data.alerts === undefined ? {} : { alerts: data.alerts }),
+    ...(pending ? { trustOnFirstUse: true as const } : {}),
   });
 }
 

@@ -100,6 +100,15 @@ export const pinSchema = z.strictObject({
   tools: z.record(toolKeySchema, digestSchema),
 });
 
+/** `pin: trust-on-first-use`: nothing approved yet; the first complete observation becomes the pin. */
+export const TRUST_ON_FIRST_USE = 'trust-on-first-use';
+
+/** The pin of a server not pinned yet: no tools, and the catalog digest of no tools (the fold of zero lines). */
+export const PENDING_PIN = Object.freeze({
+  catalog: 'sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+  tools: Object.freeze({}),
+});
+
 /** One pin file, before the checks that relate its members (see verifyPin). */
 export const pinFileSchema = z.strictObject({
   name: z
@@ -112,7 +121,11 @@ export const pinFileSchema = z.strictObject({
     .regex(PROFILE_PATTERN, 'a profile label such as "trace.mcp-tool-definition.v1"')
     .default(TRACE_PROFILE),
   onDrift: z.enum(['filter', 'block-server']).default('filter'),
-  pin: pinSchema,
+  // The marker reads as the empty pin, so every other value meets pinSchema and its field errors.
+  pin: z.preprocess(
+    (value) => (value === TRUST_ON_FIRST_USE ? { ...PENDING_PIN, tools: {} } : value),
+    pinSchema,
+  ),
   definitions: z.record(toolKeySchema, definitionSchema).default({}),
   alerts: pinAlertsSchema.optional(),
 });

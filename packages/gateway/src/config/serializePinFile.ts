@@ -1,5 +1,6 @@
 import { HASHED_MEMBERS, TRACE_PROFILE, type RestrictedTool } from '@toolpin/digest';
 import { stringify } from 'yaml';
+import { TRUST_ON_FIRST_USE } from './pinFileSchema.js';
 import type { AlertsConfig, PinFileInput } from './types.js';
 
 /** The formats a pin file is written in. */
@@ -28,7 +29,10 @@ function toDocument(server: PinFileInput): Record<string, unknown> {
     profile: server.profile ?? TRACE_PROFILE,
     onDrift: server.onDrift ?? 'filter',
     ...(server.alerts === undefined ? {} : { alerts: alertsDocument(server.alerts) }),
-    pin: { catalog: server.pin.catalog, tools: sortKeys(server.pin.tools) },
+    pin:
+      server.trustOnFirstUse === true
+        ? TRUST_ON_FIRST_USE
+        : { catalog: server.pin.catalog, tools: sortKeys(server.pin.tools) },
   };
   if (Object.keys(definitions).length > 0) {
     const ordered: Record<string, RestrictedTool> = {};

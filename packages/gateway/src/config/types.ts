@@ -79,6 +79,8 @@ export interface ServerConfig {
   readonly definitions: Readonly<Record<string, RestrictedTool>>;
   /** This server's own webhooks (beside the gateway's); absent when the pin file has none. */
   readonly alerts?: AlertsConfig;
+  /** Set when the pin file says `pin: trust-on-first-use`: `pin` is empty until the first complete observation is written. */
+  readonly trustOnFirstUse?: true;
 }
 
 /** The gateway file, with its servers folder loaded. */
@@ -133,4 +135,6 @@ export interface PinFileInput {
   readonly definitions?: Readonly<Record<string, RestrictedTool>>;
   /** Written only when present. */
   readonly alerts?: AlertsConfig;
+  /** Writes `pin: trust-on-first-use` instead of `pin`. */
+  readonly trustOnFirstUse?: true;
 }

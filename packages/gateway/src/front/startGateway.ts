@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { describeUpstream, loadGatewayConfig, type GatewayConfig } from '../config/index.js';
+import { watchPinFiles, type ReloadSummary } from '../config/pinWatcher.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import type { GatewayObserver } from '../observe/gatewayObserver.js';
 import { createGateway, type Gateway } from './createGateway.js';
@@ -16,6 +17,8 @@ export interface RunningGateway {
   readonly adminUrl: string;
   /** Metrics, status board and webhooks of this gateway. */
   readonly observer: GatewayObserver;
+  /** Re-reads the servers folder now (SIGHUP); changed pins are in force for the next decision. */
+  reload(): Promise<ReloadSummary>;
   /**
    * Stops accepting connections, ends listening SSE streams, lets in-flight requests finish for up
    * to `graceMs` (default 0: at once), then closes what is left and the admin listener.
@@ -30,6 +33,8 @@ export interface StartGatewayOptions {
   /** Overrides `admin.port` of the gateway file (0 picks a free port). */
   readonly adminPort?: number;
   readonly logger?: GatewayLogger;
+  /** Watch the servers folder and hot-reload pin files. @default true */
+  readonly watch?: boolean;
 }
 
 /** Loads the gateway file and its pins, and listens. A broken config rejects: the gateway does not start. */
@@ -45,6 +50,7 @@ export async function startGateway(file: string, options: StartGatewayOptions = 
     { event: 'gateway.started', url, admin: adminUrl, servers: config.servers.map((s) => ({ name: s.name, route: `/${s.name}/mcp`, mode: s.mode, upstream: describeUpstream(s.upstream) })) },
     `toolpin listening on ${url}`,
   );
+  const watcher = watchPinFiles({ dir: config.serversDir, gateway, logger: gateway.logger, initial: config.servers, watch: options.watch ?? true });
   return {
     gateway,
     config,
@@ -52,8 +58,10 @@ export async function startGateway(file: string, options: StartGatewayOptions = 
     url,
     adminUrl,
     observer,
+    reload: () => watcher.reload(),
     close: async (closeOptions = {}) => {
       const graceMs = closeOptions.graceMs ?? 0;
+      watcher.close();
       // Without a grace period bridged sessions end first, so their streams end cleanly; with one,
       // in-flight requests finish first (bridged streams are in flight until the grace ends).
       if (graceMs === 0) await gateway.close();

@@ -12,6 +12,7 @@ import type { FetchedPage } from '../state/fetchToolPages.js';
 import type { CatalogCompletion, SessionCatalog } from '../state/sessionCatalog.js';
 import type { SessionState, SessionStore } from '../state/sessionStore.js';
 import type { ToolDigester } from '../state/toolDigester.js';
+import { FirstUseRecorder } from './trustOnFirstUse.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { idKey, isResponse, jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../wire/jsonRpc.js';
 import { matchResultEnvelope } from '../wire/resultEnvelope.js';
@@ -55,6 +56,7 @@ export class ServerGuard {
   readonly #verified = new VerifiedListings();
   /** What the latest #inspectListResult verified, for inspectUpstreamText to remember. */
   #lastInspected: InspectedPage | undefined;
+  readonly #firstUse: FirstUseRecorder;
 
   constructor(options: ServerGuardOptions) {
     this.#config = options.config;
@@ -62,6 +64,7 @@ export class ServerGuard {
     this.#digester = options.digester;
     this.#alerts = options.alerts;
     this.#logger = options.logger;
+    this.#firstUse = new FirstUseRecorder(options.logger);
   }
 
   /** The server's configuration and pin in force. */
@@ -154,7 +157,7 @@ export class ServerGuard {
 
   // inspectUpstreamText replays what this does for a listing it verified before: keep both in step.
   #inspectListResult(sessionKey: string, catalog: SessionCatalog, message: JsonRpcResponse, cursor: string | undefined): unknown {
-    const config = this.#config;
+    let config = this.#config;
     const result = message.result;
     if (!isObject(result) || !Array.isArray(result.tools)) {
       this.#alerts.emit({
@@ -170,9 +173,12 @@ export class ServerGuard {
         server: config.name,
       });
     }
+    const last = typeof result.nextCursor !== 'string';
+    // Trust on first use: the listing that completes the first observation becomes the pin first.
+    const trusted = this.#firstUse.observePage(config, sessionKey, result.tools, cursor === undefined, last);
+    if (trusted !== undefined) config = this.#config = trusted;
     const inspection = inspectToolsPage(config, result.tools, this.#digester);
     this.#lastInspected = { config, inspection, last: typeof result.nextCursor !== 'string' };
-    const last = typeof result.nextCursor !== 'string';
     const completion = catalog.addPage(config, inspection, cursor === undefined, last);
     if (completion !== undefined) this.#report(sessionKey, catalog, completion);
     // The client receives the value that was verified, re-serialized, never the upstream bytes.

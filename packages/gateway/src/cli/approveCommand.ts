@@ -1,0 +1,114 @@
+import { createInterface } from 'node:readline/promises';
+import type { Command } from 'commander';
+import { planPinUpdate } from '../config/planPinUpdate.js';
+import { rewritePinFile } from '../config/rewritePinFile.js';
+import { GatewayError } from '../errors.js';
+import { escapeInvisible } from '../explain/escapeInvisible.js';
+import type { ToolDrift } from '../explain/explainDrift.js';
+import { formatDriftExplanation } from '../explain/formatDriftExplanation.js';
+import { CliInputError, EXIT_BAD_INPUT, reportInputError } from './cliInputError.js';
+import { collect, parseHeaderOptions, parseTimeout } from './commonOptions.js';
+import { comparePinWithLive, readPinFileForCli } from './pinnedLiveCatalog.js';
+
+/** Exit code when the user declines: the drift is still there. */
+const EXIT_DECLINED = 1;
+
+interface ApproveCommandOptions {
+  tool?: string[];
+  yes?: boolean;
+  header?: string[];
+  timeout?: string;
+}
+
+function describe(entry: ToolDrift): string {
+  const name = escapeInvisible(entry.tool ?? entry.key);
+  if (entry.kind === 'renamed')
+    return `renamed ${escapeInvisible(entry.from?.tool ?? entry.from?.key ?? '?')} -> ${name}`;
+  return `${entry.kind} ${name}`;
+}
+
+// Interactive only on a terminal: a pipe or CI job must say --yes, so no approval is ever implicit.
+async function confirm(question: string): Promise<boolean> {
+  const prompt = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await prompt.question(question);
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    prompt.close();
+  }
+}
+
+async function runApprove(path: string, options: ApproveCommandOptions): Promise<void> {
+  const headers = parseHeaderOptions(options.header);
+  const timeout = parseTimeout(options.timeout, 30_000);
+  const pinFile = await readPinFileForCli(path);
+  const live = await comparePinWithLive(pinFile, headers, timeout);
+  for (const tool of live.observed.unverifiable) {
+    process.stderr.write(
+      `warning: ${escapeInvisible(tool.name ?? `tools[${tool.index}]`)} has no digest and cannot be approved: ${tool.problem}\n`,
+    );
+  }
+  const planned = planPinUpdate(live.server, live.observed, options.tool);
+  if (!planned.ok) throw new CliInputError(planned.message);
+  const { plan } = planned;
+  if (plan.approved.length === 0) {
+    process.stdout.write(
+      `nothing to approve: the live catalog of ${live.server.name} matches ${live.file}\n`,
+    );
+    return;
+  }
+  process.stdout.write(formatDriftExplanation(plan.explanation));
+  process.stdout.write(
+    `to approve in ${live.file}:\n${plan.approved.map((entry) => `  ${describe(entry)}\n`).join('')}`,
+  );
+  if (options.yes !== true) {
+    if (process.stdin.isTTY !== true) {
+      process.stderr.write(
+        'toolpin approve: refusing to rewrite the pin without --yes when stdin is not a terminal; nothing was written\n',
+      );
+      process.exitCode = EXIT_BAD_INPUT;
+      return;
+    }
+    if (!(await confirm(`Approve ${plan.approved.length} change(s) and rewrite ${live.file}? [y/N] `))) {
+      process.stderr.write('not approved; nothing was written\n');
+      process.exitCode = EXIT_DECLINED;
+      return;
+    }
+  }
+  const written = await rewritePinFile(live.file, plan, { expected: live.text });
+  process.stdout.write(
+    `approved: wrote ${live.file}\n  catalog ${live.server.pin.catalog} -> ${written.pin.catalog}\n`,
+  );
+}
+
+/** `toolpin approve <pin-file>`: shows the drift of the live catalog and, once confirmed, rewrites the pin. */
+export function registerApproveCommand(program: Command): void {
+  program
+    .command('approve')
+    .description(
+      'explain how the live catalog differs from the pin, then rewrite the pin for all or the named tools once confirmed',
+    )
+    .argument('<pin-file>', 'pin file (YAML or JSON); rewritten atomically, comments and order kept')
+    .option('--tool <name>', 'approve only this tool (repeatable; a rename moves both names)', collect, [])
+    .option('-y, --yes', 'approve without asking (required when stdin is not a terminal)')
+    .option(
+      '--header <header>',
+      '"Name: value" sent while listing, beside the pin\'s own headers (repeatable)',
+      collect,
+      [],
+    )
+    .option('--timeout <ms>', 'per request timeout', '30000')
+    .action(async (path: string, options: ApproveCommandOptions) => {
+      try {
+        await runApprove(path, options);
+      } catch (error) {
+        if (error instanceof GatewayError) {
+          const what = error.code === 'GW_CATALOG_UNAVAILABLE' ? 'cannot tell' : error.code;
+          process.stderr.write(`toolpin approve: ${what}: ${error.message}; nothing was written\n`);
+          process.exitCode = EXIT_BAD_INPUT;
+          return;
+        }
+        reportInputError('approve', error);
+      }
+    });
+}

@@ -1,0 +1,87 @@
+import type { Command } from 'commander';
+import { GatewayError } from '../errors.js';
+import { escapeInvisible } from '../explain/escapeInvisible.js';
+import { formatDriftExplanation } from '../explain/formatDriftExplanation.js';
+import { reportInputError } from './cliInputError.js';
+import { collect, parseHeaderOptions, parseTimeout } from './commonOptions.js';
+import { comparePinWithLive, readPinFileForCli, type PinnedLiveCatalog } from './pinnedLiveCatalog.js';
+
+/** Exit codes of `toolpin check`, for CI and cron. */
+export const CheckExit = { EQUAL: 0, DRIFT: 1, UNKNOWN: 2 } as const;
+
+interface CheckCommandOptions {
+  json?: boolean;
+  header?: string[];
+  timeout?: string;
+}
+
+function report(result: PinnedLiveCatalog): { status: 'equal' | 'drift'; text: string; json: unknown } {
+  const { server, observed, explanation } = result;
+  const drift = !explanation.equal || observed.unverifiable.length > 0;
+  const lines = [
+    `${server.name}: ${result.file}`,
+    `pinned    ${server.pin.catalog}`,
+    `observed  ${observed.pin.catalog} (${result.pages} page(s))`,
+  ];
+  let text = lines.join('\n') + '\n' + formatDriftExplanation(explanation);
+  for (const tool of observed.unverifiable) {
+    text += `unverifiable ${tool.name === null ? `tools[${tool.index}]` : escapeInvisible(tool.name)}: ${tool.problem}\n`;
+  }
+  const status = drift ? 'drift' : 'equal';
+  const json = {
+    status,
+    server: server.name,
+    file: result.file,
+    pinned: server.pin.catalog,
+    observed: observed.pin.catalog,
+    pages: result.pages,
+    ...explanation,
+    unverifiable: observed.unverifiable,
+  };
+  return { status, text, json };
+}
+
+/** `toolpin check <pin-file>`: exit 0 when the live catalog is the pinned one, 1 on drift, 2 when it cannot tell. */
+export function registerCheckCommand(program: Command): void {
+  program
+    .command('check')
+    .description(
+      "list a pinned server's live catalog and compare it with the pin: exit 0 equal, 1 drift, 2 cannot tell",
+    )
+    .argument('<pin-file>', 'pin file (YAML or JSON)')
+    .option('--json', 'print the result as JSON')
+    .option(
+      '--header <header>',
+      '"Name: value" sent while listing, beside the pin\'s own headers (repeatable)',
+      collect,
+      [],
+    )
+    .option('--timeout <ms>', 'per request timeout', '30000')
+    .action(async (path: string, options: CheckCommandOptions) => {
+      try {
+        const headers = parseHeaderOptions(options.header);
+        const timeout = parseTimeout(options.timeout, 30_000);
+        const pinFile = await readPinFileForCli(path);
+        if (pinFile.server.trustOnFirstUse === true) {
+          unknown(options, pinFile.file, 'the pin file says trust-on-first-use: nothing is pinned yet');
+          return;
+        }
+        const result = report(await comparePinWithLive(pinFile, headers, timeout));
+        process.stdout.write(options.json === true ? JSON.stringify(result.json) + '\n' : result.text);
+        process.exitCode = result.status === 'equal' ? CheckExit.EQUAL : CheckExit.DRIFT;
+      } catch (error) {
+        if (error instanceof GatewayError && error.code === 'GW_CATALOG_UNAVAILABLE') {
+          unknown(options, path, error.message);
+          return;
+        }
+        reportInputError('check', error);
+      }
+    });
+}
+
+// Cannot tell is never drift: a server that is down or a listing cut short says nothing about the pin.
+function unknown(options: CheckCommandOptions, file: string, reason: string): void {
+  if (options.json === true) process.stdout.write(JSON.stringify({ status: 'unknown', file, reason }) + '\n');
+  process.stderr.write(`toolpin check: cannot tell: ${reason}\n`);
+  process.exitCode = CheckExit.UNKNOWN;
+}

@@ -1,0 +1,29 @@
+import { CliInputError } from './cliInputError.js';
+
+/** Commander's collector for a repeatable option (`--header a --header b`). */
+export function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+/** Parses `--header "Name: value"` options into a record. Throws CliInputError on a malformed one. */
+export function parseHeaderOptions(values: readonly string[] = []): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const value of values) {
+    const colon = value.indexOf(':');
+    const name = colon < 0 ? '' : value.slice(0, colon).trim();
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || /[\r\n\0]/.test(value)) {
+      throw new CliInputError(`--header ${JSON.stringify(value)}: expected "Name: value"`);
+    }
+    headers[name] = value.slice(colon + 1).trim();
+  }
+  return headers;
+}
+
+/** Parses `--timeout <ms>`. Throws CliInputError unless it is a positive integer. */
+export function parseTimeout(value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const ms = Number(value);
+  if (!Number.isInteger(ms) || ms <= 0)
+    throw new CliInputError(`--timeout ${value}: expected a positive number of milliseconds`);
+  return ms;
+}

@@ -1,0 +1,164 @@
+import { resolve } from 'node:path';
+import { TRACE_PROFILE } from '@toolpin/digest';
+import type { Command } from 'commander';
+import { parsePinFile, serializePinFile, type PinFileInput } from '../config/index.js';
+import { pinFromCatalog } from '../config/pinFromCatalog.js';
+import { writeFileAtomic } from '../config/writeFileAtomic.js';
+import { GatewayError } from '../errors.js';
+import { splitCommandLine } from '../transports/commandLine.js';
+import { CliInputError, EXIT_BAD_INPUT, reportInputError } from './cliInputError.js';
+import { collect, parseHeaderOptions, parseTimeout } from './commonOptions.js';
+import { digestTools } from './digestTools.js';
+import { fetchLiveCatalog, type LiveTarget } from './liveCatalog.js';
+import { readDocument } from './readDocument.js';
+import { toolsFromDocument } from './toolsFromDocument.js';
+
+interface PinCommandOptions {
+  name: string;
+  url?: string;
+  command?: string;
+  fromFile?: string;
+  upstream?: string;
+  header?: string[];
+  mode: string;
+  capabilities?: string;
+  profile: string;
+  out?: string;
+  timeout?: string;
+}
+
+interface Source {
+  readonly upstream: PinFileInput['upstream'];
+  readonly target: LiveTarget | undefined;
+  readonly describe: string;
+}
+
+function sourceOf(options: PinCommandOptions): Source {
+  const given = [options.url, options.command, options.fromFile].filter((value) => value !== undefined);
+  if (given.length !== 1)
+    throw new CliInputError(
+      'give exactly one of --url <url>, --command "<cmd …>" or --from-file <catalog.json>',
+    );
+  const headers = parseHeaderOptions(options.header);
+  if (options.url !== undefined) {
+    return { upstream: { url: options.url }, target: { url: options.url, headers }, describe: options.url };
+  }
+  if (options.command !== undefined) {
+    let argv: string[];
+    try {
+      argv = splitCommandLine(options.command);
+    } catch (error) {
+      throw new CliInputError(`--command: ${(error as Error).message}`);
+    }
+    if (argv.length === 0) throw new CliInputError('--command: expected a program to run');
+    return { upstream: { command: argv }, target: { command: argv }, describe: `stdio: ${argv[0] ?? ''}` };
+  }
+  if (options.upstream === undefined)
+    throw new CliInputError('--from-file needs --upstream <url>: the server the catalog was listed from');
+  return { upstream: { url: options.upstream }, target: undefined, describe: options.fromFile ?? '' };
+}
+
+function parseCapabilities(text: string | undefined): Record<string, unknown> | undefined {
+  if (text === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new CliInputError(`--capabilities: not JSON: ${(error as Error).message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new CliInputError('--capabilities: expected a JSON object such as {"sampling":{}}');
+  return value as Record<string, unknown>;
+}
+
+async function readTools(source: Source, options: PinCommandOptions): Promise<unknown[]> {
+  if (source.target === undefined)
+    return toolsFromDocument(readDocument(options.fromFile ?? ''), options.fromFile ?? '');
+  const capabilities = parseCapabilities(options.capabilities);
+  const live = await fetchLiveCatalog(source.target, {
+    timeoutMs: parseTimeout(options.timeout, 30_000),
+    ...(capabilities === undefined ? {} : { capabilities }),
+  });
+  process.stderr.write(
+    `listed ${live.tools.length} tools in ${live.pages} page(s)${live.protocolVersion === undefined ? '' : ` (MCP ${live.protocolVersion})`}\n`,
+  );
+  return live.tools;
+}
+
+async function runPin(options: PinCommandOptions): Promise<void> {
+  if (options.mode !== 'enforce' && options.mode !== 'monitor')
+    throw new CliInputError(`--mode ${options.mode}: expected enforce or monitor`);
+  const source = sourceOf(options);
+  const tools = await readTools(source, options);
+  // Every tool must have a digest: a pin that leaves one out would block it forever.
+  digestTools(tools, options.profile, source.describe);
+  const { pin, definitions } = pinFromCatalog(tools, options.profile);
+  const out = options.out === undefined ? undefined : resolve(options.out);
+  const format = out !== undefined && out.toLowerCase().endsWith('.json') ? 'json' : 'yaml';
+  const text = serializePinFile(
+    {
+      name: options.name,
+      upstream: source.upstream,
+      mode: options.mode,
+      profile: options.profile,
+      pin,
+      definitions,
+    },
+    format,
+  );
+  try {
+    parsePinFile(text, out ?? 'stdout');
+  } catch (error) {
+    if (error instanceof GatewayError) throw new CliInputError(error.message, { cause: error });
+    throw error;
+  }
+  if (out === undefined) process.stdout.write(text);
+  else await writeFileAtomic(out, text);
+  const where = out === undefined ? 'stdout' : out;
+  process.stderr.write(
+    `pinned ${Object.keys(pin.tools).length} tools of ${options.name} (catalog ${pin.catalog}) to ${where}\n`,
+  );
+}
+
+/** `toolpin pin`: lists a live server's whole catalog as an MCP client and writes its pin file. */
+export function registerPinCommand(program: Command): void {
+  program
+    .command('pin')
+    .description(
+      'connect to a server as an MCP client, list every tools/list page and write its pin file (exit 0, or 2 when it cannot)',
+    )
+    .requiredOption('--name <name>', 'server name, also its route /<name>/mcp')
+    .option(
+      '--url <url>',
+      'Streamable HTTP endpoint (2025 initialize, or 2026-07-28 when the server only speaks that)',
+    )
+    .option('--command <cmd>', 'a stdio server to spawn, as one command line ("node server.js --flag")')
+    .option(
+      '--from-file <catalog>',
+      'a catalog already held (tools array, tools/list result or JSON-RPC response); needs --upstream',
+    )
+    .option('--upstream <url>', 'with --from-file: the upstream URL written in the pin file')
+    .option(
+      '--header <header>',
+      '"Name: value" sent while listing (repeatable; not written to the pin file)',
+      collect,
+      [],
+    )
+    .option('--mode <mode>', 'enforce or monitor', 'enforce')
+    .option('--capabilities <json>', 'client capabilities declared at initialize, e.g. {"sampling":{}}')
+    .option('--profile <label>', 'profile label of the digests', TRACE_PROFILE)
+    .option('--out <file>', 'write here (YAML, or JSON for *.json) instead of stdout')
+    .option('--timeout <ms>', 'per request timeout', '30000')
+    .action(async (options: PinCommandOptions) => {
+      try {
+        await runPin(options);
+      } catch (error) {
+        if (error instanceof GatewayError && error.code === 'GW_CATALOG_UNAVAILABLE') {
+          process.stderr.write(`toolpin pin: ${error.message}\n`);
+          process.exitCode = EXIT_BAD_INPUT;
+          return;
+        }
+        reportInputError('pin', error);
+      }
+    });
+}

@@ -1,0 +1,71 @@
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { parsePinFile, type ServerConfig } from '../config/index.js';
+import { explainDrift, type DriftExplanation } from '../explain/explainDrift.js';
+import { GatewayError } from '../errors.js';
+import { CliInputError } from './cliInputError.js';
+import { fetchLiveCatalog, type LiveTarget } from './liveCatalog.js';
+import { observeCatalog, type ObservedCatalog } from './observeCatalog.js';
+
+/** A pin file, the live catalog of its server, and how they differ. */
+export interface PinnedLiveCatalog {
+  readonly file: string;
+  /** The text the pin was read from (approve writes only if the file still holds it). */
+  readonly text: string;
+  readonly server: ServerConfig;
+  readonly observed: ObservedCatalog;
+  readonly explanation: DriftExplanation;
+  readonly pages: number;
+}
+
+/** Reads and validates a pin file as the gateway would. Throws CliInputError naming file and field. */
+export async function readPinFileForCli(
+  path: string,
+): Promise<{ file: string; text: string; server: ServerConfig }> {
+  const file = resolve(path);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new CliInputError(`${file}: cannot read the file: ${(error as Error).message}`, { cause: error });
+  }
+  try {
+    return { file, text, server: parsePinFile(text, file) };
+  } catch (error) {
+    if (error instanceof GatewayError) throw new CliInputError(error.message, { cause: error });
+    throw error;
+  }
+}
+
+function targetOf(server: ServerConfig, headers: Readonly<Record<string, string>>): LiveTarget {
+  const upstream = server.upstream as unknown as Record<string, unknown>;
+  if (typeof upstream.url === 'string') {
+    const transport = upstream.transport === 'sse' ? 'sse' : 'streamable-http';
+    return {
+      url: upstream.url,
+      headers: { ...(upstream.headers as Record<string, string>), ...headers },
+      transport,
+    };
+  }
+  return upstream as unknown as LiveTarget;
+}
+
+/**
+ * Lists the live catalog of a pin file's server (pin headers plus `headers`) and explains how it
+ * differs from the pin. Rejects with GatewayError GW_CATALOG_UNAVAILABLE
+ * (server down, listing incomplete: nothing can be told).
+ */
+export async function comparePinWithLive(
+  pinFile: { readonly file: string; readonly text: string; readonly server: ServerConfig },
+  headers: Readonly<Record<string, string>>,
+  timeoutMs: number,
+): Promise<PinnedLiveCatalog> {
+  const { file, text, server } = pinFile;
+  const live = await fetchLiveCatalog(targetOf(server, headers), { timeoutMs, baseDir: dirname(file) });
+  const observed = observeCatalog(live.tools, server.profile);
+  const explanation = explainDrift(
+    { tools: { ...server.pin.tools }, definitions: { ...server.definitions } },
+    { tools: { ...observed.pin.tools }, definitions: observed.definitions },
+  );
+  return { file, text, server, observed, explanation, pages: live.pages };
+}

@@ -1,0 +1,50 @@
+import { readFile } from 'node:fs/promises';
+import { extname } from 'node:path';
+import { GatewayError } from '../errors.js';
+import { parsePinFile } from './pinFile.js';
+import type { ServerConfig } from './types.js';
+import { updatePinDocument, type PinDocumentUpdate } from './updatePinDocument.js';
+import { writeFileAtomic } from './writeFileAtomic.js';
+
+/** Options of {@link rewritePinFile}. */
+export interface RewritePinFileOptions {
+  /** The text the update was planned from: when the file no longer holds it, nothing is written. */
+  readonly expected?: string;
+}
+
+/**
+ * Rewrites a pin file with a new pin (approve, trust on first use): the text is updated in place
+ * (comments and order kept), parsed and verified as the gateway would load it, then written
+ * atomically. Resolves with the new configuration. Rejects with GatewayError
+ * GW_PIN_FILE_CHANGED (someone else wrote the file meanwhile) or GW_PIN_FILE_INVALID.
+ */
+export async function rewritePinFile(
+  file: string,
+  update: PinDocumentUpdate,
+  options: RewritePinFileOptions = {},
+): Promise<ServerConfig> {
+  const text = await readFile(file, 'utf8');
+  if (options.expected !== undefined && text !== options.expected) {
+    throw new GatewayError(
+      'GW_PIN_FILE_CHANGED',
+      `Pin file ${file} changed since it was read; nothing was written`,
+      { file },
+    );
+  }
+  const format = extname(file).toLowerCase() === '.json' ? 'json' : 'yaml';
+  const next = updatePinDocument(text, format, update);
+  // Never write a pin the gateway would reject, nor one that is not the planned pin.
+  const server = parsePinFile(next, file);
+  if (server.pin.catalog !== update.pin.catalog) {
+    throw new GatewayError(
+      'GW_PIN_FILE_INVALID',
+      `Rewriting ${file} did not produce the planned pin ${update.pin.catalog}`,
+      {
+        file,
+        field: 'pin.catalog',
+      },
+    );
+  }
+  await writeFileAtomic(file, next);
+  return server;
+}

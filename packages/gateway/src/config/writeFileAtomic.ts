@@ -1,0 +1,33 @@
+import { randomBytes } from 'node:crypto';
+import { open, rename, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+
+/**
+ * Replaces `file` with `text` atomically: a temporary file in the same folder (a dotfile, which
+ * the servers-folder watcher ignores), written and flushed, then renamed over the target, so a
+ * reader (the gateway's watcher, git) sees the old bytes or the new ones, never half a pin.
+ * The file's permission bits are kept.
+ */
+export async function writeFileAtomic(file: string, text: string): Promise<void> {
+  const mode = await stat(file).then(
+    (stats) => stats.mode & 0o777,
+    () => 0o644,
+  );
+  const temp = join(dirname(file), `.${basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+  const handle = await open(temp, 'wx', mode);
+  try {
+    await handle.writeFile(text, 'utf8');
+    await handle.sync();
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+  await handle.close();
+  try {
+    await rename(temp, file);
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
+}

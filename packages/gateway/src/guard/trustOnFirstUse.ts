@@ -1,0 +1,124 @@
+import { readFile } from 'node:fs/promises';
+import { isAbsolute } from 'node:path';
+import { deepFreeze } from '../config/deepFreeze.js';
+import { parsePinFile } from '../config/pinFile.js';
+import { pinFromCatalog, type CatalogPin } from '../config/pinFromCatalog.js';
+import { planPinUpdate } from '../config/planPinUpdate.js';
+import { rewritePinFile } from '../config/rewritePinFile.js';
+import type { ServerConfig } from '../config/index.js';
+import type { GatewayLogger } from '../observe/logger.js';
+import { sessionLabel } from '../observe/sessionLabel.js';
+
+// A listing is gathered per session until its last page; both bounds keep a server that pages
+// forever, or many sessions listing at once, from growing memory without limit.
+const MAX_LISTINGS = 64;
+const MAX_TOOLS = 10_000;
+
+/**
+ * Trust on first use (`pin: trust-on-first-use`): gathers the pages of each session's listing
+ * and, when one completes with every tool digestible, makes it the pin: put in force at once
+ * (the completing page is then verified against it) and written over the pin file with the
+ * writer `toolpin approve` uses. Until then the pin is empty, so enforce mode refuses every call.
+ */
+export class FirstUseRecorder {
+  readonly #logger: GatewayLogger;
+  readonly #listings = new Map<string, unknown[]>();
+
+  constructor(logger: GatewayLogger) {
+    this.#logger = logger;
+  }
+
+  /**
+   * Feeds one page of a session's listing. Returns the new configuration when this page completes
+   * the first complete observation of a server still waiting for its pin; otherwise undefined.
+   */
+  observePage(
+    config: ServerConfig,
+    sessionKey: string,
+    tools: readonly unknown[],
+    first: boolean,
+    last: boolean,
+  ): ServerConfig | undefined {
+    if (config.trustOnFirstUse !== true) {
+      this.#listings.clear();
+      return undefined;
+    }
+    // A page after the first, whose first page was not seen, is not a complete observation.
+    const gathered = first ? [] : this.#listings.get(sessionKey);
+    this.#listings.delete(sessionKey);
+    if (gathered === undefined || gathered.length + tools.length > MAX_TOOLS) return undefined;
+    gathered.push(...tools);
+    if (!last) {
+      if (this.#listings.size >= MAX_LISTINGS)
+        this.#listings.delete(this.#listings.keys().next().value as string);
+      this.#listings.set(sessionKey, gathered);
+      return undefined;
+    }
+    const observed = this.#observe(config, sessionKey, gathered);
+    if (observed === undefined) return undefined;
+    const { trustOnFirstUse: _pending, ...rest } = config;
+    const pinned: ServerConfig = deepFreeze({
+      ...rest,
+      pin: observed.pin,
+      definitions: observed.definitions,
+    });
+    this.#logger.warn(
+      {
+        event: 'pin.trusted_on_first_use',
+        server: config.name,
+        file: config.file,
+        session: sessionLabel(sessionKey),
+        catalog: observed.pin.catalog,
+        tools: Object.keys(observed.pin.tools).length,
+      },
+      'TRUST ON FIRST USE: the first complete catalog observed is now the pin; review it (git diff) before relying on it',
+    );
+    void this.#persist(config, observed);
+    return pinned;
+  }
+
+  #observe(config: ServerConfig, sessionKey: string, tools: unknown[]): CatalogPin | undefined {
+    const session = sessionLabel(sessionKey);
+    if (tools.length === 0) {
+      // An empty catalog is more often a server not ready or a client not authorized than a
+      // server with no tools; pinning it would block every tool that appears later.
+      this.#logger.warn(
+        { event: 'pin.first_use_skipped', server: config.name, session, problem: 'empty catalog' },
+        'not trusting an empty catalog',
+      );
+      return undefined;
+    }
+    try {
+      return pinFromCatalog(tools, config.profile);
+    } catch (error) {
+      const problem = error instanceof Error ? error.message : String(error);
+      this.#logger.warn(
+        { event: 'pin.first_use_skipped', server: config.name, session, problem },
+        'not trusting a catalog with an unverifiable tool',
+      );
+      return undefined;
+    }
+  }
+
+  async #persist(config: ServerConfig, observed: CatalogPin): Promise<void> {
+    const file = config.file;
+    if (!isAbsolute(file)) return; // An embedded pin (pinGuard options) has no file: in force in memory only.
+    try {
+      const text = await readFile(file, 'utf8');
+      // Someone approved or edited the file meanwhile: theirs wins, the watcher puts it in force.
+      if (parsePinFile(text, file).trustOnFirstUse !== true) return;
+      const result = planPinUpdate(config, observed);
+      if (!result.ok) throw new Error(result.message);
+      await rewritePinFile(file, result.plan, { expected: text });
+      this.#logger.info(
+        { event: 'pin.written', server: config.name, file, catalog: observed.pin.catalog },
+        'first-use pin written',
+      );
+    } catch (error) {
+      this.#logger.error(
+        { event: 'pin.write_failed', server: config.name, file, err: error },
+        'the first-use pin is in force but could not be written; the gateway will trust again after a restart',
+      );
+    }
+  }
+}

@@ -1,0 +1,126 @@
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { digestCatalog } from '@toolpin/digest';
+import { loadPinFile, type ServerConfig } from '../../src/config/index.js';
+import { watchPinFiles, type PinWatcher } from '../../src/config/pinWatcher.js';
+import { createLogger } from '../../src/observe/logger.js';
+import { TOOLS, tempDir, validPin } from './fixtures.js';
+
+type Line = Record<string, unknown>;
+
+/** Records what the watcher asks of the gateway. */
+class RouteLog {
+  readonly upserts: ServerConfig[] = [];
+  readonly removals: string[] = [];
+  upsertServer(server: ServerConfig): void {
+    this.upserts.push(server);
+  }
+  removeServer(name: string): void {
+    this.removals.push(name);
+  }
+}
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+function pinText(tools: object[], extra: Record<string, unknown> = {}): string {
+  const digest = digestCatalog(tools);
+  return JSON.stringify({
+    ...validPin(),
+    definitions: {},
+    pin: { catalog: digest.catalog, tools: digest.entries },
+    ...extra,
+  });
+}
+
+describe('watching the servers folder', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  let routes: RouteLog;
+  let lines: Line[];
+  let watcher: PinWatcher;
+  let file: string;
+
+  beforeEach(async () => {
+    ({ dir, cleanup } = await tempDir());
+    file = join(dir, 'demo.json');
+    await writeFile(file, pinText(TOOLS));
+    routes = new RouteLog();
+    lines = [];
+    const logger = createLogger({
+      destination: { write: (line: string) => lines.push(JSON.parse(line) as Line) },
+    });
+    watcher = watchPinFiles({
+      dir,
+      gateway: routes,
+      logger,
+      initial: [await loadPinFile(file)],
+      debounceMs: 20,
+    });
+  });
+
+  afterEach(async () => {
+    watcher.close();
+    await cleanup();
+  });
+
+  const events = (event: string): Line[] => lines.filter((line) => line.event === event);
+
+  it('puts a changed pin file in force without being asked', async () => {
+    await writeFile(file, pinText([TOOLS[0] as object]));
+    await until(() => routes.upserts.length > 0, 'the upsert');
+    expect(routes.upserts[0]?.pin.catalog).toBe(digestCatalog([TOOLS[0]]).catalog);
+    expect(events('pin.reloaded')).toEqual([expect.objectContaining({ server: 'demo', file, tools: 1 })]);
+  });
+
+  it('rejects a broken file naming file and field, keeps the last good pin, and takes the fixed file', async () => {
+    await writeFile(file, pinText(TOOLS, { mode: 'sometimes' }));
+    await until(() => events('pin.reload_failed').length > 0, 'the rejection');
+    expect(events('pin.reload_failed')[0]).toMatchObject({
+      level: 50,
+      file,
+      field: 'mode',
+      code: 'GW_PIN_FILE_INVALID',
+      server: 'demo',
+    });
+    expect(routes.upserts).toEqual([]);
+    expect(routes.removals).toEqual([]);
+    await writeFile(file, pinText(TOOLS, { mode: 'monitor' }));
+    await until(() => routes.upserts.length > 0, 'the fixed file');
+    expect(routes.upserts[0]?.mode).toBe('monitor');
+  });
+
+  it('adds a route for a new file and removes the route of a deleted one', async () => {
+    const other = join(dir, 'other.json');
+    await writeFile(other, pinText(TOOLS, { name: 'other' }));
+    await until(() => routes.upserts.some((server) => server.name === 'other'), 'the new route');
+    expect(events('pin.added')).toEqual([expect.objectContaining({ server: 'other', file: other })]);
+    await rm(file);
+    await until(() => routes.removals.includes('demo'), 'the removal');
+    expect(events('pin.removed')).toEqual([expect.objectContaining({ server: 'demo', file })]);
+  });
+
+  it('rejects a second file that claims a routed name', async () => {
+    const twin = join(dir, 'twin.json');
+    await writeFile(twin, pinText([TOOLS[1] as object]));
+    await until(() => events('pin.reload_failed').length > 0, 'the rejection');
+    expect(events('pin.reload_failed')[0]).toMatchObject({
+      code: 'GW_PIN_DUPLICATE_NAME',
+      file: twin,
+      field: 'name',
+      files: [file, twin],
+    });
+    expect(routes.upserts).toEqual([]);
+  });
+
+  it('reloads on demand, ignoring dotfiles and files that did not change', async () => {
+    await writeFile(join(dir, '.demo.json.swp'), 'not a pin');
+    expect(await watcher.reload()).toEqual({ added: [], updated: [], removed: [], failed: [] });
+    expect(routes.upserts).toEqual([]);
+  });
+});
