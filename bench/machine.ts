@@ -55,7 +55,7 @@ export function describeMachine(): MachineInfo {
       '@modelcontextprotocol/sdk': versionOf('', '@modelcontextprotocol/sdk'),
       autocannon: versionOf('', 'autocannon'),
       express: versionOf(gateway, 'express'),
-      'http-proxy-middleware': versionOf(gateway, 'http-proxy-middleware'),
+      'http-proxy-middleware': versionOf('', 'http-proxy-middleware'),
       pino: versionOf(gateway, 'pino'),
     },
   };

@@ -3,18 +3,8 @@
 // Usage: node --import tsx bench/passthrough.ts <upstream origin>
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
-import express, { type RequestHandler } from 'express';
-
-// The same http-proxy-middleware build toolpin itself uses (a dependency of packages/gateway).
-const requireFromGateway = createRequire(new URL('../packages/gateway/package.json', import.meta.url));
-const { createProxyMiddleware } = requireFromGateway('http-proxy-middleware') as {
-  createProxyMiddleware(options: {
-    target: string;
-    changeOrigin: boolean;
-    agent: http.Agent;
-  }): RequestHandler;
-};
+import express from 'express';
+import { createProxyMiddleware } from 'http-proxy-middleware';
 
 const target = process.argv[2];
 if (target === undefined) {
