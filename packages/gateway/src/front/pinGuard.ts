@@ -15,6 +15,7 @@ import { checkMirroredHeaders, detectEra } from '../wire/mcpEra.js';
 import { applyAuthChallenge, captureAuthChallenge, type AuthChallenge } from './authChallenge.js';
 import { replyToClient } from './clientReply.js';
 import { forwardedCredentials } from './forwardedCredentials.js';
+import { isIdentityEncoded, readRequestBody } from './readRequestBody.js';
 import { sessionKeyOf } from './sessionKey.js';
 
 /** Options of {@link pinGuard}. */
@@ -62,17 +63,33 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
   const http = httpUpstreamOf(config);
   const proxy = createStreamableHttpProxy({ url: http.url, headers: http.headers, logger, maxResponseBytes: 64 * 1024 * 1024 });
 
+  // A compressed body (rare) still goes through express.raw, which inflates it.
+  const inflatingParser = express.raw({ type: () => true, limit: maxBodyBytes });
   const router = express.Router();
-  router.post('/', express.raw({ type: () => true, limit: maxBodyBytes }), (req, res, next) => {
-    handlePost(req, res, next).catch(next);
+  // One layer instead of a route per method: the router's per-request work is most of what
+  // express costs here.
+  router.use((req, res, next) => {
+    if (req.path !== '/') return next();
+    if (req.method === 'POST') return receivePost(req, res, next);
+    forwardOther(req, res, next);
   });
-  router.all('/', (req, res, next) => {
+  function receivePost(req: Request, res: Response, next: NextFunction): void {
+    if (!isIdentityEncoded(req)) {
+      inflatingParser(req, res, (error?: unknown) => (error === undefined ? handlePost(req, res, next).catch(next) : next(error)));
+      return;
+    }
+    readRequestBody(req, maxBodyBytes).then((body) => {
+      req.body = body;
+      return handlePost(req, res, next);
+    }).catch(next);
+  }
+  function forwardOther(req: Request, res: Response, next: NextFunction): void {
     guard.alerts.telemetry.onRequest(guard.config.name, req.method);
     const sessionKey = sessionKeyOf(req.headers);
     attachExchange(req, { guard, sessionKey, body: undefined, requestIds: [], hasList: false, injected: [], batch: false });
     if (req.method === 'DELETE') res.on('finish', () => res.statusCode < 300 && guard.forgetSession(sessionKey));
     void proxy(req, res, next);
-  });
+  }
   router.use((error: Error & { status?: number; type?: string }, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(error);
     const status = error.status ?? 500;
@@ -159,16 +176,15 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
         onChallenge,
       ),
     );
-    const session = sessionLabel(sessionKey);
     if (decision.kind === 'allow') {
       if (decision.flagged !== undefined) {
-        guard.alerts.emit({ event: 'call.flagged', server: guard.config.name, session, id: message.id, decision: decision.flagged });
+        guard.alerts.emit({ event: 'call.flagged', server: guard.config.name, session: sessionLabel(sessionKey), id: message.id, decision: decision.flagged });
       } else {
         guard.alerts.telemetry.onCallAllowed(guard.config.name);
       }
       return undefined;
     }
-    guard.alerts.emit({ event: 'call.blocked', server: guard.config.name, session, id: message.id, decision: decision.data });
+    guard.alerts.emit({ event: 'call.blocked', server: guard.config.name, session: sessionLabel(sessionKey), id: message.id, decision: decision.data });
     return jsonRpcError(message.id, ErrorCodes.PIN_POLICY_BLOCKED, decision.message, decision.data);
   }
 

@@ -65,7 +65,11 @@ function upstreamHeaders(
   // The gateway parses what comes back; a compressed answer could not be inspected. Removing
   // the header is not enough: without Accept-Encoding any coding is acceptable (RFC 9110 §12.5.3).
   headers['accept-encoding'] = 'identity';
-  if (body !== undefined) headers['content-length'] = body.length;
+  if (body !== undefined) {
+    // The body the gateway read is replayed as plain bytes (a compressed one was inflated).
+    delete headers['content-encoding'];
+    headers['content-length'] = body.length;
+  }
   return headers;
 }
 
