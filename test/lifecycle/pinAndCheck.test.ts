@@ -2,7 +2,13 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { defaultTools, startV1Server, startV2Server, type PeerHandle } from '../peers/index.js';
+import {
+  defaultTools,
+  everythingStdioCommand,
+  startV1Server,
+  startV2Server,
+  type PeerHandle,
+} from '../peers/index.js';
 import { startBrokenPagesServer } from '../support/brokenPagesServer.js';
 import { runToolpin } from '../support/runToolpin.js';
 
@@ -88,6 +94,48 @@ describe('toolpin pin and toolpin check against live servers', () => {
       const pin = JSON.parse(await readFile(out, 'utf8')) as PinDocument;
       expect(pin.pin).toEqual(await digestOfDefaultTools());
       expect((await runToolpin(['check', out])).code).toBe(0);
+    },
+    SPAWNS,
+  );
+
+  it(
+    'pins a stdio server spawned with --command, declaring client capabilities that change its listing',
+    async () => {
+      const command = everythingStdioCommand()
+        .map((word) => JSON.stringify(word))
+        .join(' ');
+      const plain = join(dir, 'everything.yaml');
+      const withCapabilities = join(dir, 'everything-sampling.yaml');
+      const capabilities = '{"sampling":{},"elicitation":{}}';
+      const first = await runToolpin(['pin', '--name', 'everything', '--command', command, '--out', plain]);
+      expect(first.code).toBe(0);
+      const second = await runToolpin([
+        'pin',
+        '--name',
+        'everything',
+        '--command',
+        command,
+        '--capabilities',
+        capabilities,
+        '--out',
+        withCapabilities,
+      ]);
+      expect(second.code).toBe(0);
+      const [a, b] = [
+        parseYaml(await readFile(plain, 'utf8')),
+        parseYaml(await readFile(withCapabilities, 'utf8')),
+      ] as { upstream: { command: string[] }; pin: { tools: object } }[];
+      expect(a?.upstream.command).toEqual(everythingStdioCommand());
+      const added = Object.keys(b?.pin.tools ?? {}).filter((key) => !(key in (a?.pin.tools ?? {})));
+      expect(added).toEqual(
+        expect.arrayContaining(['tool:trigger-sampling-request', 'tool:trigger-elicitation-request']),
+      );
+      expect((await runToolpin(['check', plain])).code).toBe(0);
+      expect((await runToolpin(['check', withCapabilities, '--capabilities', capabilities])).code).toBe(0);
+      // Without the capabilities the server lists fewer tools: drift, the missing ones read as removed.
+      const without = await runToolpin(['check', withCapabilities]);
+      expect(without.code).toBe(1);
+      expect(without.stdout).toContain('removed  trigger-sampling-request (tool:trigger-sampling-request)');
     },
     SPAWNS,
   );

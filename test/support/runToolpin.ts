@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -24,5 +25,34 @@ export function runToolpin(args: readonly string[]): Promise<ToolpinRun> {
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     child.once('error', reject);
     child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The `script` program (util-linux), which runs a command on a pseudo-terminal; undefined when absent. */
+export const SCRIPT_PROGRAM = ['/usr/bin/script', '/bin/script'].find((path) => existsSync(path));
+
+function quote(word: string): string {
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Runs the built CLI on a pseudo-terminal (via `script`), typing `input`, so its interactive
+ * prompts are exercised as a person would meet them. stdout and stderr arrive merged.
+ */
+export function runToolpinInTerminal(args: readonly string[], input: string): Promise<ToolpinRun> {
+  return new Promise((resolve, reject) => {
+    if (SCRIPT_PROGRAM === undefined) throw new Error('no script(1) on this machine');
+    const command = [process.execPath, main, ...args].map(quote).join(' ');
+    const child = spawn(SCRIPT_PROGRAM, ['-qec', command, '/dev/null'], {
+      cwd: root,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input);
   });
 }

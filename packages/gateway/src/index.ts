@@ -57,3 +57,25 @@ export type { MessageBridgeOptions, BridgeEnd } from './transports/messageBridge
 /** Upstream kinds: tell a stdio pin from an HTTP one. */
 export { isStdioUpstream, describeUpstream } from './config/index.js';
 export type { HttpUpstreamConfig, StdioUpstreamConfig } from './config/index.js';
+/** Drift explained: per tool the changed members, JSON Pointer paths, word diffs of texts, and renames (CLI, catalog.drift, admin status). */
+export { explainDrift, explainDefinitionChange } from './explain/explainDrift.js';
+export type { DriftExplanation, ToolDrift, ToolDriftKind, DefinitionChange, TextChange } from './explain/explainDrift.js';
+/** The explanation as text for people; a word-level diff of two texts; renames among removed and added tools. */
+export { formatDriftExplanation } from './explain/formatDriftExplanation.js';
+export { diffWords } from './explain/wordDiff.js';
+export type { WordDiffOptions } from './explain/wordDiff.js';
+export { detectRenames } from './explain/detectRenames.js';
+export type { DetectedRename, RenameCandidate } from './explain/detectRenames.js';
+/** Pin lifecycle: watch a servers folder (hot reload), plan and write an approval (atomic, comments kept), pin a catalog. */
+export { watchPinFiles } from './config/pinWatcher.js';
+export type { PinWatcher, PinWatcherOptions, PinWatcherTarget, ReloadSummary } from './config/pinWatcher.js';
+export { planPinUpdate } from './config/planPinUpdate.js';
+export type { PinUpdatePlan, PinUpdatePlanResult } from './config/planPinUpdate.js';
+export { rewritePinFile } from './config/rewritePinFile.js';
+export type { RewritePinFileOptions } from './config/rewritePinFile.js';
+export type { PinDocumentUpdate } from './config/updatePinDocument.js';
+export { pinFromCatalog } from './config/pinFromCatalog.js';
+export type { CatalogPin } from './config/pinFromCatalog.js';
+/** Lists a live server's whole catalog as an MCP client (what `toolpin pin` and `check` use). */
+export { fetchLiveCatalog } from './transports/fetchLiveCatalog.js';
+export type { LiveCatalog, LiveCatalogOptions, LiveTarget } from './transports/fetchLiveCatalog.js';

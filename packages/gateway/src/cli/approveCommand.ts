@@ -7,7 +7,7 @@ import { escapeInvisible } from '../explain/escapeInvisible.js';
 import type { ToolDrift } from '../explain/explainDrift.js';
 import { formatDriftExplanation } from '../explain/formatDriftExplanation.js';
 import { CliInputError, EXIT_BAD_INPUT, reportInputError } from './cliInputError.js';
-import { collect, parseHeaderOptions, parseTimeout } from './commonOptions.js';
+import { collect, parseCapabilities, parseHeaderOptions, parseTimeout } from './commonOptions.js';
 import { comparePinWithLive, readPinFileForCli } from './pinnedLiveCatalog.js';
 
 /** Exit code when the user declines: the drift is still there. */
@@ -18,6 +18,7 @@ interface ApproveCommandOptions {
   yes?: boolean;
   header?: string[];
   timeout?: string;
+  capabilities?: string;
 }
 
 function describe(entry: ToolDrift): string {
@@ -42,7 +43,8 @@ async function runApprove(path: string, options: ApproveCommandOptions): Promise
   const headers = parseHeaderOptions(options.header);
   const timeout = parseTimeout(options.timeout, 30_000);
   const pinFile = await readPinFileForCli(path);
-  const live = await comparePinWithLive(pinFile, headers, timeout);
+  const capabilities = parseCapabilities(options.capabilities);
+  const live = await comparePinWithLive(pinFile, headers, { timeoutMs: timeout, capabilities });
   for (const tool of live.observed.unverifiable) {
     process.stderr.write(
       `warning: ${escapeInvisible(tool.name ?? `tools[${tool.index}]`)} has no digest and cannot be approved: ${tool.problem}\n`,
@@ -97,6 +99,7 @@ export function registerApproveCommand(program: Command): void {
       collect,
       [],
     )
+    .option('--capabilities <json>', 'client capabilities declared at initialize (as when pinning)')
     .option('--timeout <ms>', 'per request timeout', '30000')
     .action(async (path: string, options: ApproveCommandOptions) => {
       try {

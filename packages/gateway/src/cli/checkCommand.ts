@@ -3,7 +3,7 @@ import { GatewayError } from '../errors.js';
 import { escapeInvisible } from '../explain/escapeInvisible.js';
 import { formatDriftExplanation } from '../explain/formatDriftExplanation.js';
 import { reportInputError } from './cliInputError.js';
-import { collect, parseHeaderOptions, parseTimeout } from './commonOptions.js';
+import { collect, parseCapabilities, parseHeaderOptions, parseTimeout } from './commonOptions.js';
 import { comparePinWithLive, readPinFileForCli, type PinnedLiveCatalog } from './pinnedLiveCatalog.js';
 
 /** Exit codes of `toolpin check`, for CI and cron. */
@@ -13,6 +13,7 @@ interface CheckCommandOptions {
   json?: boolean;
   header?: string[];
   timeout?: string;
+  capabilities?: string;
 }
 
 function report(result: PinnedLiveCatalog): { status: 'equal' | 'drift'; text: string; json: unknown } {
@@ -56,6 +57,7 @@ export function registerCheckCommand(program: Command): void {
       collect,
       [],
     )
+    .option('--capabilities <json>', 'client capabilities declared at initialize (as when pinning)')
     .option('--timeout <ms>', 'per request timeout', '30000')
     .action(async (path: string, options: CheckCommandOptions) => {
       try {
@@ -66,7 +68,10 @@ export function registerCheckCommand(program: Command): void {
           unknown(options, pinFile.file, 'the pin file says trust-on-first-use: nothing is pinned yet');
           return;
         }
-        const result = report(await comparePinWithLive(pinFile, headers, timeout));
+        const capabilities = parseCapabilities(options.capabilities);
+        const result = report(
+          await comparePinWithLive(pinFile, headers, { timeoutMs: timeout, capabilities }),
+        );
         process.stdout.write(options.json === true ? JSON.stringify(result.json) + '\n' : result.text);
         process.exitCode = result.status === 'equal' ? CheckExit.EQUAL : CheckExit.DRIFT;
       } catch (error) {

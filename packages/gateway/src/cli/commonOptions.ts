@@ -27,3 +27,17 @@ export function parseTimeout(value: string | undefined, fallback: number): numbe
     throw new CliInputError(`--timeout ${value}: expected a positive number of milliseconds`);
   return ms;
 }
+
+/** Parses `--capabilities <json>` (client capabilities declared at initialize). Throws CliInputError unless it is a JSON object. */
+export function parseCapabilities(text: string | undefined): Record<string, unknown> | undefined {
+  if (text === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new CliInputError(`--capabilities: not JSON: ${(error as Error).message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new CliInputError('--capabilities: expected a JSON object such as {"sampling":{}}');
+  return value as Record<string, unknown>;
+}

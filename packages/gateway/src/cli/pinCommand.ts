@@ -7,9 +7,9 @@ import { writeFileAtomic } from '../config/writeFileAtomic.js';
 import { GatewayError } from '../errors.js';
 import { splitCommandLine } from '../transports/commandLine.js';
 import { CliInputError, EXIT_BAD_INPUT, reportInputError } from './cliInputError.js';
-import { collect, parseHeaderOptions, parseTimeout } from './commonOptions.js';
+import { collect, parseCapabilities, parseHeaderOptions, parseTimeout } from './commonOptions.js';
 import { digestTools } from './digestTools.js';
-import { fetchLiveCatalog, type LiveTarget } from './liveCatalog.js';
+import { fetchLiveCatalog, type LiveTarget } from '../transports/fetchLiveCatalog.js';
 import { readDocument } from './readDocument.js';
 import { toolsFromDocument } from './toolsFromDocument.js';
 
@@ -56,19 +56,6 @@ function sourceOf(options: PinCommandOptions): Source {
   if (options.upstream === undefined)
     throw new CliInputError('--from-file needs --upstream <url>: the server the catalog was listed from');
   return { upstream: { url: options.upstream }, target: undefined, describe: options.fromFile ?? '' };
-}
-
-function parseCapabilities(text: string | undefined): Record<string, unknown> | undefined {
-  if (text === undefined) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new CliInputError(`--capabilities: not JSON: ${(error as Error).message}`);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new CliInputError('--capabilities: expected a JSON object such as {"sampling":{}}');
-  return value as Record<string, unknown>;
 }
 
 async function readTools(source: Source, options: PinCommandOptions): Promise<unknown[]> {

@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { parsePinFile, type ServerConfig } from '../config/index.js';
+import { isStdioUpstream, parsePinFile, type ServerConfig } from '../config/index.js';
 import { explainDrift, type DriftExplanation } from '../explain/explainDrift.js';
 import { GatewayError } from '../errors.js';
 import { CliInputError } from './cliInputError.js';
-import { fetchLiveCatalog, type LiveTarget } from './liveCatalog.js';
+import { fetchLiveCatalog, type LiveTarget } from '../transports/fetchLiveCatalog.js';
 import { observeCatalog, type ObservedCatalog } from './observeCatalog.js';
 
 /** A pin file, the live catalog of its server, and how they differ. */
@@ -38,16 +38,9 @@ export async function readPinFileForCli(
 }
 
 function targetOf(server: ServerConfig, headers: Readonly<Record<string, string>>): LiveTarget {
-  const upstream = server.upstream as unknown as Record<string, unknown>;
-  if (typeof upstream.url === 'string') {
-    const transport = upstream.transport === 'sse' ? 'sse' : 'streamable-http';
-    return {
-      url: upstream.url,
-      headers: { ...(upstream.headers as Record<string, string>), ...headers },
-      transport,
-    };
-  }
-  return upstream as unknown as LiveTarget;
+  const { upstream } = server;
+  if (isStdioUpstream(upstream)) return upstream;
+  return { url: upstream.url, headers: { ...upstream.headers, ...headers }, transport: upstream.transport };
 }
 
 /**
@@ -58,10 +51,14 @@ function targetOf(server: ServerConfig, headers: Readonly<Record<string, string>
 export async function comparePinWithLive(
   pinFile: { readonly file: string; readonly text: string; readonly server: ServerConfig },
   headers: Readonly<Record<string, string>>,
-  timeoutMs: number,
+  options: { readonly timeoutMs: number; readonly capabilities?: Record<string, unknown> | undefined },
 ): Promise<PinnedLiveCatalog> {
   const { file, text, server } = pinFile;
-  const live = await fetchLiveCatalog(targetOf(server, headers), { timeoutMs, baseDir: dirname(file) });
+  const live = await fetchLiveCatalog(targetOf(server, headers), {
+    timeoutMs: options.timeoutMs,
+    baseDir: dirname(file),
+    ...(options.capabilities === undefined ? {} : { capabilities: options.capabilities }),
+  });
   const observed = observeCatalog(live.tools, server.profile);
   const explanation = explainDrift(
     { tools: { ...server.pin.tools }, definitions: { ...server.definitions } },
