@@ -184,4 +184,21 @@ describe('pin lifecycle on a running gateway: drift blocked, approve, hot reload
     },
     60_000,
   );
+  it('puts new upstream.headers in force on reload: proxied calls carry them', async () => {
+    const pinFile = join(gateway.dir, 'servers', 'demo.json');
+    const pin = JSON.parse(await readFile(pinFile, 'utf8')) as { upstream: Record<string, unknown> };
+    pin.upstream.headers = { 'X-Upstream-Key': 'rotated' };
+    await writeFile(pinFile, JSON.stringify(pin, null, 2));
+    const carried = (): boolean =>
+      upstream.requests.some(
+        (request) => request.method === 'tools/call' && request.headers['x-upstream-key'] === 'rotated',
+      );
+    await until(
+      async () =>
+        (await callError(client, 'echo', { text: 'hi' })) === undefined && carried() ? true : undefined,
+      2000,
+      'a call carrying the new header',
+    );
+    expect(gateway.events('pin.reload_failed')).toEqual([]);
+  }, 60_000);
 });

@@ -28,7 +28,8 @@ export function upstreamIdentity(upstream: UpstreamConfig): string {
   if (isStdioUpstream(upstream)) {
     return JSON.stringify(['stdio', upstream.command, upstream.args, upstream.env, upstream.cwd ?? null]);
   }
-  return JSON.stringify(['http', upstream.url, upstream.transport]);
+  // Headers too: the proxy sends the headers it was built with, so new ones need a new route.
+  return JSON.stringify(['http', upstream.url, upstream.transport, upstream.headers]);
 }
 
 /** A loggable description: the URL, or the program (never env values or arguments, which may hold secrets). */
