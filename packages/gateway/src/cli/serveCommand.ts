@@ -13,12 +13,14 @@ export function registerServeCommand(program: Command): void {
     .option('-c, --config <file>', 'gateway file', 'config/gateway.yaml')
     .option('-p, --port <port>', 'override listen.port')
     .option('--admin-port <port>', 'override admin.port')
-    .action(async (options: { config: string; port?: string; adminPort?: string }) => {
+    .option('--no-watch', 'do not watch the servers folder; reload pin files on SIGHUP only')
+    .action(async (options: { config: string; port?: string; adminPort?: string; watch: boolean }) => {
       let running;
       try {
         running = await startGateway(options.config, {
           ...(options.port === undefined ? {} : { port: Number(options.port) }),
           ...(options.adminPort === undefined ? {} : { adminPort: Number(options.adminPort) }),
+          watch: options.watch,
         });
       } catch (error) {
         const detail = error instanceof GatewayError ? `${error.code}: ${error.message}` : (error as Error).message;
