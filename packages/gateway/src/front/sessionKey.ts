@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { headerValue } from '../wire/httpHeaders.js';
 
@@ -8,11 +8,12 @@ import { headerValue } from '../wire/httpHeaders.js';
  * differ per user and per session, so each decision uses its own observation.
  */
 export function sessionKeyOf(headers: IncomingHttpHeaders): string {
-  const credential = createHash('sha256')
-    .update(headerValue(headers, 'authorization') ?? '')
-    .update('\n')
-    .update(headerValue(headers, 'cookie') ?? '')
-    .digest('base64url');
+  // One-shot hash (no Hash object per request); the same bytes as authorization, "\n", cookie.
+  const credential = hash(
+    'sha256',
+    `${headerValue(headers, 'authorization') ?? ''}\n${headerValue(headers, 'cookie') ?? ''}`,
+    'base64url',
+  );
   const session = headerValue(headers, 'mcp-session-id');
   return session === undefined ? `credential:${credential}` : `session:${session}:${credential}`;
 }

@@ -4,7 +4,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import type { GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
-import { hopByHopNames, responseHeadersFrom } from '../wire/httpHeaders.js';
+import { copyEndToEnd, responseHeadersFrom } from '../wire/httpHeaders.js';
 import { jsonRpcError } from '../wire/jsonRpc.js';
 import { exchangeOf, type Exchange } from './exchange.js';
 import { relayJsonResponse } from './jsonResponse.js';
@@ -57,9 +57,8 @@ function upstreamHeaders(
   host: string,
   body: Buffer | undefined,
 ): OutgoingHttpHeaders {
-  const headers: OutgoingHttpHeaders = { ...req.headers, ...configured };
-  // The ones the client's Connection names are per hop too.
-  for (const name of hopByHopNames(req.headers)) delete headers[name];
+  // Hop-by-hop ones stay behind, with those the client's Connection header names.
+  const headers: OutgoingHttpHeaders = { ...copyEndToEnd(req.headers), ...configured };
   // The upstream's DNS-rebinding guard checks Host against its own name.
   headers.host = host;
   // The gateway parses what comes back; a compressed answer could not be inspected. Removing

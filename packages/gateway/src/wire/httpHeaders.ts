@@ -17,14 +17,34 @@ export const HOP_BY_HOP_HEADERS: ReadonlySet<string> = new Set([
  * The hop-by-hop headers of one message: the fixed set, plus every header its `Connection`
  * header names (RFC 9110 §7.6.1), which a proxy must not forward either.
  */
-export function hopByHopNames(headers: OutgoingHttpHeaders | IncomingHttpHeaders): Set<string> {
-  const names = new Set(HOP_BY_HOP_HEADERS);
+export function hopByHopNames(headers: OutgoingHttpHeaders | IncomingHttpHeaders): ReadonlySet<string> {
   const named = headers['connection'];
+  // The usual `Connection: keep-alive` (or none) names nothing new: no set to build per message.
+  if (
+    named === undefined ||
+    (typeof named === 'string' && HOP_BY_HOP_HEADERS.has(named.trim().toLowerCase()))
+  )
+    return HOP_BY_HOP_HEADERS;
+  const names = new Set(HOP_BY_HOP_HEADERS);
   for (const value of Array.isArray(named) ? named : [named]) {
     if (typeof value !== 'string') continue;
     for (const name of value.split(',')) if (name.trim() !== '') names.add(name.trim().toLowerCase());
   }
   return names;
+}
+
+/** A copy of the headers without hop-by-hop ones and without `omit` (built, not deleted from: cheaper). */
+export function copyEndToEnd(
+  headers: OutgoingHttpHeaders | IncomingHttpHeaders,
+  omit?: string,
+): OutgoingHttpHeaders {
+  const hopByHop = hopByHopNames(headers);
+  const out: OutgoingHttpHeaders = {};
+  for (const name in headers) {
+    if (hopByHop.has(name) || name === omit) continue;
+    out[name] = headers[name];
+  }
+  return out;
 }
 
 /** Removes hop-by-hop headers, and any header the `Connection` header names, in place. */
@@ -34,10 +54,7 @@ export function stripHopByHop(headers: OutgoingHttpHeaders | IncomingHttpHeaders
 
 /** The response headers of an upstream reply, minus hop-by-hop and framing the gateway redoes. */
 export function responseHeadersFrom(headers: IncomingHttpHeaders, rewritten: boolean): OutgoingHttpHeaders {
-  const out: OutgoingHttpHeaders = { ...headers };
-  stripHopByHop(out);
-  if (rewritten) delete out['content-length'];
-  return out;
+  return copyEndToEnd(headers, rewritten ? 'content-length' : undefined);
 }
 
 /** The first value of a request header, lower-cased name. */

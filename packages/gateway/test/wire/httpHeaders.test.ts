@@ -1,4 +1,9 @@
-import { hopByHopNames, stripHopByHop } from '../../src/wire/httpHeaders.js';
+import {
+  copyEndToEnd,
+  hopByHopNames,
+  responseHeadersFrom,
+  stripHopByHop,
+} from '../../src/wire/httpHeaders.js';
 
 describe('hop-by-hop headers (RFC 9110 §7.6.1)', () => {
   it('adds every header the Connection header names to the fixed set', () => {
@@ -19,5 +24,33 @@ describe('hop-by-hop headers (RFC 9110 §7.6.1)', () => {
     };
     stripHopByHop(headers);
     expect(headers).toEqual({ authorization: 'Bearer t', 'x-custom': 'kept' });
+  });
+});
+
+describe('copying end-to-end headers', () => {
+  it('leaves out the fixed hop-by-hop headers, the ones Connection names, and the omitted one', () => {
+    const headers = {
+      connection: 'x-foo',
+      'x-foo': '1',
+      'keep-alive': 'timeout=5',
+      'content-length': '9',
+      'mcp-session-id': 's',
+    };
+    expect(copyEndToEnd(headers, 'content-length')).toEqual({ 'mcp-session-id': 's' });
+    expect(headers['x-foo']).toBe('1');
+  });
+
+  it('answers the usual Connection: keep-alive with the fixed set', () => {
+    expect(copyEndToEnd({ connection: 'Keep-Alive', accept: 'application/json' })).toEqual({
+      accept: 'application/json',
+    });
+    expect(
+      responseHeadersFrom(
+        { connection: 'keep-alive', 'content-length': '2', 'content-type': 'application/json' },
+        true,
+      ),
+    ).toEqual({
+      'content-type': 'application/json',
+    });
   });
 });
