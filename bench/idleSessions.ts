@@ -14,8 +14,12 @@ export interface IdleSessionsResult {
   readonly tools: number;
   /** RSS of the toolpin process after start-up and one session. */
   readonly rssBaselineBytes: number | undefined;
-  /** RSS after every session listed once. */
+  /** RSS right after the last session listed: includes the garbage of the load not yet collected. */
+  readonly rssAfterLoadBytes: number | undefined;
+  /** RSS once the gateway has been idle (V8 collects and returns memory some seconds after a load ends). */
   readonly rssBytes: number | undefined;
+  /** How long the gateway sat idle before `rssBytes` was read. */
+  readonly idleSeconds: number;
   readonly seconds: number;
   /** catalog.verified log lines toolpin wrote: one per session. */
   readonly verified: number;
@@ -32,11 +36,34 @@ async function openListingSession(url: string, tools: number): Promise<void> {
     );
 }
 
-/** Opens `count` sessions (with `concurrency` in flight) through toolpin and reads its RSS. */
+/**
+ * Watches an idle process's RSS for up to `seconds` and returns the lowest reading: V8 keeps the
+ * heap a load grew until its memory reducer runs, some seconds after allocation stops. Stops early
+ * once RSS fell well below its first reading and held there for three seconds.
+ */
+async function idleRss(pid: number, seconds: number): Promise<{ rss: number | undefined; waited: number }> {
+  const first = rssBytes(pid);
+  let lowest = first;
+  let steady = 0;
+  let waited = 0;
+  while (waited < seconds) {
+    await sleep(1000);
+    waited++;
+    const now = rssBytes(pid);
+    if (now === undefined || lowest === undefined || first === undefined) return { rss: now, waited };
+    steady = now >= lowest ? steady + 1 : 0;
+    lowest = Math.min(lowest, now);
+    if (lowest < first * 0.9 && steady >= 3) break;
+  }
+  return { rss: lowest, waited };
+}
+
+/** Opens `count` sessions (`concurrency` in flight) through toolpin; reads its RSS after the load and idle. */
 export async function measureIdleSessions(
   count: number,
   size: number,
   concurrency: number,
+  idleSeconds: number,
 ): Promise<IdleSessionsResult> {
   const upstream = await startUpstream('stateful', size);
   const toolpin = await startToolpin(upstream.url, makeCatalog(size)).catch(async (error: unknown) => {
@@ -45,7 +72,7 @@ export async function measureIdleSessions(
   });
   try {
     await openListingSession(toolpin.url, size);
-    await settle();
+    await sleep(1500);
     const rssBaselineBytes = rssBytes(toolpin.child.pid);
     const started = performance.now();
     let next = 1;
@@ -57,12 +84,15 @@ export async function measureIdleSessions(
     };
     await Promise.all(Array.from({ length: concurrency }, worker));
     const seconds = (performance.now() - started) / 1000;
-    await settle();
+    const rssAfterLoadBytes = rssBytes(toolpin.child.pid);
+    const idle = await idleRss(toolpin.child.pid, idleSeconds);
     return {
       sessions: count,
       tools: size,
       rssBaselineBytes,
-      rssBytes: rssBytes(toolpin.child.pid),
+      rssAfterLoadBytes,
+      rssBytes: idle.rss,
+      idleSeconds: idle.waited,
       seconds,
       verified: toolpin.events.get('catalog.verified') ?? 0,
     };
@@ -72,7 +102,6 @@ export async function measureIdleSessions(
   }
 }
 
-/** Lets the gateway finish its writes and a garbage collection happen before RSS is read. */
-function settle(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 1500));
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -23,6 +23,8 @@ export interface GoalCheck {
   readonly met: boolean | undefined;
 }
 
+const megabytes = (bytes: number | undefined): string =>
+  fixed(bytes === undefined ? undefined : bytes / 2 ** 20, 1);
 const fixed = (value: number | undefined, digits: number): string =>
   value === undefined || !Number.isFinite(value) ? '-' : value.toFixed(digits);
 
@@ -107,7 +109,7 @@ export function checkGoals(
   if (idle !== undefined) {
     goals.push({
       goal: `${idle.sessions} idle tracked sessions (${idle.tools} tools each): toolpin RSS <= 150 MB`,
-      reached: `${fixed(idle.rssBytes === undefined ? undefined : idle.rssBytes / 2 ** 20, 1)} MB (at start ${fixed(idle.rssBaselineBytes === undefined ? undefined : idle.rssBaselineBytes / 2 ** 20, 1)} MB)`,
+      reached: `${megabytes(idle.rssBytes)} MB after ${idle.idleSeconds} s idle (${megabytes(idle.rssAfterLoadBytes)} MB right after the load, ${megabytes(idle.rssBaselineBytes)} MB at start)`,
       met: idle.rssBytes === undefined ? undefined : idle.rssBytes <= 150 * 2 ** 20,
     });
   }

@@ -1,8 +1,8 @@
 // `pnpm bench`: what toolpin's inspection costs over talking to an MCP server directly, and over a
 // plain reverse proxy, measured side by side in one run on one machine. See README.md, Performance.
 // Options: --quick (smoke run), --rounds N, --seconds S, --warmup S, --connections N, --sessions N,
-// --skip-idle, --only stateful|stateless, --catalog 3|500, --message call|list,
-// --cpu-prof (profiles of the toolpin processes, in bench-results/profiles/).
+// --skip-idle, --idle-only, --only stateful|stateless, --catalog 3|500, --message call|list,
+// --cpu-prof (profiles of both proxy processes, in bench-results/profiles/, named by pid).
 import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +25,7 @@ const { values } = parseArgs({
     connections: { type: 'string' },
     sessions: { type: 'string' },
     'skip-idle': { type: 'boolean', default: false },
+    'idle-only': { type: 'boolean', default: false },
     only: { type: 'string' },
     catalog: { type: 'string' },
     message: { type: 'string' },
@@ -50,6 +51,7 @@ const fullPlan: { tools: number; messages: MessageKind[] }[] = [
   { tools: 500, messages: ['list'] },
 ];
 const plan = fullPlan
+  .filter(() => values['idle-only'] !== true)
   .filter((group) => values.catalog === undefined || String(group.tools) === values.catalog)
   .map((group) => ({
     ...group,
@@ -84,14 +86,18 @@ async function main(): Promise<void> {
     );
   }
   const profileDir = fileURLToPath(new URL('../bench-results/profiles/', import.meta.url));
-  const toolpinFlags = values['cpu-prof'] === true ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  if (toolpinFlags.length > 0) mkdirSync(profileDir, { recursive: true });
+  const proxyFlags = values['cpu-prof'] === true ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  if (proxyFlags.length > 0) mkdirSync(profileDir, { recursive: true });
 
   const measurements: Measurement[] = [];
   for (const profile of profiles) {
     for (const { tools, messages } of plan) {
       log(`\n${profile} upstream, ${tools} tools`);
-      const group = await startGroup(profile, tools, toolpinFlags);
+      const group = await startGroup(profile, tools, proxyFlags);
+      if (proxyFlags.length > 0)
+        log(
+          `  profiling: ${group.targets.map((target) => `${target.name} pid ${target.pid ?? '-'}`).join(', ')}`,
+        );
       try {
         const sessions = await openTargetSessions(group, windows.connections);
         for (const message of messages) {
@@ -123,9 +129,10 @@ async function main(): Promise<void> {
     log(
       `\nidle sessions: ${idleSessions} sessions through toolpin, each initialized and listing 3 tools once`,
     );
-    idle = await measureIdleSessions(idleSessions, 3, 32);
+    idle = await measureIdleSessions(idleSessions, 3, 32, quick ? 5 : 30);
+    const mb = (bytes: number | undefined): string => ((bytes ?? NaN) / 2 ** 20).toFixed(1);
     log(
-      `  toolpin RSS ${((idle.rssBytes ?? NaN) / 2 ** 20).toFixed(1)} MB (at start ${((idle.rssBaselineBytes ?? NaN) / 2 ** 20).toFixed(1)} MB), ${idle.seconds.toFixed(1)} s`,
+      `  toolpin RSS ${mb(idle.rssBytes)} MB idle after ${idle.idleSeconds} s (${mb(idle.rssAfterLoadBytes)} MB right after the load, ${mb(idle.rssBaselineBytes)} MB at start); sessions opened in ${idle.seconds.toFixed(1)} s`,
     );
   }
 

@@ -42,11 +42,11 @@ export function startUpstream(profile: Profile, size: number): Promise<Child> {
   });
 }
 
-/** Starts an upstream and both proxies in front of it. `toolpinFlags` go to toolpin's node (e.g. --cpu-prof). */
+/** Starts an upstream and both proxies in front of it. `proxyFlags` go to both proxies' node (e.g. --cpu-prof). */
 export async function startGroup(
   profile: Profile,
   size: number,
-  toolpinFlags: readonly string[],
+  proxyFlags: readonly string[],
 ): Promise<Group> {
   const tools = makeCatalog(size);
   const upstream = await startUpstream(profile, size);
@@ -54,12 +54,12 @@ export async function startGroup(
   try {
     const passthrough = await startChild({
       name: 'passthrough',
-      nodeFlags: TSX,
+      nodeFlags: [...TSX, ...proxyFlags],
       args: [script('passthrough.ts'), new URL(upstream.url).origin],
       readyFrom: (output) => /bench-passthrough ready (\S+)/.exec(output)?.[1],
     });
     started.push(passthrough);
-    const toolpin = await startToolpin(upstream.url, tools, toolpinFlags);
+    const toolpin = await startToolpin(upstream.url, tools, proxyFlags);
     started.push(toolpin);
     return {
       profile,
