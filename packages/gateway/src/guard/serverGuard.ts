@@ -136,6 +136,10 @@ export class ServerGuard {
       if (completion !== undefined) this.#report(sessionKey, state.catalog, completion);
       return { id: envelope.id, text: known.output === envelope.resultText ? text : envelope.wrap(known.output) };
     }
+    // A result whose text names no "tools" member (and has no escape that could spell one) is no
+    // listing: unless it answers a tools/list request, it passes unchanged without being parsed.
+    const unlisted = !envelope.resultText.includes('"tools"') && !envelope.resultText.includes('\\u');
+    if (unlisted && !this.#state(sessionKey).awaitsList(idKey(envelope.id))) return { id: envelope.id, text };
     let result: unknown;
     try {
       result = JSON.parse(envelope.resultText);

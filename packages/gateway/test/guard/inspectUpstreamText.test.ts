@@ -152,6 +152,39 @@ describe('ServerGuard.inspectUpstreamText', () => {
     expect(guard.inspectUpstreamText('s', listing(TOOLS, 2))?.text).toBe(listing(TOOLS.slice(0, 2), 2));
   });
 
+  it.each([
+    [
+      'a listing whose member name is escaped, answering no request',
+      '{"result":{"\\u0074ools":TOOLS},"jsonrpc":"2.0","id":5}',
+      false,
+    ],
+    [
+      'a result without tools answering a tools/list request',
+      '{"result":{"content":[]},"jsonrpc":"2.0","id":6}',
+      true,
+    ],
+    [
+      'a listing answering no request (a resumed stream)',
+      '{"result":{"tools":TOOLS},"jsonrpc":"2.0","id":7}',
+      false,
+    ],
+  ])('inspects %s as the parsing path does', (_what, template, requested) => {
+    const text = template.replace('TOOLS', JSON.stringify([TOOLS[0], tool('extra')]));
+    const byText = startGuard(configFor(TOOLS));
+    const byMessage = startGuard(configFor(TOOLS));
+    const id = (JSON.parse(text) as { id: number }).id;
+    if (requested) {
+      byText.guard.expectList('s', id, undefined);
+      byMessage.guard.expectList('s', id, undefined);
+    }
+    const parsed: unknown = JSON.parse(text);
+    const full = JSON.stringify(byMessage.guard.inspectUpstreamMessage('s', parsed) ?? parsed);
+    expect(full).not.toBe(text);
+    expect(byText.guard.inspectUpstreamText('s', text)?.text).toBe(full);
+    expect(byText.events()).toEqual(byMessage.events());
+    expect(byText.events()).not.toEqual([]);
+  });
+
   it('passes a result that is not a listing unchanged, and leaves other messages to the parsing path', () => {
     const { guard, events } = startGuard(configFor(TOOLS));
     const answer = '{"result":{"content":[{"type":"text","text":"hi"}]},"jsonrpc":"2.0","id":7}';
