@@ -1,6 +1,7 @@
-import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { httpUpstreamOf, parseServerConfig, type ServerConfig } from '../config/index.js';
 import { ServerGuard } from '../guard/serverGuard.js';
+import type { CallDecision } from '../policy/decision.js';
 import { Alerts } from '../observe/alerts.js';
 import { createLogger, type GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
@@ -36,8 +37,8 @@ export interface PinGuardOptions {
   readonly upstreamTimeoutMs?: number;
 }
 
-/** An express router that enforces one server's pin, with its guard exposed for reload and status. */
-export type PinGuardRouter = Router & { readonly guard: ServerGuard };
+/** Express middleware that enforces one server's pin, with its guard exposed for reload and status. */
+export type PinGuardRouter = RequestHandler & { readonly guard: ServerGuard };
 
 function toServerConfig(pin: PinGuardOptions['pin'], upstream: string | undefined): ServerConfig {
   const parsed = 'file' in pin && typeof pin.file === 'string' ? (pin as ServerConfig) : parseServerConfig(pin, '(pinGuard options)');
@@ -65,14 +66,18 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
 
   // A compressed body (rare) still goes through express.raw, which inflates it.
   const inflatingParser = express.raw({ type: () => true, limit: maxBodyBytes });
-  const router = express.Router();
-  // One layer instead of a route per method: the router's per-request work is most of what
-  // express costs here.
-  router.use((req, res, next) => {
-    if (req.path !== '/') return next();
-    if (req.method === 'POST') return receivePost(req, res, next);
-    forwardOther(req, res, next);
-  });
+  // A plain handler rather than an express Router: one path, two kinds of request, and the
+  // router's per-request work was most of what express cost here.
+  function handle(req: Request, res: Response, next: NextFunction): void {
+    const fail = (error: unknown): void => rejectRequest(error as Error & { status?: number; type?: string }, req, res, next);
+    try {
+      if (req.path !== '/') return next();
+      if (req.method === 'POST') receivePost(req, res, fail);
+      else forwardOther(req, res, fail);
+    } catch (error) {
+      fail(error);
+    }
+  }
   function receivePost(req: Request, res: Response, next: NextFunction): void {
     if (!isIdentityEncoded(req)) {
       inflatingParser(req, res, (error?: unknown) => (error === undefined ? handlePost(req, res, next).catch(next) : next(error)));
@@ -90,13 +95,13 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
     if (req.method === 'DELETE') res.on('finish', () => res.statusCode < 300 && guard.forgetSession(sessionKey));
     void proxy(req, res, next);
   }
-  router.use((error: Error & { status?: number; type?: string }, req: Request, res: Response, next: NextFunction) => {
+  function rejectRequest(error: Error & { status?: number; type?: string }, req: Request, res: Response, next: NextFunction): void {
     if (res.headersSent) return next(error);
     const status = error.status ?? 500;
     const message = error.type === 'entity.too.large' ? `Request body exceeds ${maxBodyBytes} bytes` : status === 500 ? 'toolpin internal error' : error.message;
     logger[status >= 500 ? 'error' : 'warn']({ event: 'request.rejected', server: guard.config.name, status, err: error.message }, message);
     replyToClient(req.headers, res, status, jsonRpcError(null, status === 413 ? ErrorCodes.INVALID_REQUEST : -32603, message));
-  });
+  }
 
   async function handlePost(req: Request, res: Response, next: NextFunction): Promise<void> {
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
@@ -123,7 +128,9 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
     for (const message of parsed.body.messages) {
       if ('method' in message && typeof message.method === 'string') guard.alerts.telemetry.onRequest(guard.config.name, message.method);
       if (isRequest(message) && message.method === 'tools/call') {
-        const refusal = await decide(req, sessionKey, stateless, message, (challenge) => (auth.challenge = challenge));
+        const decided = decide(req, sessionKey, stateless, message, (challenge) => (auth.challenge = challenge));
+        // Most calls are decided at once from the session's catalog: no promise to wait for.
+        const refusal = decided instanceof Promise ? await decided : decided;
         if (refusal !== undefined) {
           refused.push(refusal);
           continue;
@@ -150,18 +157,20 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
     await proxy(req, res, next);
   }
 
-  async function decide(
+  function decide(
     req: Request,
     sessionKey: string,
     stateless: boolean,
     message: JsonRpcMessage & { id: JsonRpcResponse['id'] },
     onChallenge: (challenge: AuthChallenge) => void,
-  ): Promise<JsonRpcResponse | undefined> {
+  ): JsonRpcResponse | undefined | Promise<JsonRpcResponse | undefined> {
     const params = 'params' in message ? message.params : undefined;
     const name = params?.name;
     if (typeof name !== 'string') return jsonRpcError(message.id, -32602, 'Invalid params: tools/call needs a tool name');
+    const known = guard.decideKnownCall(sessionKey, name);
+    if (known !== undefined) return settle(sessionKey, message.id, known);
     const meta = params?._meta;
-    const decision = await guard.decideCall(
+    return guard.decideCall(
       sessionKey,
       name,
       captureAuthChallenge(
@@ -175,18 +184,22 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
           }),
         onChallenge,
       ),
-    );
+    ).then((decision) => settle(sessionKey, message.id, decision));
+  }
+
+  /** Emits the call's alert and returns the refusal to answer, or undefined when it may go upstream. */
+  function settle(sessionKey: string, id: JsonRpcResponse['id'], decision: CallDecision): JsonRpcResponse | undefined {
     if (decision.kind === 'allow') {
       if (decision.flagged !== undefined) {
-        guard.alerts.emit({ event: 'call.flagged', server: guard.config.name, session: sessionLabel(sessionKey), id: message.id, decision: decision.flagged });
+        guard.alerts.emit({ event: 'call.flagged', server: guard.config.name, session: sessionLabel(sessionKey), id, decision: decision.flagged });
       } else {
         guard.alerts.telemetry.onCallAllowed(guard.config.name);
       }
       return undefined;
     }
-    guard.alerts.emit({ event: 'call.blocked', server: guard.config.name, session: sessionLabel(sessionKey), id: message.id, decision: decision.data });
-    return jsonRpcError(message.id, ErrorCodes.PIN_POLICY_BLOCKED, decision.message, decision.data);
+    guard.alerts.emit({ event: 'call.blocked', server: guard.config.name, session: sessionLabel(sessionKey), id, decision: decision.data });
+    return jsonRpcError(id, ErrorCodes.PIN_POLICY_BLOCKED, decision.message, decision.data);
   }
 
-  return Object.assign(router, { guard });
+  return Object.assign(handle, { guard });
 }

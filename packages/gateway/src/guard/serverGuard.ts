@@ -206,19 +206,27 @@ export class ServerGuard {
    * it, or it went stale, the catalog is listed upstream first.
    */
   async decideCall(sessionKey: string, toolName: string, refresh: CatalogRefresh): Promise<CallDecision> {
-    const state = this.#state(sessionKey);
-    const catalog = state.catalog;
-    const known = catalog.usable && !this.#sessions.needsRevalidation(catalog) && (catalog.complete || catalog.tools.has(toolName));
-    if (!known) {
-      try {
-        await this.#refresh(sessionKey, catalog, refresh);
-      } catch (error) {
-        this.#logger.warn({ event: 'catalog.fetch_failed', server: this.#config.name, session: sessionLabel(sessionKey), err: error }, 'fetch on miss failed');
-        catalog.stale = true;
-        return decideCall(this.#config, undefined, toolName);
-      }
+    const known = this.decideKnownCall(sessionKey, toolName);
+    if (known !== undefined) return known;
+    const catalog = this.#state(sessionKey).catalog;
+    try {
+      await this.#refresh(sessionKey, catalog, refresh);
+    } catch (error) {
+      this.#logger.warn({ event: 'catalog.fetch_failed', server: this.#config.name, session: sessionLabel(sessionKey), err: error }, 'fetch on miss failed');
+      catalog.stale = true;
+      return decideCall(this.#config, undefined, toolName);
     }
     return decideCall(this.#config, catalog, toolName);
+  }
+
+  /**
+   * Decides a tools/call when the session's catalog can decide it as it is; undefined when the
+   * catalog must be listed upstream first (decideCall does that).
+   */
+  decideKnownCall(sessionKey: string, toolName: string): CallDecision | undefined {
+    const catalog = this.#state(sessionKey).catalog;
+    const known = catalog.usable && !this.#sessions.needsRevalidation(catalog) && (catalog.complete || catalog.tools.has(toolName));
+    return known ? decideCall(this.#config, catalog, toolName) : undefined;
   }
 
   async #refresh(sessionKey: string, catalog: SessionCatalog, refresh: CatalogRefresh): Promise<void> {
