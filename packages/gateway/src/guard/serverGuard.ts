@@ -16,7 +16,7 @@ import { FirstUseRecorder } from './trustOnFirstUse.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { idKey, isResponse, jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../wire/jsonRpc.js';
 import { matchResultEnvelope } from '../wire/resultEnvelope.js';
-import { VerifiedListings } from './verifiedListings.js';
+import { VerifiedListings, type VerifiedListing } from './verifiedListings.js';
 
 /** What a {@link ServerGuard} is built from. */
 export interface ServerGuardOptions {
@@ -132,8 +132,10 @@ export class ServerGuard {
       // The steps of inspectUpstreamMessage and #inspectListResult for a listing, minus the pure ones.
       const state = this.#state(sessionKey);
       const pending = state.takeList(idKey(envelope.id));
-      const completion = state.catalog.addPage(config, known.inspection, pending?.cursor === undefined, known.last);
-      if (completion !== undefined) this.#report(sessionKey, state.catalog, completion);
+      const first = pending?.cursor === undefined;
+      const completion = state.catalog.addPage(config, known.inspection, first, known.last);
+      // A whole catalog on one page folds to the same digest every time: the listing remembers it.
+      if (completion !== undefined) this.#report(sessionKey, state.catalog, completion, first && known.last ? known : undefined);
       return { id: envelope.id, text: known.output === envelope.resultText ? text : envelope.wrap(known.output) };
     }
     // A result whose text names no "tools" member (and has no escape that could spell one) is no
@@ -189,12 +191,13 @@ export class ServerGuard {
     return { ...message, result: { ...result, tools: inspection.kept } };
   }
 
-  #report(sessionKey: string, catalog: SessionCatalog, completion: CatalogCompletion): void {
+  #report(sessionKey: string, catalog: SessionCatalog, completion: CatalogCompletion, wholeListing?: VerifiedListing): void {
     const config = this.#config;
     const session = sessionLabel(sessionKey);
     if (completion.findings.length === 0) {
-      const entries = [...catalog.tools.values()].map((tool) => ({ key: tool.key, digest: tool.digest ?? '' }));
-      const digest = foldCatalog(entries, { profile: config.profile }).digest;
+      const entries = (): { key: string; digest: string }[] => [...catalog.tools.values()].map((tool) => ({ key: tool.key, digest: tool.digest ?? '' }));
+      const digest = wholeListing?.catalogDigest ?? foldCatalog(entries(), { profile: config.profile }).digest;
+      if (wholeListing !== undefined) wholeListing.catalogDigest = digest;
       this.#alerts.emit({ event: 'catalog.verified', server: config.name, session, catalog: digest, tools: completion.toolCount });
       return;
     }

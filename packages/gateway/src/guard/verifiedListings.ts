@@ -12,6 +12,8 @@ export interface VerifiedListing {
   readonly last: boolean;
   /** JSON.stringify of the verified result the client receives. */
   readonly output: string;
+  /** The catalog digest of a listing that is a whole verified catalog on one page, once folded. */
+  catalogDigest?: string;
 }
 
 // A server serves one catalog to most of its sessions; a few entries cover pages and the odd

@@ -48,7 +48,8 @@ export function relaySseResponse(exchange: Exchange, upstream: IncomingMessage, 
     },
     write: (text) => {
       flushed = true;
-      res.write(text);
+      // A large event (a listing) goes as bytes: a string would be measured, then encoded, again.
+      res.write(text.length > 65_536 ? Buffer.from(text) : text);
     },
     onError: (error) => {
       onBroken(error);
