@@ -34,6 +34,11 @@ export interface Measurement {
   readonly upstreamCpuUsPerReq: number | undefined;
   /** reqPerSec over direct's reqPerSec in the same run. */
   readonly ratioToDirect: number;
+  /**
+   * The proxy's CPU per request over the passthrough's, as the median of the ratios within each
+   * round (the two windows of a round are seconds apart, so load from elsewhere hits both alike).
+   */
+  readonly cpuVsPassthrough: number | undefined;
   readonly rounds: readonly Window[];
 }
 
@@ -176,8 +181,15 @@ export async function measureMessage(
     }
   }
   const direct = median((windows.get('direct') ?? []).map((window) => window.reqPerSec)) ?? NaN;
+  const passthrough = windows.get('passthrough') ?? [];
   return group.targets.map((target) => {
     const rounds = windows.get(target.name) ?? [];
+    const paired = rounds.map((window, round) => {
+      const base = passthrough[round]?.proxyCpuUsPerReq;
+      return window.proxyCpuUsPerReq === undefined || base === undefined
+        ? undefined
+        : window.proxyCpuUsPerReq / base;
+    });
     const reqPerSec = median(rounds.map((window) => window.reqPerSec)) ?? NaN;
     return {
       profile: group.profile,
@@ -190,6 +202,7 @@ export async function measureMessage(
       proxyCpuUsPerReq: median(rounds.map((window) => window.proxyCpuUsPerReq)),
       upstreamCpuUsPerReq: median(rounds.map((window) => window.upstreamCpuUsPerReq)),
       ratioToDirect: reqPerSec / direct,
+      cpuVsPassthrough: median(paired),
       rounds,
     };
   });

@@ -39,7 +39,7 @@ const number = (value: string | undefined, fallback: number): number =>
 const windows: WindowOptions = {
   rounds: number(values.rounds, quick ? 1 : 3),
   seconds: number(values.seconds, quick ? 1 : 3),
-  warmupSeconds: number(values.warmup, quick ? 0.5 : 1),
+  warmupSeconds: number(values.warmup, quick ? 0.5 : 1.5),
   connections: number(values.connections, 8),
 };
 const idleSessions = number(values.sessions, quick ? 1000 : 10_000);
