@@ -58,7 +58,7 @@ function upstreamHeaders(
   body: Buffer | undefined,
 ): OutgoingHttpHeaders {
   // Hop-by-hop ones stay behind, with those the client's Connection header names.
-  const headers: OutgoingHttpHeaders = { ...copyEndToEnd(req.headers), ...configured };
+  const headers = Object.assign(copyEndToEnd(req.headers), configured);
   // The upstream's DNS-rebinding guard checks Host against its own name.
   headers.host = host;
   // The gateway parses what comes back; a compressed answer could not be inspected. Removing
