@@ -40,6 +40,22 @@ export interface PinGuardOptions {
 /** Express middleware that enforces one server's pin, with its guard exposed for reload and status. */
 export type PinGuardRouter = RequestHandler & { readonly guard: ServerGuard };
 
+// pinGuard's handlers use nothing express adds to a request (only node's own request and response),
+// so createGateway may serve them before express: see servesWithoutExpress.
+const plainHandlers = new WeakSet<object>();
+
+/** True for a handler made by pinGuard: it needs nothing express adds to a request or response. */
+export function servesWithoutExpress(handler: object): boolean {
+  return plainHandlers.has(handler);
+}
+
+/** The path of a request URL relative to the mount point, as express's `req.path` gives it. */
+function pathOf(url: string | undefined): string {
+  const end = url === undefined ? -1 : url.indexOf('?');
+  const path = url === undefined ? '' : end < 0 ? url : url.slice(0, end);
+  return path === '' ? '/' : path;
+}
+
 function toServerConfig(pin: PinGuardOptions['pin'], upstream: string | undefined): ServerConfig {
   const parsed = 'file' in pin && typeof pin.file === 'string' ? (pin as ServerConfig) : parseServerConfig(pin, '(pinGuard options)');
   return upstream === undefined ? parsed : { ...parsed, upstream: { ...httpUpstreamOf(parsed), url: upstream } };
@@ -71,7 +87,7 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
   function handle(req: Request, res: Response, next: NextFunction): void {
     const fail = (error: unknown): void => rejectRequest(error as Error & { status?: number; type?: string }, req, res, next);
     try {
-      if (req.path !== '/') return next();
+      if (pathOf(req.url) !== '/') return next();
       if (req.method === 'POST') receivePost(req, res, fail);
       else forwardOther(req, res, fail);
     } catch (error) {
@@ -201,5 +217,6 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
     return jsonRpcError(id, ErrorCodes.PIN_POLICY_BLOCKED, decision.message, decision.data);
   }
 
+  plainHandlers.add(handle);
   return Object.assign(handle, { guard });
 }
