@@ -3,7 +3,7 @@
 // Options: --quick (smoke run), --rounds N, --seconds S, --warmup S, --connections N, --sessions N,
 // --skip-idle, --idle-only, --only stateful|stateless, --catalog 3|500, --message call|list,
 // --cpu-prof (profiles of both proxy processes, in bench-results/profiles/, named by pid).
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -65,7 +65,23 @@ function log(line: string): void {
   process.stderr.write(`${line}\n`);
 }
 
+/** toolpin runs from packages/gateway/dist: refuse a missing build, warn about a stale one. */
+function checkBuild(): void {
+  const cli = fileURLToPath(new URL('../packages/gateway/dist/cli/main.js', import.meta.url));
+  if (!existsSync(cli)) throw new Error('packages/gateway/dist is missing: run `pnpm build` first');
+  const src = fileURLToPath(new URL('../packages/gateway/src/', import.meta.url));
+  const newest = Math.max(
+    ...readdirSync(src, { recursive: true, encoding: 'utf8' }).map(
+      (file) => statSync(`${src}${file}`).mtimeMs,
+    ),
+  );
+  const built = new URL('../packages/gateway/tsconfig.tsbuildinfo', import.meta.url);
+  if (existsSync(built) && newest > statSync(built).mtimeMs)
+    log('  note: packages/gateway/src changed after the last build; run `pnpm build` to bench it');
+}
+
 async function main(): Promise<void> {
+  checkBuild();
   const started = performance.now();
   const startedAt = new Date().toISOString();
   const machine = describeMachine();
