@@ -38,7 +38,7 @@ const number = (value: string | undefined, fallback: number): number =>
   value === undefined ? fallback : Number(value);
 const windows: WindowOptions = {
   rounds: number(values.rounds, quick ? 1 : 3),
-  seconds: number(values.seconds, quick ? 1 : 3),
+  seconds: number(values.seconds, quick ? 1 : 2.5),
   warmupSeconds: number(values.warmup, quick ? 0.5 : 1.5),
   connections: number(values.connections, 8),
 };
@@ -145,7 +145,7 @@ async function main(): Promise<void> {
     log(
       `\nidle sessions: ${idleSessions} sessions through toolpin, each initialized and listing 3 tools once`,
     );
-    idle = await measureIdleSessions(idleSessions, 3, 32, quick ? 5 : 30);
+    idle = await measureIdleSessions(idleSessions, 3, 32, quick ? 5 : 50);
     const mb = (bytes: number | undefined): string => ((bytes ?? NaN) / 2 ** 20).toFixed(1);
     log(
       `  toolpin RSS ${mb(idle.rssBytes)} MB idle after ${idle.idleSeconds} s (${mb(idle.rssAfterLoadBytes)} MB right after the load, ${mb(idle.rssBaselineBytes)} MB at start); sessions opened in ${idle.seconds.toFixed(1)} s`,

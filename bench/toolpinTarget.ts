@@ -19,7 +19,10 @@ export interface ToolpinTarget {
   stop(): Promise<void>;
 }
 
-const CLI = fileURLToPath(new URL('../packages/gateway/dist/cli/main.js', import.meta.url));
+// BENCH_TOOLPIN_CLI runs another build or wrapper of the CLI (A/B experiments).
+const CLI =
+  process.env.BENCH_TOOLPIN_CLI ??
+  fileURLToPath(new URL('../packages/gateway/dist/cli/main.js', import.meta.url));
 
 /** A pin-file object approving exactly `tools` for the upstream at `url`. */
 function pinFile(url: string, tools: readonly Record<string, unknown>[]): Record<string, unknown> {
