@@ -136,7 +136,8 @@ export class ServerGuard {
       const completion = state.catalog.addPage(config, known.inspection, first, known.last);
       // A whole catalog on one page folds to the same digest every time: the listing remembers it.
       if (completion !== undefined) this.#report(sessionKey, state.catalog, completion, first && known.last ? known : undefined);
-      return { id: envelope.id, text: known.output === envelope.resultText ? text : envelope.wrap(known.output) };
+      // find() matched the input text, so an unchanged listing (output is input) is this very text.
+      return { id: envelope.id, text: known.output === known.input ? text : envelope.wrap(known.output) };
     }
     // A result whose text names no "tools" member (and has no escape that could spell one) is no
     // listing: unless it answers a tools/list request, it passes unchanged without being parsed.
@@ -156,7 +157,9 @@ export class ServerGuard {
     // (Set by the call above; the compiler cannot see that.)
     const inspected = this.#lastInspected as InspectedPage | undefined;
     if (!isResponse(replaced) || replaced.error !== undefined || inspected === undefined) return { id: envelope.id, text: JSON.stringify(replaced) };
-    const output = JSON.stringify(replaced.result);
+    const serialized = JSON.stringify(replaced.result);
+    // An unchanged listing keeps one text for both (half the memory, and a reference check on reuse).
+    const output = serialized === envelope.resultText ? envelope.resultText : serialized;
     if (!awaitsFirstUse(inspected.config)) this.#verified.remember({ ...inspected, input: envelope.resultText, output });
     return { id: envelope.id, text: output === envelope.resultText ? text : envelope.wrap(output) };
   }
