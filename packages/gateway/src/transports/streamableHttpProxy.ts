@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { createProxyMiddleware, proxyEventsPlugin } from 'http-proxy-middleware';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
@@ -76,8 +77,7 @@ function upstreamHeaders(
  * Forwards one server's MCP endpoint over a keep-alive agent: the request body the gateway already
  * parsed is replayed (other requests stream through), Host is rewritten for the upstream's
  * DNS-rebinding guard, and the response is relayed by the gateway itself so listings are verified
- * and SSE streams pass event by event. (node:http directly: a general-purpose proxy library would
- * add a layer of per-request work and nothing the gateway uses.)
+ * and SSE streams pass event by event.
  */
 export function createStreamableHttpProxy(options: StreamableHttpProxyOptions): StreamableHttpProxy {
   const target = new URL(options.url);
@@ -86,8 +86,6 @@ export function createStreamableHttpProxy(options: StreamableHttpProxyOptions): 
   const agent = secure
     ? new https.Agent({ keepAlive: true, maxSockets: 512 })
     : new http.Agent({ keepAlive: true, maxSockets: 512 });
-  const send = secure ? https.request : http.request;
-  const path = target.pathname + target.search;
   const { logger } = options;
 
   function onResponse(proxyRes: IncomingMessage, req: IncomingMessage, res: ServerResponse): void {
@@ -177,26 +175,41 @@ export function createStreamableHttpProxy(options: StreamableHttpProxyOptions): 
     answerUpstreamFailure(exchange, res, `toolpin: the upstream is unreachable (${code})`);
   }
 
+  // http-proxy-middleware forwards; the gateway only shapes the request and relays the answer itself
+  // (selfHandleResponse), so listings are verified and SSE passes event by event.
+  const forward = createProxyMiddleware<IncomingMessage, ServerResponse>({
+    target: options.url,
+    ignorePath: true,
+    selfHandleResponse: true,
+    agent,
+    ejectPlugins: true,
+    plugins: [proxyEventsPlugin],
+    on: {
+      proxyReq: (proxyReq, req, res) => {
+        const body = exchangeOf(req)?.body;
+        // A client that leaves before the answer takes the upstream request with it (after the
+        // answer started, the relays drop the upstream stream themselves).
+        res.on('close', () => {
+          if (!res.writableFinished) proxyReq.destroy();
+        });
+        // The outgoing headers are exactly the gateway's: end-to-end ones, the pin's, Host for the upstream.
+        for (const name of proxyReq.getHeaderNames()) proxyReq.removeHeader(name);
+        for (const [name, value] of Object.entries(upstreamHeaders(req, options.headers, target.host, body))) {
+          if (value !== undefined) proxyReq.setHeader(name, value);
+        }
+        // The body the gateway already read is replayed; the consumed request then ends the upload.
+        if (body !== undefined) proxyReq.write(body);
+      },
+      proxyRes: (proxyRes, req, res) => onResponse(proxyRes, req, res),
+      error: (error, req, res) => {
+        if ('writeHead' in res) onError(error as NodeJS.ErrnoException, req, res);
+        else res.destroy();
+      },
+    },
+  });
+
   return async (req, res) => {
-    const body = exchangeOf(req)?.body;
     proxyStarted.set(req, performance.now());
-    const proxyReq = send({
-      protocol: target.protocol,
-      hostname: target.hostname,
-      port: target.port,
-      method: req.method,
-      path,
-      headers: upstreamHeaders(req, options.headers, target.host, body),
-      agent,
-    });
-    proxyReq.on('response', (proxyRes) => onResponse(proxyRes, req, res));
-    proxyReq.on('error', (error) => onError(error, req, res));
-    // A client that leaves before the answer takes the upstream request with it (after the
-    // answer started, the relays drop the upstream stream themselves).
-    res.on('close', () => {
-      if (!res.writableFinished) proxyReq.destroy();
-    });
-    if (body !== undefined) proxyReq.end(body);
-    else req.pipe(proxyReq);
+    await forward(req, res, () => undefined);
   };
 }
