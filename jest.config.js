@@ -12,8 +12,20 @@ const esm = {
 /** @type {import('jest').Config} */
 export default {
   projects: [
-    { ...esm, displayName: 'digest', rootDir: 'packages/digest', testMatch: ['<rootDir>/test/**/*.test.ts'], transform: tsJest },
-    { ...esm, displayName: 'gateway', rootDir: 'packages/gateway', testMatch: ['<rootDir>/test/**/*.test.ts'], transform: tsJest },
+    {
+      ...esm,
+      displayName: 'digest',
+      rootDir: 'packages/digest',
+      testMatch: ['<rootDir>/test/**/*.test.ts'],
+      transform: tsJest,
+    },
+    {
+      ...esm,
+      displayName: 'gateway',
+      rootDir: 'packages/gateway',
+      testMatch: ['<rootDir>/test/**/*.test.ts'],
+      transform: tsJest,
+    },
     {
       ...esm,
       displayName: 'e2e',

@@ -19,14 +19,23 @@ export interface GatewayHarness {
 }
 
 /** Writes a gateway file and one JSON pin file per server into a temp folder, then starts the gateway. */
-export async function startGatewayHarness(pins: readonly Record<string, unknown>[], extra: Record<string, unknown> = {}): Promise<GatewayHarness> {
+export async function startGatewayHarness(
+  pins: readonly Record<string, unknown>[],
+  extra: Record<string, unknown> = {},
+): Promise<GatewayHarness> {
   const dir = await mkdtemp(join(tmpdir(), 'toolpin-e2e-'));
   await mkdir(join(dir, 'servers'));
-  for (const pin of pins) await writeFile(join(dir, 'servers', `${String(pin.name)}.json`), JSON.stringify(pin, null, 2));
+  for (const pin of pins)
+    await writeFile(join(dir, 'servers', `${String(pin.name)}.json`), JSON.stringify(pin, null, 2));
   const gatewayFile = join(dir, 'gateway.json');
   await writeFile(
     gatewayFile,
-    JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, admin: { host: '127.0.0.1', port: 0 }, servers: './servers', ...extra }),
+    JSON.stringify({
+      listen: { host: '127.0.0.1', port: 0 },
+      admin: { host: '127.0.0.1', port: 0 },
+      servers: './servers',
+      ...extra,
+    }),
   );
   const logs: LogLine[] = [];
   const logger = createLogger({

@@ -10,7 +10,12 @@ export interface PinForOptions {
 }
 
 /** A pin-file object approving exactly `tools` for the server at `url`. */
-export function pinFor(name: string, url: string, tools: readonly object[], options: PinForOptions = {}): Record<string, unknown> {
+export function pinFor(
+  name: string,
+  url: string,
+  tools: readonly object[],
+  options: PinForOptions = {},
+): Record<string, unknown> {
   const profile = options.profile ?? TRACE_PROFILE;
   const digest = digestCatalog(tools, { profile });
   const pin: Record<string, unknown> = {
@@ -22,7 +27,9 @@ export function pinFor(name: string, url: string, tools: readonly object[], opti
     pin: { catalog: digest.catalog, tools: digest.entries },
   };
   if (options.definitions ?? true) {
-    pin.definitions = Object.fromEntries(digest.tools.map((tool, index) => [tool.key, restrictTool(tools[index] as Record<string, unknown>)]));
+    pin.definitions = Object.fromEntries(
+      digest.tools.map((tool, index) => [tool.key, restrictTool(tools[index] as Record<string, unknown>)]),
+    );
   }
   return pin;
 }

@@ -16,7 +16,12 @@ export class GatewayError extends Error {
   readonly code: GatewayErrorCode;
   readonly data: Readonly<Record<string, unknown>>;
 
-  constructor(code: GatewayErrorCode, message: string, data: Record<string, unknown> = {}, options?: ErrorOptions) {
+  constructor(
+    code: GatewayErrorCode,
+    message: string,
+    data: Record<string, unknown> = {},
+    options?: ErrorOptions,
+  ) {
     super(message, options);
     this.name = 'GatewayError';
     this.code = code;

@@ -11,9 +11,23 @@ export { startGateway } from './front/startGateway.js';
 /** A listening gateway and its options. */
 export type { RunningGateway, StartGatewayOptions } from './front/startGateway.js';
 /** Config and pin file loading, strict validation, serialization. */
-export { loadGatewayConfig, loadPinFile, loadServersDir, parsePinFile, parseServerConfig, serializePinFile } from './config/index.js';
+export {
+  loadGatewayConfig,
+  loadPinFile,
+  loadServersDir,
+  parsePinFile,
+  parseServerConfig,
+  serializePinFile,
+} from './config/index.js';
 /** Parsed config shapes. */
-export type { GatewayConfig, ServerConfig, PinConfig, UpstreamConfig, Mode, OnDrift } from './config/index.js';
+export type {
+  GatewayConfig,
+  ServerConfig,
+  PinConfig,
+  UpstreamConfig,
+  Mode,
+  OnDrift,
+} from './config/index.js';
 /** The pin policy of one server, independent of transport. */
 export { ServerGuard } from './guard/serverGuard.js';
 /** Policy decisions and refusal reasons. */
@@ -36,7 +50,12 @@ export type { GatewayErrorCode } from './errors.js';
 export { SessionStore } from './state/sessionStore.js';
 export { ToolDigester } from './state/toolDigester.js';
 /** Webhook signatures, for receivers: `X-Toolpin-Signature: sha256=<hex HMAC-SHA256 of the raw body>`. */
-export { signWebhookBody, verifyWebhookSignature, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER } from './observe/signWebhook.js';
+export {
+  signWebhookBody,
+  verifyWebhookSignature,
+  WEBHOOK_SIGNATURE_HEADER,
+  WEBHOOK_TIMESTAMP_HEADER,
+} from './observe/signWebhook.js';
 /** A gateway's metrics (dedicated prom-client Registry), status board, webhooks and admin endpoints. */
 export { GatewayObserver } from './observe/gatewayObserver.js';
 export type { GatewayObserverOptions, ObservedGateway, StatusReport } from './observe/gatewayObserver.js';
@@ -59,7 +78,13 @@ export { isStdioUpstream, describeUpstream } from './config/index.js';
 export type { HttpUpstreamConfig, StdioUpstreamConfig } from './config/index.js';
 /** Drift explained: per tool the changed members, JSON Pointer paths, word diffs of texts, and renames (CLI, catalog.drift, admin status). */
 export { explainDrift, explainDefinitionChange } from './explain/explainDrift.js';
-export type { DriftExplanation, ToolDrift, ToolDriftKind, DefinitionChange, TextChange } from './explain/explainDrift.js';
+export type {
+  DriftExplanation,
+  ToolDrift,
+  ToolDriftKind,
+  DefinitionChange,
+  TextChange,
+} from './explain/explainDrift.js';
 /** The explanation as text for people; a word-level diff of two texts; renames among removed and added tools. */
 export { formatDriftExplanation } from './explain/formatDriftExplanation.js';
 export { diffWords } from './explain/wordDiff.js';

@@ -23,7 +23,8 @@ export function registerServeCommand(program: Command): void {
           watch: options.watch,
         });
       } catch (error) {
-        const detail = error instanceof GatewayError ? `${error.code}: ${error.message}` : (error as Error).message;
+        const detail =
+          error instanceof GatewayError ? `${error.code}: ${error.message}` : (error as Error).message;
         process.stderr.write(`toolpin: cannot start: ${detail}\n`);
         process.exit(2);
       }
@@ -31,7 +32,10 @@ export function registerServeCommand(program: Command): void {
       // SIGTERM drains: no new connections, listening streams end, in-flight calls get the grace period.
       const stop = (signal: string): void => {
         if (stopping) {
-          running.gateway.logger.warn({ event: 'gateway.forced_exit', signal }, 'second signal: exiting without waiting');
+          running.gateway.logger.warn(
+            { event: 'gateway.forced_exit', signal },
+            'second signal: exiting without waiting',
+          );
           process.exit(1);
         }
         stopping = true;

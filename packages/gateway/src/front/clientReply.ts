@@ -4,14 +4,23 @@ import { acceptsJson } from '../wire/httpHeaders.js';
 import { encodeSseMessage } from '../wire/sseEncode.js';
 
 /** Answers the client directly, in the framing it asked for: JSON, or one SSE event per message. */
-export function replyToClient(headers: IncomingHttpHeaders, res: ServerResponse, status: number, payload: unknown): void {
+export function replyToClient(
+  headers: IncomingHttpHeaders,
+  res: ServerResponse,
+  status: number,
+  payload: unknown,
+): void {
   if (acceptsJson(headers) || status !== 200) {
     const body = JSON.stringify(payload);
     res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
     res.end(body);
     return;
   }
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    'x-accel-buffering': 'no',
+  });
   for (const message of Array.isArray(payload) ? payload : [payload]) res.write(encodeSseMessage(message));
   res.end();
 }

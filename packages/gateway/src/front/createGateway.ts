@@ -58,7 +58,11 @@ export function createGateway(config: GatewayConfig, options: CreateGatewayOptio
   });
   serveMcpBeforeExpress(app, routes);
   app.use((req: Request, res: Response) => {
-    res.status(404).json({ error: 'not_found', message: `No MCP server is routed at ${req.path}`, servers: [...routes.keys()].map((name) => `/${name}/mcp`) });
+    res.status(404).json({
+      error: 'not_found',
+      message: `No MCP server is routed at ${req.path}`,
+      servers: [...routes.keys()].map((name) => `/${name}/mcp`),
+    });
   });
 
   const gateway: Gateway = {
@@ -69,7 +73,10 @@ export function createGateway(config: GatewayConfig, options: CreateGatewayOptio
     routes,
     upsertServer(server) {
       const existing = routes.get(server.name);
-      if (existing !== undefined && upstreamIdentity(existing.guard.config.upstream) === upstreamIdentity(server.upstream)) {
+      if (
+        existing !== undefined &&
+        upstreamIdentity(existing.guard.config.upstream) === upstreamIdentity(server.upstream)
+      ) {
         existing.guard.replaceConfig(server);
         return;
       }

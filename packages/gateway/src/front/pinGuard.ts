@@ -11,7 +11,13 @@ import { ToolDigester } from '../state/toolDigester.js';
 import { attachExchange } from '../transports/exchange.js';
 import { createStreamableHttpProxy } from '../transports/streamableHttpProxy.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
-import { isRequest, jsonRpcError, parseJsonRpcBody, type JsonRpcMessage, type JsonRpcResponse } from '../wire/jsonRpc.js';
+import {
+  isRequest,
+  jsonRpcError,
+  parseJsonRpcBody,
+  type JsonRpcMessage,
+  type JsonRpcResponse,
+} from '../wire/jsonRpc.js';
 import { checkMirroredHeaders, detectEra } from '../wire/mcpEra.js';
 import { applyAuthChallenge, captureAuthChallenge, type AuthChallenge } from './authChallenge.js';
 import { replyToClient } from './clientReply.js';
@@ -57,8 +63,13 @@ function pathOf(url: string | undefined): string {
 }
 
 function toServerConfig(pin: PinGuardOptions['pin'], upstream: string | undefined): ServerConfig {
-  const parsed = 'file' in pin && typeof pin.file === 'string' ? (pin as ServerConfig) : parseServerConfig(pin, '(pinGuard options)');
-  return upstream === undefined ? parsed : { ...parsed, upstream: { ...httpUpstreamOf(parsed), url: upstream } };
+  const parsed =
+    'file' in pin && typeof pin.file === 'string'
+      ? (pin as ServerConfig)
+      : parseServerConfig(pin, '(pinGuard options)');
+  return upstream === undefined
+    ? parsed
+    : { ...parsed, upstream: { ...httpUpstreamOf(parsed), url: upstream } };
 }
 
 /**
@@ -78,14 +89,20 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
   const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024;
   const timeoutMs = options.upstreamTimeoutMs ?? 30_000;
   const http = httpUpstreamOf(config);
-  const proxy = createStreamableHttpProxy({ url: http.url, headers: http.headers, logger, maxResponseBytes: 64 * 1024 * 1024 });
+  const proxy = createStreamableHttpProxy({
+    url: http.url,
+    headers: http.headers,
+    logger,
+    maxResponseBytes: 64 * 1024 * 1024,
+  });
 
   // A compressed body (rare) still goes through express.raw, which inflates it.
   const inflatingParser = express.raw({ type: () => true, limit: maxBodyBytes });
   // A plain handler rather than an express Router: one path, two kinds of request, and the
   // router's per-request work was most of what express cost here.
   function handle(req: Request, res: Response, next: NextFunction): void {
-    const fail = (error: unknown): void => rejectRequest(error as Error & { status?: number; type?: string }, req, res, next);
+    const fail = (error: unknown): void =>
+      rejectRequest(error as Error & { status?: number; type?: string }, req, res, next);
     try {
       if (pathOf(req.url) !== '/') return next();
       if (req.method === 'POST') receivePost(req, res, fail);
@@ -96,34 +113,68 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
   }
   function receivePost(req: Request, res: Response, next: NextFunction): void {
     if (!isIdentityEncoded(req)) {
-      inflatingParser(req, res, (error?: unknown) => (error === undefined ? handlePost(req, res, next).catch(next) : next(error)));
+      inflatingParser(req, res, (error?: unknown) =>
+        error === undefined ? handlePost(req, res, next).catch(next) : next(error),
+      );
       return;
     }
-    readRequestBody(req, maxBodyBytes).then((body) => {
-      req.body = body;
-      return handlePost(req, res, next);
-    }).catch(next);
+    readRequestBody(req, maxBodyBytes)
+      .then((body) => {
+        req.body = body;
+        return handlePost(req, res, next);
+      })
+      .catch(next);
   }
   function forwardOther(req: Request, res: Response, next: NextFunction): void {
     guard.alerts.telemetry.onRequest(guard.config.name, req.method);
     const sessionKey = sessionKeyOf(req.headers);
-    attachExchange(req, { guard, sessionKey, body: undefined, requestIds: [], hasList: false, injected: [], batch: false });
-    if (req.method === 'DELETE') res.on('finish', () => res.statusCode < 300 && guard.forgetSession(sessionKey));
+    attachExchange(req, {
+      guard,
+      sessionKey,
+      body: undefined,
+      requestIds: [],
+      hasList: false,
+      injected: [],
+      batch: false,
+    });
+    if (req.method === 'DELETE')
+      res.on('finish', () => res.statusCode < 300 && guard.forgetSession(sessionKey));
     void proxy(req, res, next);
   }
-  function rejectRequest(error: Error & { status?: number; type?: string }, req: Request, res: Response, next: NextFunction): void {
+  function rejectRequest(
+    error: Error & { status?: number; type?: string },
+    req: Request,
+    res: Response,
+    next: NextFunction,
+  ): void {
     if (res.headersSent) return next(error);
     const status = error.status ?? 500;
-    const message = error.type === 'entity.too.large' ? `Request body exceeds ${maxBodyBytes} bytes` : status === 500 ? 'toolpin internal error' : error.message;
-    logger[status >= 500 ? 'error' : 'warn']({ event: 'request.rejected', server: guard.config.name, status, err: error.message }, message);
-    replyToClient(req.headers, res, status, jsonRpcError(null, status === 413 ? ErrorCodes.INVALID_REQUEST : -32603, message));
+    const message =
+      error.type === 'entity.too.large'
+        ? `Request body exceeds ${maxBodyBytes} bytes`
+        : status === 500
+          ? 'toolpin internal error'
+          : error.message;
+    logger[status >= 500 ? 'error' : 'warn'](
+      { event: 'request.rejected', server: guard.config.name, status, err: error.message },
+      message,
+    );
+    replyToClient(
+      req.headers,
+      res,
+      status,
+      jsonRpcError(null, status === 413 ? ErrorCodes.INVALID_REQUEST : -32603, message),
+    );
   }
 
   async function handlePost(req: Request, res: Response, next: NextFunction): Promise<void> {
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const parsed = parseJsonRpcBody(raw.toString('utf8'));
     if (!parsed.ok) {
-      logger.warn({ event: 'request.malformed', server: guard.config.name, code: parsed.code }, parsed.message);
+      logger.warn(
+        { event: 'request.malformed', server: guard.config.name, code: parsed.code },
+        parsed.message,
+      );
       replyToClient(req.headers, res, 400, jsonRpcError(null, parsed.code, parsed.message));
       return;
     }
@@ -142,9 +193,16 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
     const auth: { challenge?: AuthChallenge } = {};
     let hasList = false;
     for (const message of parsed.body.messages) {
-      if ('method' in message && typeof message.method === 'string') guard.alerts.telemetry.onRequest(guard.config.name, message.method);
+      if ('method' in message && typeof message.method === 'string')
+        guard.alerts.telemetry.onRequest(guard.config.name, message.method);
       if (isRequest(message) && message.method === 'tools/call') {
-        const decided = decide(req, sessionKey, stateless, message, (challenge) => (auth.challenge = challenge));
+        const decided = decide(
+          req,
+          sessionKey,
+          stateless,
+          message,
+          (challenge) => (auth.challenge = challenge),
+        );
         // Most calls are decided at once from the session's catalog: no promise to wait for.
         const refusal = decided instanceof Promise ? await decided : decided;
         if (refusal !== undefined) {
@@ -160,16 +218,30 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
     }
     if (auth.challenge !== undefined && refused.length > 0) {
       // The upstream refused this client's credential: the client gets its challenge, nothing goes upstream.
-      replyToClient(req.headers, res, applyAuthChallenge(res, auth.challenge), parsed.body.batch ? refused : refused[0]);
+      replyToClient(
+        req.headers,
+        res,
+        applyAuthChallenge(res, auth.challenge),
+        parsed.body.batch ? refused : refused[0],
+      );
       return;
     }
     if (forward.length === 0) {
       replyToClient(req.headers, res, 200, parsed.body.batch ? refused : refused[0]);
       return;
     }
-    const body = refused.length === 0 ? raw : Buffer.from(JSON.stringify(parsed.body.batch ? forward : forward[0]));
+    const body =
+      refused.length === 0 ? raw : Buffer.from(JSON.stringify(parsed.body.batch ? forward : forward[0]));
     const requestIds = forward.filter(isRequest).map((message) => message.id);
-    attachExchange(req, { guard, sessionKey, body, requestIds, hasList, injected: refused, batch: parsed.body.batch });
+    attachExchange(req, {
+      guard,
+      sessionKey,
+      body,
+      requestIds,
+      hasList,
+      injected: refused,
+      batch: parsed.body.batch,
+    });
     await proxy(req, res, next);
   }
 
@@ -182,38 +254,59 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
   ): JsonRpcResponse | undefined | Promise<JsonRpcResponse | undefined> {
     const params = 'params' in message ? message.params : undefined;
     const name = params?.name;
-    if (typeof name !== 'string') return jsonRpcError(message.id, -32602, 'Invalid params: tools/call needs a tool name');
+    if (typeof name !== 'string')
+      return jsonRpcError(message.id, -32602, 'Invalid params: tools/call needs a tool name');
     const known = guard.decideKnownCall(sessionKey, name);
     if (known !== undefined) return settle(sessionKey, message.id, known);
     const meta = params?._meta;
-    return guard.decideCall(
-      sessionKey,
-      name,
-      captureAuthChallenge(
-        () =>
-          fetchToolPages({
-            url: httpUpstreamOf(guard.config).url,
-            headers: forwardedCredentials(req.headers, httpUpstreamOf(guard.config).headers),
-            stateless,
-            ...(stateless && typeof meta === 'object' && meta !== null ? { meta: meta as Record<string, unknown> } : {}),
-            timeoutMs,
-          }),
-        onChallenge,
-      ),
-    ).then((decision) => settle(sessionKey, message.id, decision));
+    return guard
+      .decideCall(
+        sessionKey,
+        name,
+        captureAuthChallenge(
+          () =>
+            fetchToolPages({
+              url: httpUpstreamOf(guard.config).url,
+              headers: forwardedCredentials(req.headers, httpUpstreamOf(guard.config).headers),
+              stateless,
+              ...(stateless && typeof meta === 'object' && meta !== null
+                ? { meta: meta as Record<string, unknown> }
+                : {}),
+              timeoutMs,
+            }),
+          onChallenge,
+        ),
+      )
+      .then((decision) => settle(sessionKey, message.id, decision));
   }
 
   /** Emits the call's alert and returns the refusal to answer, or undefined when it may go upstream. */
-  function settle(sessionKey: string, id: JsonRpcResponse['id'], decision: CallDecision): JsonRpcResponse | undefined {
+  function settle(
+    sessionKey: string,
+    id: JsonRpcResponse['id'],
+    decision: CallDecision,
+  ): JsonRpcResponse | undefined {
     if (decision.kind === 'allow') {
       if (decision.flagged !== undefined) {
-        guard.alerts.emit({ event: 'call.flagged', server: guard.config.name, session: sessionLabel(sessionKey), id, decision: decision.flagged });
+        guard.alerts.emit({
+          event: 'call.flagged',
+          server: guard.config.name,
+          session: sessionLabel(sessionKey),
+          id,
+          decision: decision.flagged,
+        });
       } else {
         guard.alerts.telemetry.onCallAllowed(guard.config.name);
       }
       return undefined;
     }
-    guard.alerts.emit({ event: 'call.blocked', server: guard.config.name, session: sessionLabel(sessionKey), id, decision: decision.data });
+    guard.alerts.emit({
+      event: 'call.blocked',
+      server: guard.config.name,
+      session: sessionLabel(sessionKey),
+      id,
+      decision: decision.data,
+    });
     return jsonRpcError(id, ErrorCodes.PIN_POLICY_BLOCKED, decision.message, decision.data);
   }
 

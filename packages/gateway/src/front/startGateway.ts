@@ -47,10 +47,26 @@ export async function startGateway(file: string, options: StartGatewayOptions = 
   });
   const { server, url, adminUrl, observer } = listeners;
   gateway.logger.info(
-    { event: 'gateway.started', url, admin: adminUrl, servers: config.servers.map((s) => ({ name: s.name, route: `/${s.name}/mcp`, mode: s.mode, upstream: describeUpstream(s.upstream) })) },
+    {
+      event: 'gateway.started',
+      url,
+      admin: adminUrl,
+      servers: config.servers.map((s) => ({
+        name: s.name,
+        route: `/${s.name}/mcp`,
+        mode: s.mode,
+        upstream: describeUpstream(s.upstream),
+      })),
+    },
     `toolpin listening on ${url}`,
   );
-  const watcher = watchPinFiles({ dir: config.serversDir, gateway, logger: gateway.logger, initial: config.servers, watch: options.watch ?? true });
+  const watcher = watchPinFiles({
+    dir: config.serversDir,
+    gateway,
+    logger: gateway.logger,
+    initial: config.servers,
+    watch: options.watch ?? true,
+  });
   return {
     gateway,
     config,

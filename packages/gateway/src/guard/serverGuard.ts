@@ -35,7 +35,11 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** A listing page as #inspectListResult verified it. */
-type InspectedPage = { readonly config: ServerConfig; readonly inspection: PageInspection; readonly last: boolean };
+type InspectedPage = {
+  readonly config: ServerConfig;
+  readonly inspection: PageInspection;
+  readonly last: boolean;
+};
 
 /** A server still waiting for its first-use pin gathers every listing's tools: no shortcut applies. */
 function awaitsFirstUse(config: ServerConfig): boolean {
@@ -135,7 +139,8 @@ export class ServerGuard {
       const first = pending?.cursor === undefined;
       const completion = state.catalog.addPage(config, known.inspection, first, known.last);
       // A whole catalog on one page folds to the same digest every time: the listing remembers it.
-      if (completion !== undefined) this.#report(sessionKey, state.catalog, completion, first && known.last ? known : undefined);
+      if (completion !== undefined)
+        this.#report(sessionKey, state.catalog, completion, first && known.last ? known : undefined);
       // find() matched the input text, so an unchanged listing (output is input) is this very text.
       return { id: envelope.id, text: known.output === known.input ? text : envelope.wrap(known.output) };
     }
@@ -150,22 +155,31 @@ export class ServerGuard {
       return undefined;
     }
     // The object JSON.parse would give for the whole text, keys in the same order.
-    const message = text.startsWith('{"result"') ? { result, jsonrpc: '2.0', id: envelope.id } : { jsonrpc: '2.0', id: envelope.id, result };
+    const message = text.startsWith('{"result"')
+      ? { result, jsonrpc: '2.0', id: envelope.id }
+      : { jsonrpc: '2.0', id: envelope.id, result };
     this.#lastInspected = undefined;
     const replaced = this.inspectUpstreamMessage(sessionKey, message);
     if (replaced === undefined) return { id: envelope.id, text };
     // (Set by the call above; the compiler cannot see that.)
     const inspected = this.#lastInspected as InspectedPage | undefined;
-    if (!isResponse(replaced) || replaced.error !== undefined || inspected === undefined) return { id: envelope.id, text: JSON.stringify(replaced) };
+    if (!isResponse(replaced) || replaced.error !== undefined || inspected === undefined)
+      return { id: envelope.id, text: JSON.stringify(replaced) };
     const serialized = JSON.stringify(replaced.result);
     // An unchanged listing keeps one text for both (half the memory, and a reference check on reuse).
     const output = serialized === envelope.resultText ? envelope.resultText : serialized;
-    if (!awaitsFirstUse(inspected.config)) this.#verified.remember({ ...inspected, input: envelope.resultText, output });
+    if (!awaitsFirstUse(inspected.config))
+      this.#verified.remember({ ...inspected, input: envelope.resultText, output });
     return { id: envelope.id, text: output === envelope.resultText ? text : envelope.wrap(output) };
   }
 
   // inspectUpstreamText replays what this does for a listing it verified before: keep both in step.
-  #inspectListResult(sessionKey: string, catalog: SessionCatalog, message: JsonRpcResponse, cursor: string | undefined): unknown {
+  #inspectListResult(
+    sessionKey: string,
+    catalog: SessionCatalog,
+    message: JsonRpcResponse,
+    cursor: string | undefined,
+  ): unknown {
     let config = this.#config;
     const result = message.result;
     if (!isObject(result) || !Array.isArray(result.tools)) {
@@ -174,13 +188,27 @@ export class ServerGuard {
         server: config.name,
         session: sessionLabel(sessionKey),
         mode: config.mode,
-        drift: [{ kind: 'unverifiable', key: '*', tool: null, pinned: config.pin.catalog, observed: null, problem: 'tools/list result has no tools array' }],
+        drift: [
+          {
+            kind: 'unverifiable',
+            key: '*',
+            tool: null,
+            pinned: config.pin.catalog,
+            observed: null,
+            problem: 'tools/list result has no tools array',
+          },
+        ],
       });
       if (config.mode === 'monitor') return message;
-      return jsonRpcError(message.id, ErrorCodes.PIN_POLICY_BLOCKED, 'toolpin blocked the listing: the upstream tools/list result is not valid', {
-        reason: 'unverifiable',
-        server: config.name,
-      });
+      return jsonRpcError(
+        message.id,
+        ErrorCodes.PIN_POLICY_BLOCKED,
+        'toolpin blocked the listing: the upstream tools/list result is not valid',
+        {
+          reason: 'unverifiable',
+          server: config.name,
+        },
+      );
     }
     const last = typeof result.nextCursor !== 'string';
     // Trust on first use: the listing that completes the first observation becomes the pin first.
@@ -194,17 +222,36 @@ export class ServerGuard {
     return { ...message, result: { ...result, tools: inspection.kept } };
   }
 
-  #report(sessionKey: string, catalog: SessionCatalog, completion: CatalogCompletion, wholeListing?: VerifiedListing): void {
+  #report(
+    sessionKey: string,
+    catalog: SessionCatalog,
+    completion: CatalogCompletion,
+    wholeListing?: VerifiedListing,
+  ): void {
     const config = this.#config;
     const session = sessionLabel(sessionKey);
     if (completion.findings.length === 0) {
-      const entries = (): { key: string; digest: string }[] => [...catalog.tools.values()].map((tool) => ({ key: tool.key, digest: tool.digest ?? '' }));
-      const digest = wholeListing?.catalogDigest ?? foldCatalog(entries(), { profile: config.profile }).digest;
+      const entries = (): { key: string; digest: string }[] =>
+        [...catalog.tools.values()].map((tool) => ({ key: tool.key, digest: tool.digest ?? '' }));
+      const digest =
+        wholeListing?.catalogDigest ?? foldCatalog(entries(), { profile: config.profile }).digest;
       if (wholeListing !== undefined) wholeListing.catalogDigest = digest;
-      this.#alerts.emit({ event: 'catalog.verified', server: config.name, session, catalog: digest, tools: completion.toolCount });
+      this.#alerts.emit({
+        event: 'catalog.verified',
+        server: config.name,
+        session,
+        catalog: digest,
+        tools: completion.toolCount,
+      });
       return;
     }
-    this.#alerts.emit({ event: 'catalog.drift', server: config.name, session, mode: config.mode, drift: completion.findings });
+    this.#alerts.emit({
+      event: 'catalog.drift',
+      server: config.name,
+      session,
+      mode: config.mode,
+      drift: completion.findings,
+    });
   }
 
   /**
@@ -218,7 +265,15 @@ export class ServerGuard {
     try {
       await this.#refresh(sessionKey, catalog, refresh);
     } catch (error) {
-      this.#logger.warn({ event: 'catalog.fetch_failed', server: this.#config.name, session: sessionLabel(sessionKey), err: error }, 'fetch on miss failed');
+      this.#logger.warn(
+        {
+          event: 'catalog.fetch_failed',
+          server: this.#config.name,
+          session: sessionLabel(sessionKey),
+          err: error,
+        },
+        'fetch on miss failed',
+      );
       catalog.stale = true;
       return decideCall(this.#config, undefined, toolName);
     }
@@ -231,7 +286,10 @@ export class ServerGuard {
    */
   decideKnownCall(sessionKey: string, toolName: string): CallDecision | undefined {
     const catalog = this.#state(sessionKey).catalog;
-    const known = catalog.usable && !this.#sessions.needsRevalidation(catalog) && (catalog.complete || catalog.tools.has(toolName));
+    const known =
+      catalog.usable &&
+      !this.#sessions.needsRevalidation(catalog) &&
+      (catalog.complete || catalog.tools.has(toolName));
     return known ? decideCall(this.#config, catalog, toolName) : undefined;
   }
 
@@ -242,7 +300,8 @@ export class ServerGuard {
         for (const page of pages) {
           const message: JsonRpcResponse = { jsonrpc: '2.0', id: null, result: page.result };
           const inspected = this.#inspectListResult(sessionKey, catalog, message, page.cursor);
-          if (isResponse(inspected) && inspected.error !== undefined) throw new Error(inspected.error.message);
+          if (isResponse(inspected) && inspected.error !== undefined)
+            throw new Error(inspected.error.message);
         }
       } finally {
         catalog.refreshing = undefined;

@@ -65,13 +65,11 @@ export function createAdminApp(options: AdminAppOptions): Express {
     res.json(options.status());
   });
   app.use((req: Request, res: Response) => {
-    res
-      .status(404)
-      .json({
-        error: 'not_found',
-        message: `No admin endpoint at ${req.path}`,
-        endpoints: ['/healthz', '/readyz', '/metrics', '/status'],
-      });
+    res.status(404).json({
+      error: 'not_found',
+      message: `No admin endpoint at ${req.path}`,
+      endpoints: ['/healthz', '/readyz', '/metrics', '/status'],
+    });
   });
   return app;
 }

@@ -21,7 +21,13 @@ export function createLogger(options: LoggerOptions = {}): GatewayLogger {
     base: { service: 'toolpin' },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: {
-      paths: ['headers.authorization', 'headers.cookie', 'headers["proxy-authorization"]', '*.arguments', 'arguments'],
+      paths: [
+        'headers.authorization',
+        'headers.cookie',
+        'headers["proxy-authorization"]',
+        '*.arguments',
+        'arguments',
+      ],
       censor: '[redacted]',
     },
   };

@@ -22,11 +22,16 @@ function refuse(pin: PinView, reason: DenyReason, data: Omit<DenyData, 'reason' 
  * Decides one tools/call from the catalog the session was served (after a refetch when needed).
  * Allowed only when the definition seen under that name has exactly the pinned digest.
  */
-export function decideCall(pin: PinView, catalog: SessionCatalog | undefined, toolName: string): CallDecision {
+export function decideCall(
+  pin: PinView,
+  catalog: SessionCatalog | undefined,
+  toolName: string,
+): CallDecision {
   const key = encodeToolKey(toolName);
   const pinned = pin.pin.tools[key] ?? null;
   const subject = { tool: toolName, key, pinned };
-  if (catalog === undefined || !catalog.usable) return refuse(pin, 'catalog_unavailable', { ...subject, observed: null });
+  if (catalog === undefined || !catalog.usable)
+    return refuse(pin, 'catalog_unavailable', { ...subject, observed: null });
   if (catalog.wrongSubject) return refuse(pin, 'wrong_subject', { ...subject, observed: null });
   const tool = catalog.tools.get(toolName);
   if (tool === undefined) {
@@ -37,6 +42,7 @@ export function decideCall(pin: PinView, catalog: SessionCatalog | undefined, to
   if (verdict === 'added') return refuse(pin, 'tool_not_pinned', { ...subject, observed });
   if (verdict === 'changed') return refuse(pin, 'tool_drifted', { ...subject, observed });
   if (verdict === 'unverifiable') return refuse(pin, 'unverifiable', { ...subject, observed });
-  if (pin.onDrift === 'block-server' && catalog.drifted) return refuse(pin, 'tool_drifted', { ...subject, observed });
+  if (pin.onDrift === 'block-server' && catalog.drifted)
+    return refuse(pin, 'tool_drifted', { ...subject, observed });
   return { kind: 'allow' };
 }

@@ -1,5 +1,6 @@
 /** Why the gateway refused a call (stable, documented; `error.data.reason` on the wire). */
-export type DenyReason = 'tool_drifted' | 'tool_not_pinned' | 'wrong_subject' | 'unverifiable' | 'catalog_unavailable';
+export type DenyReason =
+  'tool_drifted' | 'tool_not_pinned' | 'wrong_subject' | 'unverifiable' | 'catalog_unavailable';
 
 /** The structured part of a refusal: what was pinned, what the session observed. */
 export interface DenyData {

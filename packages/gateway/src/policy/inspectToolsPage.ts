@@ -38,18 +38,36 @@ function markAmbiguousNames(observed: ToolObservation[]): ToolObservation[] {
   }
   if (ambiguous.size === 0) return observed;
   return observed.map((tool) =>
-    ambiguous.has(tool.key) ? { name: tool.name, key: tool.key, problem: 'two different definitions share this name' } : tool,
+    ambiguous.has(tool.key)
+      ? { name: tool.name, key: tool.key, problem: 'two different definitions share this name' }
+      : tool,
   );
 }
 
-function explainChange(pin: PinView, tool: ToolObservation, definition: unknown): Pick<DriftFinding, 'members' | 'paths' | 'text'> {
+function explainChange(
+  pin: PinView,
+  tool: ToolObservation,
+  definition: unknown,
+): Pick<DriftFinding, 'members' | 'paths' | 'text'> {
   const pinnedDefinition = pin.definitions[tool.key];
   if (pinnedDefinition === undefined || tool.digest === undefined) return {};
-  const change = explainDefinitionChange(pinnedDefinition, restrictTool(definition as Record<string, unknown>));
-  return { members: change.members, paths: change.paths, ...(change.text.length > 0 ? { text: change.text } : {}) };
+  const change = explainDefinitionChange(
+    pinnedDefinition,
+    restrictTool(definition as Record<string, unknown>),
+  );
+  return {
+    members: change.members,
+    paths: change.paths,
+    ...(change.text.length > 0 ? { text: change.text } : {}),
+  };
 }
 
-function findingFor(pin: PinView, tool: ToolObservation, verdict: ToolVerdict, definition: unknown): DriftFinding {
+function findingFor(
+  pin: PinView,
+  tool: ToolObservation,
+  verdict: ToolVerdict,
+  definition: unknown,
+): DriftFinding {
   const pinned = pin.pin.tools[tool.key] ?? null;
   const base = { key: tool.key, tool: tool.name ?? null, pinned, observed: tool.digest ?? null };
   if (verdict === 'changed') return { kind: 'changed', ...base, ...explainChange(pin, tool, definition) };
@@ -58,7 +76,11 @@ function findingFor(pin: PinView, tool: ToolObservation, verdict: ToolVerdict, d
 }
 
 /** Digests one page of tools, judges each against the pin, and filters it in enforce mode. */
-export function inspectToolsPage(pin: PinView, tools: readonly unknown[], digester: ToolDigester): PageInspection {
+export function inspectToolsPage(
+  pin: PinView,
+  tools: readonly unknown[],
+  digester: ToolDigester,
+): PageInspection {
   const observed = markAmbiguousNames(tools.map((tool) => digester.observe(tool, pin.profile)));
   const kept: unknown[] = [];
   const findings: DriftFinding[] = [];

@@ -25,7 +25,12 @@ export interface FetchedPage {
 }
 
 function unavailable(message: string, cause?: unknown, data: Record<string, unknown> = {}): GatewayError {
-  return new GatewayError('GW_CATALOG_UNAVAILABLE', message, data, cause === undefined ? undefined : { cause });
+  return new GatewayError(
+    'GW_CATALOG_UNAVAILABLE',
+    message,
+    data,
+    cause === undefined ? undefined : { cause },
+  );
 }
 
 async function readSseResponse(response: Response, id: string): Promise<JsonRpcResponse | undefined> {
@@ -111,7 +116,8 @@ async function requestPage(options: FetchToolPagesOptions, cursor: string | unde
     throw unavailable(`tools/list response could not be read: ${(error as Error).message}`, error);
   }
   if (message === undefined) throw unavailable('the upstream sent no response to tools/list');
-  if (message.error !== undefined) throw unavailable(`the upstream refused tools/list: ${message.error.message}`);
+  if (message.error !== undefined)
+    throw unavailable(`the upstream refused tools/list: ${message.error.message}`);
   return message.result;
 }
 

@@ -52,7 +52,12 @@ export class SessionCatalog {
       const previous = this.tools.get(tool.name ?? '');
       // The same name on two pages with different definitions is as ambiguous as on one page.
       const ambiguous = previous !== undefined && previous.digest !== tool.digest;
-      this.tools.set(tool.name ?? '', ambiguous ? { name: tool.name, key: tool.key, problem: 'two different definitions share this name' } : tool);
+      this.tools.set(
+        tool.name ?? '',
+        ambiguous
+          ? { name: tool.name, key: tool.key, problem: 'two different definitions share this name' }
+          : tool,
+      );
     }
     this.#findings.push(...page.findings);
     if (page.findings.length > 0) this.drifted = true;
@@ -68,12 +73,22 @@ export class SessionCatalog {
     for (const tool of this.tools.values()) observedKeys.add(tool.key);
     const findings = [...this.#findings];
     for (const [key, digest] of Object.entries(pin.pin.tools)) {
-      if (!observedKeys.has(key)) findings.push({ kind: 'removed', key, tool: null, pinned: digest, observed: null });
+      if (!observedKeys.has(key))
+        findings.push({ kind: 'removed', key, tool: null, pinned: digest, observed: null });
     }
     const pinnedKeys = Object.keys(pin.pin.tools);
-    this.wrongSubject = observedKeys.size > 0 && pinnedKeys.length > 0 && ![...observedKeys].some((key) => key in pin.pin.tools);
+    this.wrongSubject =
+      observedKeys.size > 0 &&
+      pinnedKeys.length > 0 &&
+      ![...observedKeys].some((key) => key in pin.pin.tools);
     if (this.wrongSubject) {
-      findings.unshift({ kind: 'wrong_subject', key: '*', tool: null, pinned: pin.pin.catalog, observed: null });
+      findings.unshift({
+        kind: 'wrong_subject',
+        key: '*',
+        tool: null,
+        pinned: pin.pin.catalog,
+        observed: null,
+      });
     }
     this.#findings = [];
     return { findings, wrongSubject: this.wrongSubject, toolCount: this.tools.size };

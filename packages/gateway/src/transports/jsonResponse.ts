@@ -24,12 +24,20 @@ function inspect(exchange: Exchange, value: unknown): unknown {
  * Verifies a JSON answer that carries a tools/list result (or must take refused batch members),
  * and sends the client the re-serialized verified value.
  */
-export async function relayJsonResponse(exchange: Exchange, upstream: IncomingMessage, res: ServerResponse, maxBytes: number): Promise<void> {
+export async function relayJsonResponse(
+  exchange: Exchange,
+  upstream: IncomingMessage,
+  res: ServerResponse,
+  maxBytes: number,
+): Promise<void> {
   const raw = await readBounded(upstream, maxBytes);
   const text = raw.toString('utf8');
   // A single compact response (the usual listing) is inspected from its text, and a listing
   // verified before is not parsed again (see ServerGuard.inspectUpstreamText).
-  const known = exchange.injected.length === 0 ? exchange.guard.inspectUpstreamText(exchange.sessionKey, text) : undefined;
+  const known =
+    exchange.injected.length === 0
+      ? exchange.guard.inspectUpstreamText(exchange.sessionKey, text)
+      : undefined;
   if (known !== undefined) {
     sendJson(upstream, res, known.text === text ? raw : known.text);
     return;
@@ -49,10 +57,15 @@ export async function relayJsonResponse(exchange: Exchange, upstream: IncomingMe
       return;
     }
     const errors = exchange.requestIds.map((id) =>
-      jsonRpcError(id, ErrorCodes.PIN_POLICY_BLOCKED, 'toolpin blocked the listing: the upstream answer is not valid JSON', {
-        reason: 'unverifiable',
-        server: exchange.guard.config.name,
-      }),
+      jsonRpcError(
+        id,
+        ErrorCodes.PIN_POLICY_BLOCKED,
+        'toolpin blocked the listing: the upstream answer is not valid JSON',
+        {
+          reason: 'unverifiable',
+          server: exchange.guard.config.name,
+        },
+      ),
     );
     out = exchange.batch ? errors : errors[0];
   } else if (Array.isArray(value)) {

@@ -13,7 +13,12 @@ export interface SseRelay {
 }
 
 /** Passes an upstream SSE stream to the client event by event, inspecting each message. */
-export function relaySseResponse(exchange: Exchange, upstream: IncomingMessage, res: ServerResponse, onBroken: (error: Error) => void): SseRelay {
+export function relaySseResponse(
+  exchange: Exchange,
+  upstream: IncomingMessage,
+  res: ServerResponse,
+  onBroken: (error: Error) => void,
+): SseRelay {
   const headers = responseHeadersFrom(upstream.headers, true);
   // Buffering proxies (nginx) and compression would hold events back; neither may apply here.
   headers['x-accel-buffering'] = 'no';
@@ -71,7 +76,15 @@ export function relaySseResponse(exchange: Exchange, upstream: IncomingMessage, 
     onBroken(new Error('upstream stream closed before it ended'));
     for (const key of unanswered) {
       const id = exchange.requestIds.find((candidate) => idKey(candidate) === key) ?? null;
-      res.write(encodeSseMessage(jsonRpcError(id, ErrorCodes.UPSTREAM_UNAVAILABLE, 'toolpin: the upstream closed the stream before answering')));
+      res.write(
+        encodeSseMessage(
+          jsonRpcError(
+            id,
+            ErrorCodes.UPSTREAM_UNAVAILABLE,
+            'toolpin: the upstream closed the stream before answering',
+          ),
+        ),
+      );
     }
     res.end();
   });

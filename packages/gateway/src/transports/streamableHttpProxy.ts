@@ -194,7 +194,9 @@ export function createStreamableHttpProxy(options: StreamableHttpProxyOptions): 
         });
         // The outgoing headers are exactly the gateway's: end-to-end ones, the pin's, Host for the upstream.
         for (const name of proxyReq.getHeaderNames()) proxyReq.removeHeader(name);
-        for (const [name, value] of Object.entries(upstreamHeaders(req, options.headers, target.host, body))) {
+        for (const [name, value] of Object.entries(
+          upstreamHeaders(req, options.headers, target.host, body),
+        )) {
           if (value !== undefined) proxyReq.setHeader(name, value);
         }
         // The body the gateway already read is replayed; the consumed request then ends the upload.

@@ -61,7 +61,10 @@ function validMessage(value: unknown): value is JsonRpcMessage {
   const idOk = id === undefined || id === null || typeof id === 'string' || typeof id === 'number';
   if (!idOk) return false;
   if ('method' in value) {
-    return typeof value.method === 'string' && (value.params === undefined || isObject(value.params) || Array.isArray(value.params));
+    return (
+      typeof value.method === 'string' &&
+      (value.params === undefined || isObject(value.params) || Array.isArray(value.params))
+    );
   }
   return 'result' in value || isObject(value.error);
 }
@@ -78,7 +81,8 @@ export function parseJsonRpcBody(text: string): ParseBodyResult {
   const messages: unknown[] = batch ? (value as unknown[]) : [value];
   if (messages.length === 0) return { ok: false, code: -32600, message: 'Invalid Request: empty batch' };
   for (const message of messages) {
-    if (!validMessage(message)) return { ok: false, code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message' };
+    if (!validMessage(message))
+      return { ok: false, code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message' };
   }
   return { ok: true, body: { batch, messages: messages as JsonRpcMessage[] } };
 }

@@ -18,7 +18,8 @@ export function detectEra(headers: IncomingHttpHeaders): McpEra {
 /** The name the routing header mirrors: params.name for tools/call and prompts/get, params.uri for resources. */
 function mirroredName(method: string, params: Record<string, unknown> | undefined): string | undefined {
   if (params === undefined) return undefined;
-  if (method === 'tools/call' || method === 'prompts/get') return typeof params.name === 'string' ? params.name : undefined;
+  if (method === 'tools/call' || method === 'prompts/get')
+    return typeof params.name === 'string' ? params.name : undefined;
   if (method.startsWith('resources/')) return typeof params.uri === 'string' ? params.uri : undefined;
   return undefined;
 }
@@ -44,7 +45,12 @@ export function checkMirroredHeaders(headers: IncomingHttpHeaders, body: JsonRpc
   if (name !== undefined && name !== bodyName) {
     return `Mcp-Name header "${name}" does not match body name "${bodyName ?? '(none)'}"`;
   }
-  if (name === undefined && bodyName !== undefined && message.method === 'tools/call' && method !== undefined) {
+  if (
+    name === undefined &&
+    bodyName !== undefined &&
+    message.method === 'tools/call' &&
+    method !== undefined
+  ) {
     return 'Mcp-Name header missing for tools/call';
   }
   return undefined;

@@ -12,5 +12,7 @@ export function encodeSseEvent(event: EventSourceMessage): string {
 
 /** Encodes a JSON-RPC message as one `message` event, as MCP servers send them. */
 export function encodeSseMessage(message: unknown, id?: string): string {
-  return encodeSseEvent(id === undefined ? { data: JSON.stringify(message) } : { id, data: JSON.stringify(message) });
+  return encodeSseEvent(
+    id === undefined ? { data: JSON.stringify(message) } : { id, data: JSON.stringify(message) },
+  );
 }

@@ -75,7 +75,13 @@ describe('FirstUseRecorder', () => {
     expect(recorder.observePage(pending, 's1', TOOLS, false, true)).toBeUndefined();
     expect(recorder.observePage(pending, 's2', [], true, true)).toBeUndefined();
     expect(
-      recorder.observePage(pending, 's3', [...TOOLS, { name: 'bad', description: Number.POSITIVE_INFINITY }], true, true),
+      recorder.observePage(
+        pending,
+        's3',
+        [...TOOLS, { name: 'bad', description: Number.POSITIVE_INFINITY }],
+        true,
+        true,
+      ),
     ).toBeUndefined();
     expect(
       recorder.observePage(
