@@ -7,7 +7,13 @@ import { escapeInvisible } from '../explain/escapeInvisible.js';
 import type { ToolDrift } from '../explain/explainDrift.js';
 import { formatDriftExplanation } from '../explain/formatDriftExplanation.js';
 import { CliInputError, EXIT_BAD_INPUT, reportInputError } from './cliInputError.js';
-import { collect, parseCapabilities, parseHeaderOptions, parseTimeout } from './commonOptions.js';
+import {
+  addListingOptions,
+  collect,
+  parseCapabilities,
+  parseHeaderOptions,
+  parseTimeout,
+} from './commonOptions.js';
 import { comparePinWithLive, readPinFileForCli } from './pinnedLiveCatalog.js';
 
 /** Exit code when the user declines: the drift is still there. */
@@ -85,33 +91,25 @@ async function runApprove(path: string, options: ApproveCommandOptions): Promise
 
 /** `toolpin approve <pin-file>`: shows the drift of the live catalog and, once confirmed, rewrites the pin. */
 export function registerApproveCommand(program: Command): void {
-  program
+  const command = program
     .command('approve')
     .description(
       'explain how the live catalog differs from the pin, then rewrite the pin for all or the named tools once confirmed',
     )
     .argument('<pin-file>', 'pin file (YAML or JSON); rewritten atomically, comments and order kept')
     .option('--tool <name>', 'approve only this tool (repeatable; a rename moves both names)', collect, [])
-    .option('-y, --yes', 'approve without asking (required when stdin is not a terminal)')
-    .option(
-      '--header <header>',
-      '"Name: value" sent while listing, beside the pin\'s own headers (repeatable)',
-      collect,
-      [],
-    )
-    .option('--capabilities <json>', 'client capabilities declared at initialize (as when pinning)')
-    .option('--timeout <ms>', 'per request timeout', '30000')
-    .action(async (path: string, options: ApproveCommandOptions) => {
-      try {
-        await runApprove(path, options);
-      } catch (error) {
-        if (error instanceof GatewayError) {
-          const what = error.code === 'GW_CATALOG_UNAVAILABLE' ? 'cannot tell' : error.code;
-          process.stderr.write(`toolpin approve: ${what}: ${error.message}; nothing was written\n`);
-          process.exitCode = EXIT_BAD_INPUT;
-          return;
-        }
-        reportInputError('approve', error);
+    .option('-y, --yes', 'approve without asking (required when stdin is not a terminal)');
+  addListingOptions(command).action(async (path: string, options: ApproveCommandOptions) => {
+    try {
+      await runApprove(path, options);
+    } catch (error) {
+      if (error instanceof GatewayError) {
+        const what = error.code === 'GW_CATALOG_UNAVAILABLE' ? 'cannot tell' : error.code;
+        process.stderr.write(`toolpin approve: ${what}: ${error.message}; nothing was written\n`);
+        process.exitCode = EXIT_BAD_INPUT;
+        return;
       }
-    });
+      reportInputError('approve', error);
+    }
+  });
 }

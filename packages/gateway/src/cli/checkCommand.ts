@@ -3,7 +3,7 @@ import { GatewayError } from '../errors.js';
 import { escapeInvisible } from '../explain/escapeInvisible.js';
 import { formatDriftExplanation } from '../explain/formatDriftExplanation.js';
 import { reportInputError } from './cliInputError.js';
-import { collect, parseCapabilities, parseHeaderOptions, parseTimeout } from './commonOptions.js';
+import { addListingOptions, parseCapabilities, parseHeaderOptions, parseTimeout } from './commonOptions.js';
 import { comparePinWithLive, readPinFileForCli, type PinnedLiveCatalog } from './pinnedLiveCatalog.js';
 
 /** Exit codes of `toolpin check`, for CI and cron. */
@@ -44,44 +44,34 @@ function report(result: PinnedLiveCatalog): { status: 'equal' | 'drift'; text: s
 
 /** `toolpin check <pin-file>`: exit 0 when the live catalog is the pinned one, 1 on drift, 2 when it cannot tell. */
 export function registerCheckCommand(program: Command): void {
-  program
+  const command = program
     .command('check')
     .description(
       "list a pinned server's live catalog and compare it with the pin: exit 0 equal, 1 drift, 2 cannot tell",
     )
     .argument('<pin-file>', 'pin file (YAML or JSON)')
-    .option('--json', 'print the result as JSON')
-    .option(
-      '--header <header>',
-      '"Name: value" sent while listing, beside the pin\'s own headers (repeatable)',
-      collect,
-      [],
-    )
-    .option('--capabilities <json>', 'client capabilities declared at initialize (as when pinning)')
-    .option('--timeout <ms>', 'per request timeout', '30000')
-    .action(async (path: string, options: CheckCommandOptions) => {
-      try {
-        const headers = parseHeaderOptions(options.header);
-        const timeout = parseTimeout(options.timeout, 30_000);
-        const pinFile = await readPinFileForCli(path);
-        if (pinFile.server.trustOnFirstUse === true) {
-          unknown(options, pinFile.file, 'the pin file says trust-on-first-use: nothing is pinned yet');
-          return;
-        }
-        const capabilities = parseCapabilities(options.capabilities);
-        const result = report(
-          await comparePinWithLive(pinFile, headers, { timeoutMs: timeout, capabilities }),
-        );
-        process.stdout.write(options.json === true ? JSON.stringify(result.json) + '\n' : result.text);
-        process.exitCode = result.status === 'equal' ? CheckExit.EQUAL : CheckExit.DRIFT;
-      } catch (error) {
-        if (error instanceof GatewayError && error.code === 'GW_CATALOG_UNAVAILABLE') {
-          unknown(options, path, error.message);
-          return;
-        }
-        reportInputError('check', error);
+    .option('--json', 'print the result as JSON');
+  addListingOptions(command).action(async (path: string, options: CheckCommandOptions) => {
+    try {
+      const headers = parseHeaderOptions(options.header);
+      const timeout = parseTimeout(options.timeout, 30_000);
+      const pinFile = await readPinFileForCli(path);
+      if (pinFile.server.trustOnFirstUse === true) {
+        unknown(options, pinFile.file, 'the pin file says trust-on-first-use: nothing is pinned yet');
+        return;
       }
-    });
+      const capabilities = parseCapabilities(options.capabilities);
+      const result = report(await comparePinWithLive(pinFile, headers, { timeoutMs: timeout, capabilities }));
+      process.stdout.write(options.json === true ? JSON.stringify(result.json) + '\n' : result.text);
+      process.exitCode = result.status === 'equal' ? CheckExit.EQUAL : CheckExit.DRIFT;
+    } catch (error) {
+      if (error instanceof GatewayError && error.code === 'GW_CATALOG_UNAVAILABLE') {
+        unknown(options, path, error.message);
+        return;
+      }
+      reportInputError('check', error);
+    }
+  });
 }
 
 // Cannot tell is never drift: a server that is down or a listing cut short says nothing about the pin.

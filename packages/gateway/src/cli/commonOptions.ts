@@ -1,3 +1,4 @@
+import type { Command } from 'commander';
 import { CliInputError } from './cliInputError.js';
 
 /** Commander's collector for a repeatable option (`--header a --header b`). */
@@ -40,4 +41,17 @@ export function parseCapabilities(text: string | undefined): Record<string, unkn
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     throw new CliInputError('--capabilities: expected a JSON object such as {"sampling":{}}');
   return value as Record<string, unknown>;
+}
+
+/** The options of every command that lists a pinned server's live catalog (check, approve). */
+export function addListingOptions(command: Command): Command {
+  return command
+    .option(
+      '--header <header>',
+      '"Name: value" sent while listing, beside the pin\'s own headers (repeatable)',
+      collect,
+      [],
+    )
+    .option('--capabilities <json>', 'client capabilities declared at initialize (as when pinning)')
+    .option('--timeout <ms>', 'per request timeout', '30000');
 }
