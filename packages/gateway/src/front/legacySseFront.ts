@@ -1,7 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import express, { type Request, type Response, type Router } from 'express';
-import { sessionLabel } from '../observe/sessionLabel.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { parseJsonRpcBody } from '../wire/jsonRpc.js';
 import type { BridgeSessions } from './bridgeSessions.js';
@@ -57,16 +56,7 @@ export function legacySseFront(
     let bridge;
     try {
       bridge = await openBridge(options, front, sessionKey, req.headers);
-    } catch (error) {
-      logger.error(
-        {
-          event: 'upstream.start_failed',
-          server: guard.config.name,
-          session: sessionLabel(sessionKey),
-          err: (error as Error).message,
-        },
-        'upstream could not be started',
-      );
+    } catch {
       if (!res.headersSent)
         reply(res, 502, {
           error: 'upstream_unavailable',

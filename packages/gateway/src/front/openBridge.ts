@@ -29,7 +29,7 @@ function passedCredentials(headers: IncomingHttpHeaders): Record<string, string>
 
 /**
  * Opens the upstream of a new client session (spawns the child, or connects to the URL) and
- * bridges it to the session's front transport. Rejects when the upstream cannot be started.
+ * bridges it to the session's front transport. Rejects, after logging why, when the upstream cannot be started.
  */
 export async function openBridge(
   options: BridgeFrontOptions,
@@ -59,6 +59,15 @@ export async function openBridge(
     await bridge.start();
   } catch (error) {
     await bridge.close();
+    logger.error(
+      {
+        event: 'upstream.start_failed',
+        server: config.name,
+        session: sessionLabel(sessionKey),
+        err: (error as Error).message,
+      },
+      'upstream could not be started',
+    );
     throw error;
   }
   logger.info(

@@ -3,7 +3,6 @@ import type { ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import express, { type Request, type Response, type Router } from 'express';
-import { sessionLabel } from '../observe/sessionLabel.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { headerValue } from '../wire/httpHeaders.js';
 import { jsonRpcError, parseJsonRpcBody, type JsonRpcId } from '../wire/jsonRpc.js';
@@ -83,16 +82,7 @@ export function streamableFront(
     let bridge;
     try {
       bridge = await openBridge(options, front, sessionKey, req.headers);
-    } catch (error) {
-      logger.error(
-        {
-          event: 'upstream.start_failed',
-          server: guard.config.name,
-          session: sessionLabel(sessionKey),
-          err: (error as Error).message,
-        },
-        'upstream could not be started',
-      );
+    } catch {
       return answer(
         res,
         502,
