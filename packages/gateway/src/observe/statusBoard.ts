@@ -66,7 +66,8 @@ export interface ServerStatus {
 
 interface Entry {
   observed?: ObservedCatalog;
-  tools?: readonly ToolStatus[];
+  /** What the per-tool states derive from; derived when /status is read, not on every listing. */
+  toolsSource?: { readonly pin: ServerConfig; readonly findings: readonly DriftFinding[] };
   lastDrift?: DriftStatus;
   lastContact?: ContactStatus;
 }
@@ -125,6 +126,19 @@ function observedCatalogDigest(pin: ServerConfig, tools: readonly ToolStatus[]):
   return foldCatalog(entries, { profile: pin.profile }).digest;
 }
 
+/** Every pinned tool, before any listing of the server was seen. */
+function unobservedTools(server: ServerConfig): ToolStatus[] {
+  return Object.entries(server.pin.tools)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([key, digest]): ToolStatus => ({
+      key,
+      tool: pinnedName(server, key),
+      state: 'unobserved',
+      pinned: digest,
+      observed: null,
+    }));
+}
+
 /**
  * What `GET /status` reports, fed by alert events and upstream contacts: per server, the last
  * observed catalog and each tool's state in it, the last drift with its explanation, the last contact.
@@ -155,8 +169,10 @@ export class StatusBoard {
     const entry = this.#entry(event.server);
     const at = now.toISOString();
     const findings = event.event === 'catalog.drift' ? event.drift : [];
-    const tools = toolsFromFindings(pin, findings);
-    const catalog = event.event === 'catalog.verified' ? event.catalog : observedCatalogDigest(pin, tools);
+    const catalog =
+      event.event === 'catalog.verified'
+        ? event.catalog
+        : observedCatalogDigest(pin, toolsFromFindings(pin, findings));
     entry.observed = {
       at,
       session: event.session,
@@ -165,7 +181,7 @@ export class StatusBoard {
       againstPin: pin.pin.catalog,
       wrongSubject: findings.some((finding) => finding.kind === 'wrong_subject'),
     };
-    entry.tools = tools;
+    entry.toolsSource = { pin, findings };
     if (event.event === 'catalog.drift')
       entry.lastDrift = { at, session: event.session, mode: event.mode, findings: event.drift };
   }
@@ -192,15 +208,6 @@ export class StatusBoard {
     const out: ServerStatus[] = [];
     for (const server of servers) {
       const entry = this.#entries.get(server.name) ?? {};
-      const unobserved = Object.entries(server.pin.tools)
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-        .map(([key, digest]): ToolStatus => ({
-          key,
-          tool: pinnedName(server, key),
-          state: 'unobserved',
-          pinned: digest,
-          observed: null,
-        }));
       out.push({
         name: server.name,
         route: `/${server.name}/mcp`,
@@ -209,7 +216,10 @@ export class StatusBoard {
         upstream: redactUpstream(server.upstream),
         pinned: { catalog: server.pin.catalog, tools: Object.keys(server.pin.tools).length },
         observed: entry.observed ?? null,
-        tools: entry.tools ?? unobserved,
+        tools:
+          entry.toolsSource === undefined
+            ? unobservedTools(server)
+            : toolsFromFindings(entry.toolsSource.pin, entry.toolsSource.findings),
         lastDrift: entry.lastDrift ?? null,
         lastContact: entry.lastContact ?? null,
       });
