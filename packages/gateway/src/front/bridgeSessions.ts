@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
-import type { MessageBridge } from '../transports/messageBridge.js';
+import type { BridgeEnd } from '../transports/messageBridge.js';
 import { sessionKeyOf } from './sessionKey.js';
 
 /** Options of {@link BridgeSessions}. */
@@ -10,9 +10,15 @@ export interface BridgeSessionsOptions {
   readonly idleMs: number;
 }
 
+/** What ends a bridged session: a MessageBridge, or a stateless session's shared upstream. */
+export interface EndableSession {
+  onclose?: ((endedBy: BridgeEnd) => void) | undefined;
+  close(): Promise<void>;
+}
+
 /** The front's side of a bridged session. */
 export interface BridgedSession<Front> {
-  readonly bridge: MessageBridge;
+  readonly bridge: EndableSession;
   readonly front: Front;
   /** Hash of the credential that opened the session; later requests must carry the same. */
   readonly credential: string;

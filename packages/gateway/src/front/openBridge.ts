@@ -20,7 +20,7 @@ export interface BridgeFrontOptions {
 }
 
 /** The credentials of the client's request that an HTTP upstream gets too. */
-function passedCredentials(headers: IncomingHttpHeaders): Record<string, string> {
+export function passedCredentials(headers: IncomingHttpHeaders): Record<string, string> {
   const out: Record<string, string> = {};
   if (typeof headers.authorization === 'string') out.authorization = headers.authorization;
   if (typeof headers.cookie === 'string') out.cookie = headers.cookie;

@@ -10,6 +10,8 @@ import type { ToolDigester } from '../state/toolDigester.js';
 import { BridgeSessions } from './bridgeSessions.js';
 import { legacySseFront } from './legacySseFront.js';
 import { pinGuard, type PinGuardRouter } from './pinGuard.js';
+import { statelessFront } from './statelessFront.js';
+import type { StatelessSession } from './statelessSession.js';
 import { streamableFront } from './streamableFront.js';
 
 /** What the routes of one server share with the rest of the gateway. */
@@ -54,6 +56,7 @@ export function createServerRoutes(server: ServerConfig, options: ServerRoutesOp
   const limits = { max: options.maxBridgedSessions ?? 100, idleMs: options.idleMs ?? 3_600_000 };
   const streamSessions = new BridgeSessions<StreamableHTTPServerTransport>(limits);
   const legacySessions = new BridgeSessions<SSEServerTransport>(limits);
+  const statelessSessions = new BridgeSessions<StatelessSession>(limits);
   if (bridged === undefined) {
     mcp = pinGuard({
       pin: server,
@@ -73,13 +76,14 @@ export function createServerRoutes(server: ServerConfig, options: ServerRoutesOp
       alerts: options.alerts,
       logger: options.logger,
     });
-    mcp = Object.assign(streamableFront({ ...front, guard }, streamSessions), { guard });
+    const stateless = statelessFront({ ...front, guard }, statelessSessions);
+    mcp = Object.assign(streamableFront({ ...front, guard }, streamSessions, stateless), { guard });
   }
   return {
     mcp,
     legacy: legacySseFront({ ...front, guard }, legacySessions),
     close: async () => {
-      await Promise.all([streamSessions.closeAll(), legacySessions.closeAll()]);
+      await Promise.all([streamSessions.closeAll(), legacySessions.closeAll(), statelessSessions.closeAll()]);
     },
   };
 }

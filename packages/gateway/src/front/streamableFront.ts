@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { toWebRequest } from '@modelcontextprotocol/node';
+import { isLegacyRequest } from '@modelcontextprotocol/server';
 import express, { type Request, type Response, type Router } from 'express';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { headerValue } from '../wire/httpHeaders.js';
@@ -10,6 +12,7 @@ import type { BridgeSessions } from './bridgeSessions.js';
 import { credentialOf } from './bridgeSessions.js';
 import { openBridge, type BridgeFrontOptions } from './openBridge.js';
 import { sessionKeyOf } from './sessionKey.js';
+import type { StatelessFront } from './statelessFront.js';
 
 function answer(res: ServerResponse, status: number, id: JsonRpcId, code: number, message: string): void {
   const body = JSON.stringify(jsonRpcError(id, code, message));
@@ -21,10 +24,12 @@ function answer(res: ServerResponse, status: number, id: JsonRpcId, code: number
  * The gateway's own Streamable HTTP MCP endpoint for an upstream it bridges (a stdio child, or a
  * 2024-11-05 HTTP+SSE server): stateful, one SDK transport and one upstream connection per
  * session, opened by `initialize` and ended by DELETE, the upstream ending, idleness or shutdown.
+ * Sessionless 2026-07-28 requests are handed to the stateless front.
  */
 export function streamableFront(
   options: BridgeFrontOptions,
   sessions: BridgeSessions<StreamableHTTPServerTransport>,
+  stateless: StatelessFront,
 ): Router {
   const { guard, logger } = options;
   const router = express.Router();
@@ -50,7 +55,9 @@ export function streamableFront(
       return;
     }
     if (req.method !== 'POST' || !isInitializeRequest(body) || !('id' in body)) {
-      // 2026-07-28 clients have no session; a bridged upstream is served to session clients only.
+      // Without a session: 2026-07-28 traffic (the SDK's own classification) is served statelessly.
+      if (req.method === 'POST' && !(await isLegacyRequest(await toWebRequest(req, body), body)))
+        return stateless(req, res, body);
       return answer(
         res,
         400,

@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ProtocolError,
+  Server,
+  type JSONRPCRequest,
+  type ServerCapabilities,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import { GatewayError } from '../errors.js';
+import { screenCall } from '../guard/screenCall.js';
+import type { ServerGuard } from '../guard/serverGuard.js';
+import type { FetchedPage } from '../state/fetchToolPages.js';
+import type { SharedUpstream } from '../transports/sharedUpstream.js';
+import { ErrorCodes } from '../wire/errorCodes.js';
+import type { JsonRpcResponse } from '../wire/jsonRpc.js';
+
+/** What one forwarding server instance acts for. */
+export interface ForwardingServerOptions {
+  readonly guard: ServerGuard;
+  /** Whose catalog the requests act on (the credential). */
+  readonly sessionKey: string;
+  readonly upstream: SharedUpstream;
+  /** Bound on the pages of a listing the gateway asks for itself (fetch on miss). @default 1000 */
+  readonly maxPages?: number;
+}
+
+type Params = Record<string, unknown> | undefined;
+
+/** The upstream's JSON-RPC message without the v1 SDK's "MCP error <code>: " prefix. */
+function upstreamMessage(error: McpError): string {
+  const prefix = `MCP error ${String(error.code)}: `;
+  return error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
+}
+
+/** The JSON-RPC error a client gets for a failure of a forwarded request. */
+function asProtocolError(error: unknown): unknown {
+  if (error instanceof McpError) return new ProtocolError(error.code, upstreamMessage(error), error.data);
+  if (error instanceof GatewayError)
+    return new ProtocolError(ErrorCodes.UPSTREAM_UNAVAILABLE, `toolpin: ${error.message}`);
+  return error;
+}
+
+function refusalError(refusal: JsonRpcResponse): ProtocolError {
+  const error = refusal.error ?? { code: ErrorCodes.PIN_POLICY_BLOCKED, message: 'toolpin: refused' };
+  return new ProtocolError(error.code, error.message, error.data);
+}
+
+/** Every page of the upstream's catalog, listed by the gateway itself (fetch on miss). */
+async function listAllPages(upstream: SharedUpstream, maxPages: number): Promise<FetchedPage[]> {
+  const pages: FetchedPage[] = [];
+  let cursor: string | undefined;
+  do {
+    if (pages.length >= maxPages)
+      throw new GatewayError('GW_CATALOG_UNAVAILABLE', `the upstream listed more than ${maxPages} pages`);
+    const result = await upstream.request('tools/list', cursor === undefined ? {} : { cursor });
+    pages.push({ cursor, result });
+    cursor = typeof result.nextCursor === 'string' ? result.nextCursor : undefined;
+  } while (cursor !== undefined);
+  return pages;
+}
+
+/**
+ * Builds the SDK v2 server that answers one 2026-07-28 request for a bridged upstream. It speaks
+ * for the upstream (its name, capabilities and instructions) and forwards every request to the
+ * shared upstream connection, with the server's guard in between: a tools/call is decided before
+ * it is sent, and a tools/list result is replaced by the value the guard verified. The SDK turns
+ * the 2025-era results into 2026-07-28 ones (resultType, cache fields, server identity).
+ */
+export function createForwardingServer(options: ForwardingServerOptions): Server {
+  const { guard, sessionKey, upstream } = options;
+  const maxPages = options.maxPages ?? 1000;
+  const server = new Server(upstream.serverInfo ?? { name: guard.config.name, version: '0.0.0' }, {
+    // The 2025 and 2026 capability shapes agree on what a forwarding server can declare.
+    capabilities: (upstream.capabilities ?? {}) as ServerCapabilities,
+    ...(upstream.instructions === undefined ? {} : { instructions: upstream.instructions }),
+  });
+
+  async function forward(request: JSONRPCRequest, ctx: ServerContext): Promise<Record<string, unknown>> {
+    const params = request.params as Params;
+    guard.alerts.telemetry.onRequest(guard.config.name, request.method);
+    if (request.method === 'tools/call') {
+      const refusal = await screenCall(guard, sessionKey, request.id, params, () =>
+        listAllPages(upstream, maxPages),
+      );
+      if (refusal !== undefined) throw refusalError(refusal);
+    }
+    const token = (params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
+    const result = await upstream
+      .request(request.method, params, {
+        signal: ctx.mcpReq.signal,
+        ...(typeof token === 'string' || typeof token === 'number'
+          ? {
+              onprogress: (progress) =>
+                void ctx.mcpReq
+                  .notify({ method: 'notifications/progress', params: { ...progress, progressToken: token } })
+                  .catch(() => undefined),
+            }
+          : {}),
+      })
+      .catch((error: unknown) => {
+        throw asProtocolError(error);
+      });
+    return request.method === 'tools/list' ? verifiedListing(params, result) : result;
+  }
+
+  /** The listing the guard verified in place of the upstream's (drifted and unpinned tools filtered). */
+  function verifiedListing(params: Params, result: Record<string, unknown>): Record<string, unknown> {
+    // The guard recognises a listing by the id it was expected under; this one never goes on a wire.
+    const id = `toolpin-${randomUUID()}`;
+    guard.expectList(sessionKey, id, typeof params?.cursor === 'string' ? params.cursor : undefined);
+    const replaced = guard.inspectUpstreamMessage(sessionKey, { jsonrpc: '2.0', id, result }) as
+      JsonRpcResponse | undefined;
+    if (replaced === undefined) return result;
+    if (replaced.error !== undefined) throw refusalError(replaced);
+    return replaced.result as Record<string, unknown>;
+  }
+
+  server.fallbackRequestHandler = forward;
+  return server;
+}

@@ -1,0 +1,168 @@
+import type { ServerResponse } from 'node:http';
+import { isAbsolute, dirname } from 'node:path';
+import { toNodeHandler, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
+import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
+import type { Request } from 'express';
+import type { ServerGuard } from '../guard/serverGuard.js';
+import type { GatewayLogger } from '../observe/logger.js';
+import { sessionLabel } from '../observe/sessionLabel.js';
+import type { BridgeEnd } from '../transports/messageBridge.js';
+import { openUpstream } from '../transports/openUpstream.js';
+import { SharedUpstream } from '../transports/sharedUpstream.js';
+import { createForwardingServer } from './forwardingServer.js';
+
+/** Longest the answers of a dead upstream's requests may take to go out. */
+const FLUSH_MS = 1000;
+
+async function settleWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
+/** Options of {@link StatelessSession.open}. */
+export interface StatelessSessionOptions {
+  readonly guard: ServerGuard;
+  readonly logger: GatewayLogger;
+  /** The credential whose requests share this upstream; also the key of its catalog. */
+  readonly sessionKey: string;
+  /** Client credentials an HTTP upstream gets too. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Bound on the initialize handshake with the upstream. */
+  readonly timeoutMs: number;
+  /** stdio: how long a child gets to exit on its own when the session ends. */
+  readonly graceMs?: number;
+}
+
+/**
+ * The upstream of one credential's 2026-07-28 clients on a bridged route: a child (or a legacy
+ * HTTP+SSE session) the gateway initialized itself, kept warm across requests, and the SDK's
+ * 2026-07-28 handler in front of it (discover, per-request envelope, subscriptions/listen). The
+ * upstream's list_changed notifications reach this credential's listen streams, and the guard.
+ */
+export class StatelessSession {
+  /** Called once when the session ends, with the side that ended it. */
+  onclose?: (endedBy: BridgeEnd) => void;
+
+  readonly #options: StatelessSessionOptions;
+  readonly #upstream: SharedUpstream;
+  readonly #handler: McpHttpHandler;
+  readonly #serve: NodeMcpRequestHandler;
+  /** Requests being answered, listen streams aside: they get their answer before the handler closes. */
+  readonly #answering = new Set<Promise<void>>();
+  #closing: Promise<void> | undefined;
+
+  private constructor(options: StatelessSessionOptions, upstream: SharedUpstream) {
+    this.#options = options;
+    this.#upstream = upstream;
+    const { guard, sessionKey, logger } = options;
+    this.#handler = createMcpHandler(() => createForwardingServer({ guard, sessionKey, upstream }), {
+      legacy: 'reject',
+      onerror: (error) => this.#log('debug', 'stateless.handler_error', error.message),
+    });
+    this.#serve = toNodeHandler(this.#handler, {
+      onerror: (error) =>
+        logger.warn({ event: 'stateless.adapter_error', err: error.message }, 'request failed'),
+    });
+    upstream.onclose = () => void this.#end('upstream');
+  }
+
+  /** Starts the upstream and initializes it; rejects, after logging why, when it cannot be started. */
+  static async open(options: StatelessSessionOptions): Promise<StatelessSession> {
+    const { guard, logger, sessionKey } = options;
+    const config = guard.config;
+    // A notification sent before initialize completes has no listener yet to reach.
+    let deliver: (method: string, params: Record<string, unknown> | undefined) => void = () => undefined;
+    const connection = openUpstream(config.upstream, {
+      logger,
+      server: config.name,
+      session: sessionLabel(sessionKey),
+      headers: options.headers,
+      ...(isAbsolute(config.file) ? { baseDir: dirname(config.file) } : {}),
+      ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
+    });
+    let upstream: SharedUpstream;
+    try {
+      upstream = await SharedUpstream.open({
+        connection,
+        timeoutMs: options.timeoutMs,
+        onNotification: (method, params) => deliver(method, params),
+        onError: (error) =>
+          logger.warn(
+            { event: 'upstream.error', server: config.name, session: sessionLabel(sessionKey) },
+            error.message,
+          ),
+      });
+    } catch (error) {
+      logger.error(
+        {
+          event: 'upstream.start_failed',
+          server: config.name,
+          session: sessionLabel(sessionKey),
+          err: (error as Error).message,
+        },
+        'upstream could not be started',
+      );
+      throw error;
+    }
+    const session = new StatelessSession(options, upstream);
+    deliver = (method, params) => session.#fromUpstream(method, params);
+    logger.info(
+      { event: 'session.opened', server: config.name, session: sessionLabel(sessionKey), era: '2026-07-28' },
+      'stateless upstream opened',
+    );
+    return session;
+  }
+
+  /** Serves one HTTP request of the credential (its body already parsed). */
+  async serve(req: Request, res: ServerResponse, body: unknown): Promise<void> {
+    const serving = this.#serve(req, res, body);
+    if ((body as { method?: unknown } | undefined)?.method === 'subscriptions/listen') return serving;
+    this.#answering.add(serving);
+    try {
+      await serving;
+    } finally {
+      this.#answering.delete(serving);
+    }
+  }
+
+  /** Ends the session: open requests are aborted and the upstream is closed (a child is stopped). */
+  close(endedBy: BridgeEnd = 'gateway'): Promise<void> {
+    return this.#end(endedBy);
+  }
+
+  /** Change notifications go to the credential's listen streams; the guard learns its catalog is stale. */
+  #fromUpstream(method: string, params: Record<string, unknown> | undefined): void {
+    const { guard, sessionKey } = this.#options;
+    const notify = this.#handler.notify;
+    if (method === 'notifications/tools/list_changed') {
+      guard.inspectUpstreamMessage(sessionKey, { jsonrpc: '2.0', method });
+      notify.toolsChanged();
+    } else if (method === 'notifications/prompts/list_changed') notify.promptsChanged();
+    else if (method === 'notifications/resources/list_changed') notify.resourcesChanged();
+    else if (method === 'notifications/resources/updated' && typeof params?.uri === 'string')
+      notify.resourceUpdated(params.uri);
+    // Log messages and the like have no request to ride on; their content stays out of our logs.
+    else this.#log('debug', 'upstream.notification_dropped', method);
+  }
+
+  #end(by: BridgeEnd): Promise<void> {
+    this.#closing ??= Promise.resolve().then(async () => {
+      // Out of the registry first: the credential's next request opens a new upstream.
+      this.onclose?.(by);
+      const reason = by === 'upstream' ? this.#upstream.endReason() : `the ${by} closed the session`;
+      this.#log(by === 'upstream' ? 'warn' : 'info', 'session.ended', reason);
+      await this.#upstream.close();
+      // The requests the upstream left unanswered are failing with -32041 now: let those answers out.
+      await settleWithin(Promise.allSettled(this.#answering), FLUSH_MS);
+      await this.#handler.close().catch(() => undefined);
+      this.#options.guard.forgetSession(this.#options.sessionKey);
+    });
+    return this.#closing;
+  }
+
+  #log(level: 'debug' | 'info' | 'warn', event: string, message: string): void {
+    const { guard, sessionKey, logger } = this.#options;
+    logger[level]({ event, server: guard.config.name, session: sessionLabel(sessionKey) }, message);
+  }
+}

@@ -1,0 +1,205 @@
+import { randomUUID } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  McpError,
+  type Implementation,
+  type JSONRPCMessage,
+  type Progress,
+  type ServerCapabilities,
+} from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { GatewayError } from '../errors.js';
+import type { UpstreamConnection } from './openUpstream.js';
+import { StdioChildTransport } from './stdioChildTransport.js';
+
+/** Any result, kept as the upstream sent it: no SDK schema may drop or coerce a member. */
+const rawResult = z.looseObject({});
+
+/** The envelope members of a 2026-07-28 request; a 2025-era upstream was initialized instead. */
+const ENVELOPE_PREFIX = 'io.modelcontextprotocol/';
+
+/** Longest a forwarded request may wait (setTimeout's bound): in practice, as long as the client does. */
+const NO_TIMEOUT_MS = 2 ** 31 - 1;
+
+/** Options of {@link SharedUpstream.open}. */
+export interface SharedUpstreamOptions {
+  /** The upstream transport, not yet started (see openUpstream). */
+  readonly connection: UpstreamConnection;
+  /** Bound on the initialize handshake. */
+  readonly timeoutMs: number;
+  /** Receives every notification the upstream sends (list_changed, resource updates, logs). */
+  readonly onNotification: (method: string, params: Record<string, unknown> | undefined) => void;
+  /** Receives transport errors that do not end the connection. */
+  readonly onError: (error: Error) => void;
+}
+
+/** How a forwarded request is tied to the client request it serves. */
+export interface ForwardOptions {
+  /** Aborted when the client goes away: the upstream gets notifications/cancelled. */
+  readonly signal?: AbortSignal;
+  /** Receives the upstream's progress; given only when the client asked for progress. */
+  readonly onprogress?: (progress: Progress) => void;
+}
+
+/**
+ * The request parameters as the upstream gets them: without the 2026-07-28 envelope, and with the
+ * gateway's own progress token in place of the client's (tokens of several clients could collide).
+ */
+function upstreamParams(
+  params: Record<string, unknown> | undefined,
+  progressToken: string | undefined,
+): Record<string, unknown> | undefined {
+  const meta = params?._meta;
+  const kept =
+    typeof meta === 'object' && meta !== null
+      ? Object.entries(meta).filter(([key]) => !key.startsWith(ENVELOPE_PREFIX) && key !== 'progressToken')
+      : [];
+  if (progressToken !== undefined) kept.push(['progressToken', progressToken]);
+  if (params === undefined) return kept.length === 0 ? undefined : { _meta: Object.fromEntries(kept) };
+  const { _meta: _dropped, ...rest } = params;
+  return kept.length === 0 ? rest : { ...rest, _meta: Object.fromEntries(kept) };
+}
+
+/** The token and values of a progress notification, or undefined for any other message. */
+function progressOf(message: JSONRPCMessage): { token: unknown; progress: Progress } | undefined {
+  if (!('method' in message) || message.method !== 'notifications/progress' || 'id' in message)
+    return undefined;
+  const { progressToken, ...progress } = (message.params ?? {}) as Record<string, unknown>;
+  return typeof progress.progress === 'number'
+    ? { token: progressToken, progress: progress as Progress }
+    : undefined;
+}
+
+/**
+ * One upstream connection (a stdio child, or a 2024-11-05 HTTP+SSE session) that the gateway
+ * initializes itself as a 2025-era client and shares among the stateless (2026-07-28) requests of
+ * one credential. The SDK client gives each forwarded request its own id and progress token, so
+ * concurrent requests cannot collide; the caller maps progress back to the client's token.
+ */
+export class SharedUpstream {
+  /** Called once when the upstream connection ends (a child exited, a stream broke, close()). */
+  onclose?: () => void;
+
+  readonly #client: Client;
+  readonly #connection: UpstreamConnection;
+  readonly #progress = new Map<string, (progress: Progress) => void>();
+  #closed = false;
+
+  private constructor(client: Client, connection: UpstreamConnection) {
+    this.#client = client;
+    this.#connection = connection;
+  }
+
+  /** Starts the upstream and performs the initialize handshake; rejects (and cleans up) if either fails. */
+  static async open(options: SharedUpstreamOptions): Promise<SharedUpstream> {
+    // No client capabilities: a stateless client cannot answer sampling or elicitation mid-call.
+    const client = new Client({ name: 'toolpin', version: '0.1.0' }, { capabilities: {} });
+    const shared = new SharedUpstream(client, options.connection);
+    client.fallbackNotificationHandler = async (notification) => {
+      options.onNotification(notification.method, notification.params);
+    };
+    client.onerror = (error) => {
+      options.onError(error);
+      if (options.connection.isFatal(error)) void shared.close();
+    };
+    client.onclose = () => shared.#ended();
+    try {
+      await client.connect(options.connection.transport, { timeout: options.timeoutMs });
+    } catch (error) {
+      await shared.close();
+      throw error;
+    }
+    shared.#takeProgress();
+    return shared;
+  }
+
+  /**
+   * Progress is dispatched here, as it arrives, instead of by the SDK client: the client hands
+   * notifications on a microtask later than responses, so the last progress of a call read in
+   * one chunk with its result would be lost.
+   */
+  #takeProgress(): void {
+    const transport = this.#connection.transport;
+    const dispatch = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      const update = progressOf(message);
+      const listener = typeof update?.token === 'string' ? this.#progress.get(update.token) : undefined;
+      if (update !== undefined && listener !== undefined) listener(update.progress);
+      else dispatch?.call(transport, message, extra);
+    };
+  }
+
+  /** The upstream's name and version, as it said at initialize. */
+  get serverInfo(): Implementation | undefined {
+    return this.#client.getServerVersion();
+  }
+
+  /** The upstream's capabilities, as it said at initialize. */
+  get capabilities(): ServerCapabilities | undefined {
+    return this.#client.getServerCapabilities();
+  }
+
+  /** The upstream's instructions, if any. */
+  get instructions(): string | undefined {
+    return this.#client.getInstructions();
+  }
+
+  /** True once the connection has ended. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /**
+   * Forwards one request and resolves with the upstream's result, untouched. Rejects with the
+   * upstream's JSON-RPC error (an McpError) or, when the connection ends first, a GatewayError
+   * GW_UPSTREAM_EXITED saying how.
+   */
+  async request(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: ForwardOptions = {},
+  ): Promise<Record<string, unknown>> {
+    const token = options.onprogress === undefined ? undefined : `toolpin-${randomUUID()}`;
+    if (token !== undefined && options.onprogress !== undefined)
+      this.#progress.set(token, options.onprogress);
+    const forwarded = upstreamParams(params, token);
+    try {
+      return await this.#client.request(
+        forwarded === undefined ? { method } : { method, params: forwarded },
+        rawResult,
+        { timeout: NO_TIMEOUT_MS, ...(options.signal === undefined ? {} : { signal: options.signal }) },
+      );
+    } catch (error) {
+      if (this.#closed) throw new GatewayError('GW_UPSTREAM_EXITED', this.endReason(), { method });
+      if (error instanceof McpError || options.signal?.aborted === true) throw error;
+      throw new GatewayError(
+        'GW_UPSTREAM_UNREACHABLE',
+        (error as Error).message,
+        { method },
+        { cause: error },
+      );
+    } finally {
+      if (token !== undefined) this.#progress.delete(token);
+    }
+  }
+
+  /** Why the connection ended: the child's exit, or the connection closing. */
+  endReason(): string {
+    const transport = this.#connection.transport;
+    const exit = transport instanceof StdioChildTransport ? transport.exit : undefined;
+    if (exit === undefined) return 'the upstream closed the connection';
+    return `the upstream process exited (${exit.signal === null ? `code ${String(exit.code)}` : `signal ${exit.signal}`})`;
+  }
+
+  /** Ends the connection (a child is stopped with its process group). */
+  async close(): Promise<void> {
+    await this.#client.close().catch(() => undefined);
+    this.#ended();
+  }
+
+  #ended(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.onclose?.();
+  }
+}
