@@ -103,4 +103,9 @@ export { pinFromCatalog } from './config/pinFromCatalog.js';
 export type { CatalogPin } from './config/pinFromCatalog.js';
 /** Lists a live server's whole catalog as an MCP client (what `toolpin pin` and `check` use). */
 export { fetchLiveCatalog } from './transports/fetchLiveCatalog.js';
-export type { LiveCatalog, LiveCatalogOptions, LiveTarget } from './transports/fetchLiveCatalog.js';
+export type {
+  LiveCatalog,
+  LiveCatalogOptions,
+  LiveHttpTransport,
+  LiveTarget,
+} from './transports/fetchLiveCatalog.js';

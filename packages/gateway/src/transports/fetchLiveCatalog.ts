@@ -1,23 +1,27 @@
 import { resolve } from 'node:path';
-import {
-  Client as ClientV2,
-  StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
-} from '@modelcontextprotocol/client';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
 import { GatewayError } from '../errors.js';
+import { classifyAttemptFailure, describeError, type AttemptFailure } from './classifyAttemptFailure.js';
+import { catalogUnavailable } from './listAllPages.js';
+import { listWithV1, listWithV2, type ListingContext } from './listWithClients.js';
+
+/** How an HTTP upstream is listed: one transport, or `auto` to detect a legacy HTTP+SSE server. */
+export type LiveHttpTransport = 'streamable-http' | 'sse' | 'auto';
 
 /** Where the live catalog is listed: a URL (with headers), or a command spawned over stdio. */
 export type LiveTarget =
   | {
       readonly url: string;
       readonly headers: Readonly<Record<string, string>>;
-      /** @default 'streamable-http' */
-      readonly transport?: 'streamable-http' | 'sse';
+      /**
+       * `auto` tries Streamable HTTP, then the 2024-11-05 HTTP+SSE transport as the MCP spec tells
+       * clients to (see {@link fetchLiveCatalog}); a transport named is the only one tried.
+       * @default 'auto'
+       */
+      readonly transport?: LiveHttpTransport;
     }
   | {
       readonly command: readonly string[];
@@ -45,179 +49,137 @@ export interface LiveCatalog {
   readonly pages: number;
   /** The protocol revision spoken, when the client reports it. */
   readonly protocolVersion: string | undefined;
+  /** The transport the catalog was listed over. */
+  readonly transport: 'streamable-http' | 'sse' | 'stdio';
+  /** Set when `auto` detected HTTP+SSE, saying why ("the Streamable HTTP initialize was answered HTTP 404"). */
+  readonly detection?: string;
 }
 
-// The tools are kept as sent: no SDK schema may drop or coerce a member before it is hashed.
-const pageSchema = z.looseObject({ tools: z.array(z.unknown()), nextCursor: z.string().optional() });
-type ListPage = z.infer<typeof pageSchema>;
-
-const CLIENT_INFO = { name: 'toolpin', version: '0.1.0' };
-
-function unavailable(message: string, data: Record<string, unknown>, cause?: unknown): GatewayError {
-  return new GatewayError(
-    'GW_CATALOG_UNAVAILABLE',
-    message,
-    data,
-    cause === undefined ? undefined : { cause },
-  );
+interface Context extends ListingContext {
+  readonly baseDir: string | undefined;
 }
 
-function reason(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = (error as { cause?: unknown }).cause;
-  return cause instanceof Error ? `${error.message} (${cause.message})` : error.message;
-}
+/** One transport's attempt: the catalog, or why it could not connect. */
+type Attempt =
+  { readonly catalog: LiveCatalog } | { readonly failure: AttemptFailure; readonly error: unknown };
 
-// fetch failed / connection refused: the server is not there, a 2026-07-28 client would not fare better.
-function isNetworkError(error: unknown): boolean {
-  return error instanceof TypeError && /fetch failed/i.test(error.message);
-}
-
-/** Follows nextCursor until the last page; a failed page after the first means the listing is incomplete. */
-async function listAllPages(
-  request: (cursor: string | undefined) => Promise<ListPage>,
-  maxPages: number,
-): Promise<{ tools: unknown[]; pages: number }> {
-  const tools: unknown[] = [];
-  const seen = new Set<string>();
-  let cursor: string | undefined;
-  let pages = 0;
-  do {
-    if (pages >= maxPages)
-      throw unavailable(`the server listed more than ${maxPages} pages of tools; the listing is incomplete`, {
-        stage: 'list',
-        pages,
-      });
-    let page: ListPage;
-    try {
-      page = await request(cursor);
-    } catch (error) {
-      const where =
-        pages === 0
-          ? 'tools/list failed'
-          : `page ${pages + 1} of tools/list failed after ${pages} complete page(s); the listing is incomplete`;
-      throw unavailable(`${where}: ${reason(error)}`, { stage: 'list', pages }, error);
-    }
-    tools.push(...page.tools);
-    pages++;
-    cursor = page.nextCursor;
-    if (cursor !== undefined && seen.has(cursor))
-      throw unavailable(`the server repeated the cursor ${JSON.stringify(cursor)}; the listing never ends`, {
-        stage: 'list',
-        pages,
-      });
-    if (cursor !== undefined) seen.add(cursor);
-  } while (cursor !== undefined);
-  return { tools, pages };
-}
-
-async function listWithV1(
-  target: LiveTarget,
-  options: LiveCatalogOptions,
-  timeout: number,
-  maxPages: number,
-): Promise<LiveCatalog> {
-  const client = new Client(
-    CLIENT_INFO,
-    options.capabilities === undefined ? {} : { capabilities: options.capabilities },
-  );
-  let transport: StreamableHTTPClientTransport | SSEClientTransport | StdioClientTransport;
-  if ('command' in target) {
-    const [command = '', ...first] = target.command;
-    transport = new StdioClientTransport({
-      command,
-      args: [...first, ...(target.args ?? [])],
-      env: { ...getDefaultEnvironment(), ...target.env },
-      stderr: 'inherit',
-      ...(target.cwd === undefined ? {} : { cwd: resolve(options.baseDir ?? process.cwd(), target.cwd) }),
-    });
-  } else {
-    const requestInit = { headers: { ...target.headers } };
-    transport =
-      target.transport === 'sse'
-        ? new SSEClientTransport(new URL(target.url), { requestInit })
-        : new StreamableHTTPClientTransport(new URL(target.url), { requestInit });
-  }
-  await client.connect(transport, { timeout });
+async function attempt(list: () => Promise<LiveCatalog>): Promise<Attempt> {
   try {
-    const listed = await listAllPages(
-      (cursor) =>
-        client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, pageSchema, {
-          timeout,
-        }),
-      maxPages,
-    );
-    return {
-      ...listed,
-      protocolVersion:
-        transport instanceof StreamableHTTPClientTransport ? transport.protocolVersion : undefined,
-    };
-  } finally {
-    // End the session upstream (DELETE) rather than leave it to expire.
-    if (transport instanceof StreamableHTTPClientTransport)
-      await transport.terminateSession().catch(() => undefined);
-    await client.close().catch(() => undefined);
+    return { catalog: await list() };
+  } catch (error) {
+    // A GatewayError comes after the handshake: the server speaks this transport and its listing failed.
+    if (error instanceof GatewayError) throw error;
+    return { failure: classifyAttemptFailure(error), error };
   }
 }
 
-async function listWithV2(
-  url: string,
-  headers: Readonly<Record<string, string>>,
-  options: LiveCatalogOptions,
-  timeout: number,
-  maxPages: number,
+// Servers answer 404s with whole HTML pages: one line of the reason is enough to tell what happened.
+function outcome(label: string, failure: AttemptFailure): string {
+  const reason = failure.reason.replace(/\s+/g, ' ').trim();
+  const short = reason.length > 200 ? `${reason.slice(0, 200)}…` : reason;
+  return failure.status === undefined
+    ? `${label} failed: ${short}`
+    : `${label} answered ${failure.status} (${short})`;
+}
+
+/** Streamable HTTP (2025 initialize, then 2026-07-28), then HTTP+SSE when allowed and the spec says so. */
+async function listOverHttp(
+  target: Extract<LiveTarget, { url: string }>,
+  context: Context,
 ): Promise<LiveCatalog> {
-  const client = new ClientV2(CLIENT_INFO, {
-    versionNegotiation: { mode: 'auto' },
-    ...(options.capabilities === undefined ? {} : { capabilities: options.capabilities as never }),
+  const choice = target.transport ?? 'auto';
+  const url = new URL(target.url);
+  const requestInit = { headers: { ...target.headers } };
+  const outcomes: string[] = [];
+  let detection: string | undefined;
+  const fail = (last: Extract<Attempt, { failure: AttemptFailure }>, hint = ''): GatewayError =>
+    catalogUnavailable(
+      `cannot connect to ${target.url}: ${outcomes.join('; ')}${hint}`,
+      { stage: 'connect', transport: choice, status: last.failure.status ?? null },
+      last.error,
+    );
+  if (choice !== 'sse') {
+    const v1 = await attempt(async () => ({
+      ...(await listWithV1(new StreamableHTTPClientTransport(url, { requestInit }), context)),
+      transport: 'streamable-http',
+    }));
+    if ('catalog' in v1) return v1.catalog;
+    outcomes.push(outcome('Streamable HTTP', v1.failure));
+    // 401/403: the server is there and wants credentials; no other transport or revision changes that.
+    if (v1.failure.kind === 'auth')
+      throw fail(v1, `; HTTP ${v1.failure.status} is an authorization problem, not a transport one`);
+    if (v1.failure.kind === 'network') throw fail(v1);
+    const v2 = await attempt(async () => ({
+      ...(await listWithV2(target, context)),
+      transport: 'streamable-http',
+    }));
+    if ('catalog' in v2) return v2.catalog;
+    outcomes.push(outcome('a 2026-07-28 client', v2.failure));
+    if (v2.failure.kind === 'auth')
+      throw fail(v2, `; HTTP ${v2.failure.status} is an authorization problem, not a transport one`);
+    // The spec's fallback: only an initialize POST answered 400, 404 or 405 means "try the old transport".
+    if (choice === 'streamable-http' || v1.failure.kind !== 'refused' || v2.failure.kind === 'network')
+      throw fail(
+        v2,
+        choice === 'streamable-http' && v1.failure.kind === 'refused'
+          ? '; HTTP+SSE not tried (transport streamable-http was named)'
+          : '',
+      );
+    detection = `the Streamable HTTP initialize was answered HTTP ${v1.failure.status}`;
+  }
+  const sse = await attempt(async () => ({
+    ...(await listWithV1(new SSEClientTransport(url, { requestInit }), context)),
+    transport: 'sse',
+  }));
+  if ('catalog' in sse) return detection === undefined ? sse.catalog : { ...sse.catalog, detection };
+  outcomes.push(outcome('HTTP+SSE', sse.failure));
+  throw fail(sse);
+}
+
+async function listOverStdio(
+  target: Extract<LiveTarget, { command: readonly string[] }>,
+  context: Context,
+): Promise<LiveCatalog> {
+  const [command = '', ...first] = target.command;
+  const transport = new StdioClientTransport({
+    command,
+    args: [...first, ...(target.args ?? [])],
+    env: { ...getDefaultEnvironment(), ...target.env },
+    stderr: 'inherit',
+    ...(target.cwd === undefined ? {} : { cwd: resolve(context.baseDir ?? process.cwd(), target.cwd) }),
   });
-  await client.connect(
-    new StreamableHTTPClientTransportV2(new URL(url), { requestInit: { headers: { ...headers } } }),
-    { timeout },
-  );
   try {
-    const listed = await listAllPages(
-      (cursor) =>
-        client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, pageSchema, {
-          timeout,
-        }),
-      maxPages,
+    return { ...(await listWithV1(transport, context)), transport: 'stdio' };
+  } catch (error) {
+    if (error instanceof GatewayError) throw error;
+    throw catalogUnavailable(
+      `cannot connect to command ${command}: ${describeError(error)}`,
+      { stage: 'connect' },
+      error,
     );
-    return { ...listed, protocolVersion: client.getNegotiatedProtocolVersion() };
-  } finally {
-    await client.close().catch(() => undefined);
   }
 }
 
 /**
- * Lists a server's whole catalog as a real MCP client: initialize (SDK v1), then every tools/list
- * page, following nextCursor. A Streamable HTTP server that refuses the initialize handshake is
- * tried again with the SDK v2 client, which negotiates 2026-07-28. Rejects with GatewayError
- * GW_CATALOG_UNAVAILABLE when the server cannot be reached or the listing is incomplete; a
- * partial catalog is never returned.
+ * Lists a server's whole catalog as a real MCP client: initialize, then every tools/list page,
+ * following nextCursor. A URL is tried in this order, each step only when the one before could not
+ * connect: (1) Streamable HTTP with the SDK v1 client (2025 initialize); (2) the SDK v2 client,
+ * which negotiates 2026-07-28; (3) with transport `auto` only, and only when (1) was answered HTTP
+ * 400, 404 or 405, the 2024-11-05 HTTP+SSE transport (GET, `endpoint` event), the fallback the MCP
+ * spec gives clients. No network error, 401 or 403 goes further: the server is not there, or wants
+ * credentials. `transport: 'sse'` tries (3) alone. Rejects with GatewayError GW_CATALOG_UNAVAILABLE
+ * saying what each step was answered, or when the listing is incomplete; a partial catalog is never
+ * returned.
  */
 export async function fetchLiveCatalog(
   target: LiveTarget,
   options: LiveCatalogOptions = {},
 ): Promise<LiveCatalog> {
-  const timeout = options.timeoutMs ?? 30_000;
-  const maxPages = options.maxPages ?? 1000;
-  try {
-    return await listWithV1(target, options, timeout, maxPages);
-  } catch (error) {
-    if (error instanceof GatewayError) throw error;
-    const where = 'command' in target ? `command ${target.command[0] ?? ''}` : target.url;
-    const first = unavailable(`cannot connect to ${where}: ${reason(error)}`, { stage: 'connect' }, error);
-    if ('command' in target || target.transport === 'sse' || isNetworkError(error)) throw first;
-    try {
-      return await listWithV2(target.url, target.headers, options, timeout, maxPages);
-    } catch (retry) {
-      if (retry instanceof GatewayError) throw retry;
-      throw unavailable(
-        `${first.message}; a 2026-07-28 client failed too: ${reason(retry)}`,
-        { stage: 'connect' },
-        retry,
-      );
-    }
-  }
+  const context: Context = {
+    capabilities: options.capabilities,
+    timeout: options.timeoutMs ?? 30_000,
+    maxPages: options.maxPages ?? 1000,
+    baseDir: options.baseDir,
+  };
+  return 'command' in target ? listOverStdio(target, context) : listOverHttp(target, context);
 }
