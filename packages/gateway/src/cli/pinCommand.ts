@@ -9,7 +9,7 @@ import { splitCommandLine } from '../transports/commandLine.js';
 import { CliInputError, EXIT_BAD_INPUT, reportInputError } from './cliInputError.js';
 import { collect, parseCapabilities, parseHeaderOptions, parseTimeout } from './commonOptions.js';
 import { digestTools } from './digestTools.js';
-import { fetchLiveCatalog, type LiveTarget } from '../transports/fetchLiveCatalog.js';
+import { fetchLiveCatalog, type LiveHttpTransport, type LiveTarget } from '../transports/fetchLiveCatalog.js';
 import { readDocument } from './readDocument.js';
 import { toolsFromDocument } from './toolsFromDocument.js';
 
@@ -25,12 +25,28 @@ interface PinCommandOptions {
   profile: string;
   out?: string;
   timeout?: string;
+  transport?: string;
 }
 
 interface Source {
   readonly upstream: PinFileInput['upstream'];
   readonly target: LiveTarget | undefined;
   readonly describe: string;
+}
+
+const TRANSPORTS = ['streamable-http', 'sse', 'auto'] as const;
+
+// Absent = auto: with --url the transport is detected; with --from-file nothing can be, so auto is refused.
+function transportOf(options: PinCommandOptions): LiveHttpTransport | undefined {
+  const { transport } = options;
+  if (transport === undefined) return undefined;
+  if (!(TRANSPORTS as readonly string[]).includes(transport))
+    throw new CliInputError(`--transport ${transport}: expected streamable-http, sse or auto`);
+  if (options.command !== undefined)
+    throw new CliInputError('--transport is for --url or --from-file: a --command server speaks stdio');
+  if (options.fromFile !== undefined && transport === 'auto')
+    throw new CliInputError('--transport auto needs --url: a catalog file cannot tell the transport');
+  return transport as LiveHttpTransport;
 }
 
 function sourceOf(options: PinCommandOptions): Source {
@@ -40,8 +56,13 @@ function sourceOf(options: PinCommandOptions): Source {
       'give exactly one of --url <url>, --command "<cmd …>" or --from-file <catalog.json>',
     );
   const headers = parseHeaderOptions(options.header);
+  const transport = transportOf(options);
   if (options.url !== undefined) {
-    return { upstream: { url: options.url }, target: { url: options.url, headers }, describe: options.url };
+    return {
+      upstream: { url: options.url },
+      target: { url: options.url, headers, ...(transport === undefined ? {} : { transport }) },
+      describe: options.url,
+    };
   }
   if (options.command !== undefined) {
     let argv: string[];
@@ -55,28 +76,51 @@ function sourceOf(options: PinCommandOptions): Source {
   }
   if (options.upstream === undefined)
     throw new CliInputError('--from-file needs --upstream <url>: the server the catalog was listed from');
-  return { upstream: { url: options.upstream }, target: undefined, describe: options.fromFile ?? '' };
+  return {
+    upstream:
+      transport === undefined || transport === 'auto'
+        ? { url: options.upstream }
+        : { url: options.upstream, transport },
+    target: undefined,
+    describe: options.fromFile ?? '',
+  };
 }
 
-async function readTools(source: Source, options: PinCommandOptions): Promise<unknown[]> {
+/** The tools to pin and the upstream to write: with --url, the transport they were listed over. */
+async function readTools(
+  source: Source,
+  options: PinCommandOptions,
+): Promise<{ tools: unknown[]; upstream: PinFileInput['upstream'] }> {
   if (source.target === undefined)
-    return toolsFromDocument(readDocument(options.fromFile ?? ''), options.fromFile ?? '');
+    return {
+      tools: toolsFromDocument(readDocument(options.fromFile ?? ''), options.fromFile ?? ''),
+      upstream: source.upstream,
+    };
   const capabilities = parseCapabilities(options.capabilities);
   const live = await fetchLiveCatalog(source.target, {
     timeoutMs: parseTimeout(options.timeout, 30_000),
     ...(capabilities === undefined ? {} : { capabilities }),
   });
+  if (live.detection !== undefined)
+    process.stderr.write(
+      `detected the legacy HTTP+SSE transport (MCP 2024-11-05) at ${source.describe}: ${live.detection}; the pin records transport: sse\n`,
+    );
   process.stderr.write(
     `listed ${live.tools.length} tools in ${live.pages} page(s)${live.protocolVersion === undefined ? '' : ` (MCP ${live.protocolVersion})`}\n`,
   );
-  return live.tools;
+  // The pin records the transport that was listed and approved: the gateway never probes at runtime.
+  const upstream =
+    'url' in source.upstream && live.transport !== 'stdio'
+      ? { ...source.upstream, transport: live.transport }
+      : source.upstream;
+  return { tools: live.tools, upstream };
 }
 
 async function runPin(options: PinCommandOptions): Promise<void> {
   if (options.mode !== 'enforce' && options.mode !== 'monitor')
     throw new CliInputError(`--mode ${options.mode}: expected enforce or monitor`);
   const source = sourceOf(options);
-  const tools = await readTools(source, options);
+  const { tools, upstream } = await readTools(source, options);
   // Every tool must have a digest: a pin that leaves one out would block it forever.
   digestTools(tools, options.profile, source.describe);
   const { pin, definitions } = pinFromCatalog(tools, options.profile);
@@ -85,7 +129,7 @@ async function runPin(options: PinCommandOptions): Promise<void> {
   const text = serializePinFile(
     {
       name: options.name,
-      upstream: source.upstream,
+      upstream,
       mode: options.mode,
       profile: options.profile,
       pin,
@@ -117,7 +161,11 @@ export function registerPinCommand(program: Command): void {
     .requiredOption('--name <name>', 'server name, also its route /<name>/mcp')
     .option(
       '--url <url>',
-      'Streamable HTTP endpoint (2025 initialize, or 2026-07-28 when the server only speaks that)',
+      'HTTP endpoint: Streamable HTTP (2025 initialize, or 2026-07-28 when the server only speaks that), else the legacy HTTP+SSE transport when the server answers 400/404/405 (see --transport)',
+    )
+    .option(
+      '--transport <kind>',
+      'streamable-http, sse or auto (default auto: detect, with --url); the transport written to the pin file',
     )
     .option('--command <cmd>', 'a stdio server to spawn, as one command line ("node server.js --flag")')
     .option(

@@ -40,6 +40,7 @@ export async function readPinFileForCli(
 function targetOf(server: ServerConfig, headers: Readonly<Record<string, string>>): LiveTarget {
   const { upstream } = server;
   if (isStdioUpstream(upstream)) return upstream;
+  // The pin's recorded transport, never 'auto': the catalog is compared over what was approved.
   return { url: upstream.url, headers: { ...upstream.headers, ...headers }, transport: upstream.transport };
 }
 
