@@ -9,7 +9,8 @@ export type GatewayErrorCode =
   | 'GW_PIN_FILE_CHANGED'
   | 'GW_UPSTREAM_KIND'
   | 'GW_UPSTREAM_SPAWN_FAILED'
-  | 'GW_UPSTREAM_EXITED';
+  | 'GW_UPSTREAM_EXITED'
+  | 'GW_RESUME_UNAVAILABLE';
 
 /** Base class of the gateway's errors: a stable `code` plus structured `data`. */
 export class GatewayError extends Error {
