@@ -11,6 +11,7 @@ import { jsonRpcError, parseJsonRpcBody, type JsonRpcId } from '../wire/jsonRpc.
 import type { BridgeSessions } from './bridgeSessions.js';
 import { credentialOf } from './bridgeSessions.js';
 import { openBridge, type BridgeFrontOptions } from './openBridge.js';
+import { SessionEventStore } from './sessionEventStore.js';
 import { sessionKeyOf } from './sessionKey.js';
 import type { StatelessFront } from './statelessFront.js';
 
@@ -84,7 +85,9 @@ export function streamableFront(
 
   async function open(req: Request, res: Response, initialize: { id: JsonRpcId }): Promise<void> {
     const id = randomUUID();
-    const front = new StreamableHTTPServerTransport({ sessionIdGenerator: () => id });
+    // Each session keeps its own bounded event history, so a cut stream resumes with Last-Event-ID.
+    const events = new SessionEventStore();
+    const front = new StreamableHTTPServerTransport({ sessionIdGenerator: () => id, eventStore: events });
     const sessionKey = sessionKeyOf({ ...req.headers, 'mcp-session-id': id });
     let bridge;
     try {
@@ -98,6 +101,8 @@ export function streamableFront(
         'toolpin: the upstream could not be started',
       );
     }
+    // Set before sessions.add, which chains its own onclose after this one.
+    bridge.onclose = () => events.close();
     sessions.add(id, { bridge, front, credential: credentialOf(req.headers) });
     sessions.track(id, res);
     await front.handleRequest(req, res, initialize);
