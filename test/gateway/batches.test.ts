@@ -63,6 +63,20 @@ describe.each(['stateless-json', 'stateful-sse'] as const)(
       expect(forwarded.map((request) => request.id)).toEqual([1]);
     });
 
+    it('refuses a batch that uses one request id twice, and forwards none of it', async () => {
+      const before = upstream.callCount();
+      const reply = await postRaw(
+        endpoint,
+        [callRequest(7, 'echo', { text: 'allowed' }), callRequest(7, 'add', { a: 1, b: 2 })],
+        session,
+      );
+      expect(reply.status).toBe(400);
+      expect(reply.messages).toEqual([
+        { jsonrpc: '2.0', id: null, error: expect.objectContaining({ code: -32600 }) },
+      ]);
+      expect(upstream.callCount()).toBe(before);
+    });
+
     it('never contacts the upstream with a batch of only blocked calls', async () => {
       const before = upstream.requests.length;
       const reply = await postRaw(

@@ -118,6 +118,20 @@ describe('bridged endpoint: JSON-RPC batches of a stdio upstream', () => {
       expect(await executedCalls()).toEqual(before);
     });
 
+    it('refuses a batch that uses one request id twice, before anything reaches the child', async () => {
+      const before = await executedCalls();
+      const reply = await postRaw(
+        endpoint,
+        [callRequest(9, 'add', { a: 1, b: 2 }), callRequest(9, 'echo', { text: 'y' })],
+        session,
+      );
+      expect(reply.status).toBe(400);
+      expect(reply.messages).toEqual([
+        { jsonrpc: '2.0', id: null, error: expect.objectContaining({ code: -32600 }) },
+      ]);
+      expect(await executedCalls()).toEqual(before);
+    });
+
     it('takes a batch of notifications with 202 and no body', async () => {
       const reply = await postRaw(endpoint, [NOTIFICATION, NOTIFICATION], session);
       expect(reply.status).toBe(202);

@@ -80,9 +80,22 @@ export function parseJsonRpcBody(text: string): ParseBodyResult {
   const batch = Array.isArray(value);
   const messages: unknown[] = batch ? (value as unknown[]) : [value];
   if (messages.length === 0) return { ok: false, code: -32600, message: 'Invalid Request: empty batch' };
+  const requestIds = new Set<string>();
   for (const message of messages) {
     if (!validMessage(message))
       return { ok: false, code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message' };
+    // Answers are matched to requests by id: two requests of one batch under one id could get each
+    // other's answer (an allowed call's result for a refused one).
+    const id = (message as { method?: unknown; id?: JsonRpcId }).id;
+    if ('method' in message && id !== undefined && id !== null) {
+      if (requestIds.has(idKey(id)))
+        return {
+          ok: false,
+          code: -32600,
+          message: `Invalid Request: id ${JSON.stringify(id)} used twice in one batch`,
+        };
+      requestIds.add(idKey(id));
+    }
   }
   return { ok: true, body: { batch, messages: messages as JsonRpcMessage[] } };
 }
