@@ -16,6 +16,14 @@ export interface EndableSession {
   close(): Promise<void>;
 }
 
+/** Room claimed for one session while its upstream starts. */
+export interface SessionSlot<Front> {
+  /** Registers the started session; false (and the session closed) when the front closed meanwhile. */
+  fill(id: string, session: BridgedSession<Front>): boolean;
+  /** Gives the room back: the session could not be opened. */
+  release(): void;
+}
+
 /** The front's side of a bridged session. */
 export interface BridgedSession<Front> {
   readonly bridge: EndableSession;
@@ -42,6 +50,9 @@ export function credentialOf(headers: IncomingHttpHeaders): string {
 export class BridgeSessions<Front> {
   readonly #options: BridgeSessionsOptions;
   readonly #entries = new Map<string, Entry<Front>>();
+  /** Sessions being opened: they count against the bound before they are registered. */
+  #reserved = 0;
+  #closed = false;
 
   constructor(options: BridgeSessionsOptions) {
     this.#options = options;
@@ -52,13 +63,32 @@ export class BridgeSessions<Front> {
     return this.#entries.size;
   }
 
-  /** True when another session may be opened. */
-  get hasRoom(): boolean {
-    return this.#entries.size < this.#options.max;
+  /**
+   * Claims room for a session about to be opened, or undefined when the bound is reached (sessions
+   * being opened count too, so concurrent openings cannot exceed it) or the front is closed.
+   */
+  reserve(): SessionSlot<Front> | undefined {
+    if (this.#closed || this.#entries.size + this.#reserved >= this.#options.max) return undefined;
+    this.#reserved += 1;
+    let settled = false;
+    const settle = (): boolean => {
+      if (settled) return false;
+      settled = true;
+      this.#reserved -= 1;
+      return true;
+    };
+    return {
+      fill: (id, session) => settle() && this.#add(id, session),
+      release: () => void settle(),
+    };
   }
 
-  /** Registers a started session; it is forgotten when its bridge closes. */
-  add(id: string, session: BridgedSession<Front>): void {
+  /** Registers a started session (forgotten when its bridge closes); closes it if the front was closed meanwhile. */
+  #add(id: string, session: BridgedSession<Front>): boolean {
+    if (this.#closed) {
+      void session.bridge.close();
+      return false;
+    }
     const entry: Entry<Front> = { ...session, open: 0, timer: undefined };
     this.#entries.set(id, entry);
     const previous = session.bridge.onclose;
@@ -68,6 +98,7 @@ export class BridgeSessions<Front> {
       previous?.(by);
     };
     this.#arm(entry);
+    return true;
   }
 
   /** The session with this id, if the request carries the credential that opened it. */
@@ -95,8 +126,9 @@ export class BridgeSessions<Front> {
     entry.timer.unref();
   }
 
-  /** Closes every session (gateway shutdown, server removed or re-pointed). */
+  /** Closes every session, and every one still being opened once it is (shutdown, server removed or re-pointed). */
   async closeAll(): Promise<void> {
+    this.#closed = true;
     const entries = [...this.#entries.values()];
     await Promise.all(entries.map((entry) => entry.bridge.close()));
   }

@@ -24,3 +24,10 @@ export function replyToClient(
   for (const message of Array.isArray(payload) ? payload : [payload]) res.write(encodeSseMessage(message));
   res.end();
 }
+
+/** Answers with one JSON body (the bridged fronts' refusals: 400, 404, 502, 503). */
+export function replyJson(res: ServerResponse, status: number, payload: unknown): void {
+  const body = JSON.stringify(payload);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}

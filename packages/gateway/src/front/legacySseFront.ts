@@ -1,21 +1,15 @@
-import type { ServerResponse } from 'node:http';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import express, { type Request, type Response, type Router } from 'express';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { parseJsonRpcBody } from '../wire/jsonRpc.js';
 import type { BridgeSessions } from './bridgeSessions.js';
+import { replyJson } from './clientReply.js';
 import { credentialOf } from './bridgeSessions.js';
 import { openBridge, type BridgeFrontOptions } from './openBridge.js';
 import { sessionKeyOf } from './sessionKey.js';
 
 /** How often an idle SSE stream gets a comment line, so proxies and load balancers keep it open. */
 const KEEP_ALIVE_MS = 25_000;
-
-function reply(res: ServerResponse, status: number, payload: unknown): void {
-  const body = JSON.stringify(payload);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-  res.end(body);
-}
 
 /**
  * The 2024-11-05 HTTP+SSE front for any upstream: `GET <mount>/sse` opens a session whose
@@ -39,12 +33,13 @@ export function legacySseFront(
   );
 
   async function openStream(req: Request, res: Response): Promise<void> {
-    if (!sessions.hasRoom) {
+    const slot = sessions.reserve();
+    if (slot === undefined) {
       logger.warn(
         { event: 'session.refused', server: guard.config.name, sessions: sessions.size },
         'too many bridged sessions',
       );
-      return reply(res, 503, {
+      return replyJson(res, 503, {
         error: 'too_many_sessions',
         message: 'toolpin: too many sessions for this server, try again later',
       });
@@ -57,15 +52,17 @@ export function legacySseFront(
     try {
       bridge = await openBridge(options, front, sessionKey, req.headers);
     } catch {
+      slot.release();
       if (!res.headersSent)
-        reply(res, 502, {
+        replyJson(res, 502, {
           error: 'upstream_unavailable',
           message: 'toolpin: the upstream could not be started',
         });
       else res.end();
       return;
     }
-    sessions.add(front.sessionId, { bridge, front, credential: credentialOf(req.headers) });
+    // A front closed meanwhile closes the session, and with it this stream.
+    if (!slot.fill(front.sessionId, { bridge, front, credential: credentialOf(req.headers) })) return;
     sessions.track(front.sessionId, res);
     const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
     keepAlive.unref();
@@ -76,16 +73,16 @@ export function legacySseFront(
     const id = typeof req.query.sessionId === 'string' ? req.query.sessionId : '';
     const session = sessions.get(id, req.headers);
     if (session === undefined)
-      return reply(res, 404, { error: 'session_not_found', message: 'Session not found' });
+      return replyJson(res, 404, { error: 'session_not_found', message: 'Session not found' });
     const parsed = parseJsonRpcBody(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '');
     if (!parsed.ok)
-      return reply(res, 400, {
+      return replyJson(res, 400, {
         jsonrpc: '2.0',
         id: null,
         error: { code: parsed.code, message: parsed.message },
       });
     if (parsed.body.batch)
-      return reply(res, 400, {
+      return replyJson(res, 400, {
         jsonrpc: '2.0',
         id: null,
         error: {

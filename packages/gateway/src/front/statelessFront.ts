@@ -3,19 +3,28 @@ import type { Request } from 'express';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { jsonRpcError, type JsonRpcId } from '../wire/jsonRpc.js';
 import type { BridgeSessions } from './bridgeSessions.js';
+import { replyJson } from './clientReply.js';
 import { credentialOf } from './bridgeSessions.js';
 import { passedCredentials, type BridgeFrontOptions } from './openBridge.js';
 import { StatelessSession } from './statelessSession.js';
 
 function answer(res: ServerResponse, status: number, id: JsonRpcId, message: string): void {
-  const body = JSON.stringify(jsonRpcError(id, ErrorCodes.UPSTREAM_UNAVAILABLE, message));
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-  res.end(body);
+  replyJson(res, status, jsonRpcError(id, ErrorCodes.UPSTREAM_UNAVAILABLE, message));
 }
 
 function idOf(body: unknown): JsonRpcId {
   const id = (body as { id?: unknown } | undefined)?.id;
   return typeof id === 'string' || typeof id === 'number' ? id : null;
+}
+
+/** Why a request found no upstream to serve it, and the HTTP status that says so. */
+class Refusal extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 /** Serves one 2026-07-28 (sessionless) request on a bridged route. */
@@ -34,48 +43,60 @@ export function statelessFront(
   const { guard, logger } = options;
   const opening = new Map<string, Promise<StatelessSession>>();
 
-  async function sessionFor(req: Request, key: string): Promise<StatelessSession> {
-    const live = sessions.get(key, req.headers);
-    if (live !== undefined) return live.front;
-    let pending = opening.get(key);
-    if (pending === undefined) {
-      pending = StatelessSession.open({
+  /** Opens the credential's upstream in a reserved slot; rejects with what to answer when it cannot. */
+  async function openSession(req: Request, credential: string): Promise<StatelessSession> {
+    const slot = sessions.reserve();
+    if (slot === undefined) {
+      logger.warn(
+        { event: 'session.refused', server: guard.config.name, sessions: sessions.size },
+        'too many bridged sessions',
+      );
+      throw new Refusal(503, 'toolpin: too many sessions for this server, try again later');
+    }
+    let session: StatelessSession;
+    try {
+      session = await StatelessSession.open({
         guard,
         logger,
-        sessionKey: key,
+        credential,
         headers: passedCredentials(req.headers),
         timeoutMs: options.timeoutMs,
         ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
-      }).then((session) => {
-        sessions.add(key, { bridge: session, front: session, credential: key });
-        return session;
       });
-      opening.set(key, pending);
-      void pending.then(
-        () => opening.delete(key),
-        () => opening.delete(key),
-      );
+    } catch {
+      slot.release();
+      throw new Refusal(502, 'toolpin: the upstream could not be started');
+    }
+    if (!slot.fill(credential, { bridge: session, front: session, credential }))
+      throw new Refusal(503, 'toolpin: the server is closing');
+    return session;
+  }
+
+  /** The credential's live upstream, or the one being opened for it (concurrent first requests share it). */
+  function sessionFor(req: Request, credential: string): Promise<StatelessSession> {
+    const live = sessions.get(credential, req.headers);
+    if (live !== undefined) return Promise.resolve(live.front);
+    let pending = opening.get(credential);
+    if (pending === undefined) {
+      pending = openSession(req, credential);
+      opening.set(credential, pending);
+      const forget = (): void => void opening.delete(credential);
+      pending.then(forget, forget);
     }
     return pending;
   }
 
   return async (req, res, body) => {
-    // The credential is both the upstream's owner and the key of the catalog it observes.
-    const key = credentialOf(req.headers);
-    if (sessions.get(key, req.headers) === undefined && !opening.has(key) && !sessions.hasRoom) {
-      logger.warn(
-        { event: 'session.refused', server: guard.config.name, sessions: sessions.size },
-        'too many bridged sessions',
-      );
-      return answer(res, 503, idOf(body), 'toolpin: too many sessions for this server, try again later');
-    }
+    const credential = credentialOf(req.headers);
     let session: StatelessSession;
     try {
-      session = await sessionFor(req, key);
-    } catch {
-      return answer(res, 502, idOf(body), 'toolpin: the upstream could not be started');
+      session = await sessionFor(req, credential);
+    } catch (error) {
+      const refusal =
+        error instanceof Refusal ? error : new Refusal(502, 'toolpin: the upstream could not be started');
+      return answer(res, refusal.status, idOf(body), refusal.message);
     }
-    sessions.track(key, res);
+    sessions.track(credential, res);
     await session.serve(req, res, body);
   };
 }

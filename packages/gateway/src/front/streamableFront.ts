@@ -8,7 +8,8 @@ import express, { type Request, type Response, type Router } from 'express';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { headerValue } from '../wire/httpHeaders.js';
 import { jsonRpcError, parseJsonRpcBody, type JsonRpcId } from '../wire/jsonRpc.js';
-import type { BridgeSessions } from './bridgeSessions.js';
+import type { BridgeSessions, SessionSlot } from './bridgeSessions.js';
+import { replyJson } from './clientReply.js';
 import { credentialOf } from './bridgeSessions.js';
 import { openBridge, type BridgeFrontOptions } from './openBridge.js';
 import { SessionEventStore } from './sessionEventStore.js';
@@ -16,9 +17,7 @@ import { sessionKeyOf } from './sessionKey.js';
 import type { StatelessFront } from './statelessFront.js';
 
 function answer(res: ServerResponse, status: number, id: JsonRpcId, code: number, message: string): void {
-  const body = JSON.stringify(jsonRpcError(id, code, message));
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-  res.end(body);
+  replyJson(res, status, jsonRpcError(id, code, message));
 }
 
 /**
@@ -67,7 +66,8 @@ export function streamableFront(
         'Bad Request: Mcp-Session-Id header is required (initialize first)',
       );
     }
-    if (!sessions.hasRoom) {
+    const slot = sessions.reserve();
+    if (slot === undefined) {
       logger.warn(
         { event: 'session.refused', server: guard.config.name, sessions: sessions.size },
         'too many bridged sessions',
@@ -80,10 +80,15 @@ export function streamableFront(
         'toolpin: too many sessions for this server, try again later',
       );
     }
-    await open(req, res, body as { id: JsonRpcId });
+    await open(req, res, body as { id: JsonRpcId }, slot);
   }
 
-  async function open(req: Request, res: Response, initialize: { id: JsonRpcId }): Promise<void> {
+  async function open(
+    req: Request,
+    res: Response,
+    initialize: { id: JsonRpcId },
+    slot: SessionSlot<StreamableHTTPServerTransport>,
+  ): Promise<void> {
     const id = randomUUID();
     // Each session keeps its own bounded event history, so a cut stream resumes with Last-Event-ID.
     const events = new SessionEventStore();
@@ -93,6 +98,7 @@ export function streamableFront(
     try {
       bridge = await openBridge(options, front, sessionKey, req.headers);
     } catch {
+      slot.release();
       return answer(
         res,
         502,
@@ -101,9 +107,16 @@ export function streamableFront(
         'toolpin: the upstream could not be started',
       );
     }
-    // Set before sessions.add, which chains its own onclose after this one.
+    // Set before the session is registered, which chains its own onclose after this one.
     bridge.onclose = () => events.close();
-    sessions.add(id, { bridge, front, credential: credentialOf(req.headers) });
+    if (!slot.fill(id, { bridge, front, credential: credentialOf(req.headers) }))
+      return answer(
+        res,
+        503,
+        initialize.id,
+        ErrorCodes.UPSTREAM_UNAVAILABLE,
+        'toolpin: the server is closing',
+      );
     sessions.track(id, res);
     await front.handleRequest(req, res, initialize);
   }
