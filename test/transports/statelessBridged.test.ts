@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -57,10 +57,16 @@ describe('2026-07-28 clients on a stdio route: one child per credential', () => 
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'toolpin-stateless-'));
-    const env = { TOOLPIN_FIXTURE_PID_DIR: dir };
+    const env = {
+      TOOLPIN_FIXTURE_PID_DIR: dir,
+      TOOLPIN_FIXTURE_DRIFT_IF: join(dir, 'drift'),
+      TOOLPIN_FIXTURE_HANG_LIST_IF: join(dir, 'hang'),
+      TOOLPIN_FIXTURE_MESSAGE_LOG: join(dir, 'messages.log'),
+    };
     pinned = await listStdioCatalog(fixtureCommand());
     gateway = await startGatewayHarness([stdioPinFor('local', fixtureCommand(), pinned, env)], {
       sessions: { ttlSeconds: 2 },
+      limits: { upstreamTimeoutMs: 3000 },
     });
   });
 
@@ -174,6 +180,43 @@ describe('2026-07-28 clients on a stdio route: one child per credential', () => 
     const again = await client.callTool({ name: 'echo', arguments: { text: 'restarted' } });
     expect(again.content).toEqual([{ type: 'text', text: 'restarted' }]);
     expect(await writtenPids(dir)).toHaveLength(2);
+  });
+
+  it("judges a credential's new child on its own catalog, never on its predecessor's", async () => {
+    const client = await connect();
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('echo');
+    await writeFile(join(dir, 'drift'), '');
+    expect((await rejection(client.callTool({ name: 'crash', arguments: {} }))).code).toBe(-32041);
+    // The next child serves the drifted echo from its start: its own listing must decide.
+    const error = await rejection(client.callTool({ name: 'echo', arguments: { text: 'hi' } }));
+    expect(error.code).toBe(-32040);
+    expect(error.data).toMatchObject({ reason: 'tool_drifted', tool: 'echo' });
+  });
+
+  it("bounds the gateway's own listing: a hanging tools/list refuses the call as catalog_unavailable", async () => {
+    await writeFile(join(dir, 'hang'), '');
+    const client = await connect();
+    for (const text of ['first', 'second']) {
+      const error = await rejection(client.callTool({ name: 'echo', arguments: { text } }));
+      expect(error.code).toBe(-32040);
+      expect(error.data).toMatchObject({ reason: 'catalog_unavailable', tool: 'echo' });
+    }
+  }, 20_000);
+
+  it('cancels upstream a call whose client gave up, and no request that was answered', async () => {
+    const client = await connect();
+    await client.callTool({ name: 'add', arguments: { a: 1, b: 1 } });
+    const abort = new AbortController();
+    const cut = client.callTool(
+      { name: 'slow', arguments: { steps: 400 } },
+      { signal: abort.signal, onprogress: () => abort.abort() },
+    );
+    await expect(cut).rejects.toThrow();
+    const messages = async (): Promise<string[]> =>
+      (await readFile(join(dir, 'messages.log'), 'utf8')).split('\n').filter((line) => line !== '');
+    expect(await eventually(async () => (await messages()).includes('notifications/cancelled'))).toBe(true);
+    // One cancellation: the listing and the answered add were not cancelled after their answers.
+    expect((await messages()).filter((method) => method === 'notifications/cancelled')).toHaveLength(1);
   });
 
   it('stops the child when the credential has been idle, and on gateway shutdown', async () => {

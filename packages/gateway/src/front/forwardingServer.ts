@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import {
+  INTERNAL_ERROR,
   ProtocolError,
   Server,
   type JSONRPCRequest,
@@ -21,6 +22,8 @@ export interface ForwardingServerOptions {
   /** Whose catalog the requests act on (the credential). */
   readonly sessionKey: string;
   readonly upstream: SharedUpstream;
+  /** Bound on each tools/list page the gateway asks for itself (fetch on miss). */
+  readonly timeoutMs: number;
   /** Bound on the pages of a listing the gateway asks for itself (fetch on miss). @default 1000 */
   readonly maxPages?: number;
 }
@@ -36,9 +39,31 @@ function upstreamMessage(error: McpError): string {
 /** The JSON-RPC error a client gets for a failure of a forwarded request. */
 function asProtocolError(error: unknown): unknown {
   if (error instanceof McpError) return new ProtocolError(error.code, upstreamMessage(error), error.data);
+  if (error instanceof GatewayError && error.code === 'GW_UPSTREAM_INVALID')
+    return new ProtocolError(INTERNAL_ERROR, `toolpin: ${error.message}`);
   if (error instanceof GatewayError)
     return new ProtocolError(ErrorCodes.UPSTREAM_UNAVAILABLE, `toolpin: ${error.message}`);
   return error;
+}
+
+/**
+ * The upstream's result without the 2026-07-28 members the SDK fills for the gateway: a 2025-era
+ * upstream has no say in how long or how widely a client may cache (the gateway answers `ttlMs: 0`,
+ * `private`), nor in the result's type.
+ */
+function withoutRevisionFields(result: Record<string, unknown>): Record<string, unknown> {
+  if (!('ttlMs' in result || 'cacheScope' in result || 'resultType' in result)) return result;
+  const { ttlMs: _ttl, cacheScope: _scope, resultType: _type, ...rest } = result;
+  return rest;
+}
+
+/** The upstream's capabilities, less what the gateway does not carry to a stateless client. */
+function forwardedCapabilities(capabilities: Record<string, unknown> | undefined): ServerCapabilities {
+  const { resources, ...rest } = capabilities ?? {};
+  if (typeof resources !== 'object' || resources === null) return rest as ServerCapabilities;
+  // Resource subscriptions are not turned into upstream resources/subscribe calls: not offered.
+  const { subscribe: _subscribe, ...kept } = resources as Record<string, unknown>;
+  return { ...rest, resources: kept } as ServerCapabilities;
 }
 
 function refusalError(refusal: JsonRpcResponse): ProtocolError {
@@ -47,13 +72,19 @@ function refusalError(refusal: JsonRpcResponse): ProtocolError {
 }
 
 /** Every page of the upstream's catalog, listed by the gateway itself (fetch on miss). */
-async function listAllPages(upstream: SharedUpstream, maxPages: number): Promise<FetchedPage[]> {
+async function listAllPages(
+  upstream: SharedUpstream,
+  maxPages: number,
+  timeoutMs: number,
+): Promise<FetchedPage[]> {
   const pages: FetchedPage[] = [];
   let cursor: string | undefined;
   do {
     if (pages.length >= maxPages)
       throw new GatewayError('GW_CATALOG_UNAVAILABLE', `the upstream listed more than ${maxPages} pages`);
-    const result = await upstream.request('tools/list', cursor === undefined ? {} : { cursor });
+    const result = await upstream.request('tools/list', cursor === undefined ? {} : { cursor }, {
+      timeoutMs,
+    });
     pages.push({ cursor, result });
     cursor = typeof result.nextCursor === 'string' ? result.nextCursor : undefined;
   } while (cursor !== undefined);
@@ -72,7 +103,7 @@ export function createForwardingServer(options: ForwardingServerOptions): Server
   const maxPages = options.maxPages ?? 1000;
   const server = new Server(upstream.serverInfo ?? { name: guard.config.name, version: '0.0.0' }, {
     // The 2025 and 2026 capability shapes agree on what a forwarding server can declare.
-    capabilities: (upstream.capabilities ?? {}) as ServerCapabilities,
+    capabilities: forwardedCapabilities(upstream.capabilities),
     ...(upstream.instructions === undefined ? {} : { instructions: upstream.instructions }),
   });
 
@@ -81,7 +112,7 @@ export function createForwardingServer(options: ForwardingServerOptions): Server
     guard.alerts.telemetry.onRequest(guard.config.name, request.method);
     if (request.method === 'tools/call') {
       const refusal = await screenCall(guard, sessionKey, request.id, params, () =>
-        listAllPages(upstream, maxPages),
+        listAllPages(upstream, maxPages, options.timeoutMs),
       );
       if (refusal !== undefined) throw refusalError(refusal);
     }
@@ -101,7 +132,8 @@ export function createForwardingServer(options: ForwardingServerOptions): Server
       .catch((error: unknown) => {
         throw asProtocolError(error);
       });
-    return request.method === 'tools/list' ? verifiedListing(params, result) : result;
+    const forwarded = withoutRevisionFields(result);
+    return request.method === 'tools/list' ? verifiedListing(params, forwarded) : forwarded;
   }
 
   /** The listing the guard verified in place of the upstream's (drifted and unpinned tools filtered). */
@@ -111,7 +143,12 @@ export function createForwardingServer(options: ForwardingServerOptions): Server
     guard.expectList(sessionKey, id, typeof params?.cursor === 'string' ? params.cursor : undefined);
     const replaced = guard.inspectUpstreamMessage(sessionKey, { jsonrpc: '2.0', id, result }) as
       JsonRpcResponse | undefined;
-    if (replaced === undefined) return result;
+    // The guard answers every listing it expected; a listing it did not inspect is not handed out.
+    if (replaced === undefined)
+      throw new ProtocolError(ErrorCodes.PIN_POLICY_BLOCKED, 'toolpin: the listing could not be verified', {
+        reason: 'unverifiable',
+        server: guard.config.name,
+      });
     if (replaced.error !== undefined) throw refusalError(replaced);
     return replaced.result as Record<string, unknown>;
   }

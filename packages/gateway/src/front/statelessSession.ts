@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { isAbsolute, dirname } from 'node:path';
 import { toNodeHandler, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
@@ -5,6 +6,7 @@ import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/ser
 import type { Request } from 'express';
 import type { ServerGuard } from '../guard/serverGuard.js';
 import type { GatewayLogger } from '../observe/logger.js';
+import { errorSummary } from '../observe/errorSummary.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
 import type { BridgeEnd } from '../transports/messageBridge.js';
 import { openUpstream } from '../transports/openUpstream.js';
@@ -24,11 +26,11 @@ async function settleWithin(promise: Promise<unknown>, ms: number): Promise<void
 export interface StatelessSessionOptions {
   readonly guard: ServerGuard;
   readonly logger: GatewayLogger;
-  /** The credential whose requests share this upstream; also the key of its catalog. */
-  readonly sessionKey: string;
+  /** The credential whose requests share this upstream (hashed, see credentialOf). */
+  readonly credential: string;
   /** Client credentials an HTTP upstream gets too. */
   readonly headers: Readonly<Record<string, string>>;
-  /** Bound on the initialize handshake with the upstream. */
+  /** Bound on the initialize handshake and on each tools/list the gateway sends itself. */
   readonly timeoutMs: number;
   /** stdio: how long a child gets to exit on its own when the session ends. */
   readonly graceMs?: number;
@@ -45,6 +47,8 @@ export class StatelessSession {
   onclose?: (endedBy: BridgeEnd) => void;
 
   readonly #options: StatelessSessionOptions;
+  /** The key of this upstream's catalog: its own, so a successor never inherits what it observed. */
+  readonly #sessionKey: string;
   readonly #upstream: SharedUpstream;
   readonly #handler: McpHttpHandler;
   readonly #serve: NodeMcpRequestHandler;
@@ -52,25 +56,29 @@ export class StatelessSession {
   readonly #answering = new Set<Promise<void>>();
   #closing: Promise<void> | undefined;
 
-  private constructor(options: StatelessSessionOptions, upstream: SharedUpstream) {
+  private constructor(options: StatelessSessionOptions, sessionKey: string, upstream: SharedUpstream) {
     this.#options = options;
+    this.#sessionKey = sessionKey;
     this.#upstream = upstream;
-    const { guard, sessionKey, logger } = options;
-    this.#handler = createMcpHandler(() => createForwardingServer({ guard, sessionKey, upstream }), {
-      legacy: 'reject',
-      onerror: (error) => this.#log('debug', 'stateless.handler_error', error.message),
-    });
+    const { guard, timeoutMs } = options;
+    this.#handler = createMcpHandler(
+      () => createForwardingServer({ guard, sessionKey, upstream, timeoutMs }),
+      {
+        legacy: 'reject',
+        onerror: (error) => this.#log('debug', 'stateless.handler_error', errorSummary(error)),
+      },
+    );
     this.#serve = toNodeHandler(this.#handler, {
-      onerror: (error) =>
-        logger.warn({ event: 'stateless.adapter_error', err: error.message }, 'request failed'),
+      onerror: (error) => this.#log('warn', 'stateless.adapter_error', errorSummary(error)),
     });
     upstream.onclose = () => void this.#end('upstream');
   }
 
   /** Starts the upstream and initializes it; rejects, after logging why, when it cannot be started. */
   static async open(options: StatelessSessionOptions): Promise<StatelessSession> {
-    const { guard, logger, sessionKey } = options;
+    const { guard, logger } = options;
     const config = guard.config;
+    const sessionKey = `${options.credential}:upstream:${randomUUID()}`;
     // A notification sent before initialize completes has no listener yet to reach.
     let deliver: (method: string, params: Record<string, unknown> | undefined) => void = () => undefined;
     const connection = openUpstream(config.upstream, {
@@ -90,7 +98,7 @@ export class StatelessSession {
         onError: (error) =>
           logger.warn(
             { event: 'upstream.error', server: config.name, session: sessionLabel(sessionKey) },
-            error.message,
+            errorSummary(error),
           ),
       });
     } catch (error) {
@@ -99,13 +107,13 @@ export class StatelessSession {
           event: 'upstream.start_failed',
           server: config.name,
           session: sessionLabel(sessionKey),
-          err: (error as Error).message,
+          err: errorSummary(error),
         },
         'upstream could not be started',
       );
       throw error;
     }
-    const session = new StatelessSession(options, upstream);
+    const session = new StatelessSession(options, sessionKey, upstream);
     deliver = (method, params) => session.#fromUpstream(method, params);
     logger.info(
       { event: 'session.opened', server: config.name, session: sessionLabel(sessionKey), era: '2026-07-28' },
@@ -133,10 +141,9 @@ export class StatelessSession {
 
   /** Change notifications go to the credential's listen streams; the guard learns its catalog is stale. */
   #fromUpstream(method: string, params: Record<string, unknown> | undefined): void {
-    const { guard, sessionKey } = this.#options;
     const notify = this.#handler.notify;
     if (method === 'notifications/tools/list_changed') {
-      guard.inspectUpstreamMessage(sessionKey, { jsonrpc: '2.0', method });
+      this.#options.guard.inspectUpstreamMessage(this.#sessionKey, { jsonrpc: '2.0', method });
       notify.toolsChanged();
     } else if (method === 'notifications/prompts/list_changed') notify.promptsChanged();
     else if (method === 'notifications/resources/list_changed') notify.resourcesChanged();
@@ -156,13 +163,13 @@ export class StatelessSession {
       // The requests the upstream left unanswered are failing with -32041 now: let those answers out.
       await settleWithin(Promise.allSettled(this.#answering), FLUSH_MS);
       await this.#handler.close().catch(() => undefined);
-      this.#options.guard.forgetSession(this.#options.sessionKey);
+      this.#options.guard.forgetSession(this.#sessionKey);
     });
     return this.#closing;
   }
 
   #log(level: 'debug' | 'info' | 'warn', event: string, message: string): void {
-    const { guard, sessionKey, logger } = this.#options;
-    logger[level]({ event, server: guard.config.name, session: sessionLabel(sessionKey) }, message);
+    const { guard, logger } = this.#options;
+    logger[level]({ event, server: guard.config.name, session: sessionLabel(this.#sessionKey) }, message);
   }
 }

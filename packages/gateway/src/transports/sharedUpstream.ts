@@ -37,6 +37,8 @@ export interface SharedUpstreamOptions {
 export interface ForwardOptions {
   /** Aborted when the client goes away: the upstream gets notifications/cancelled. */
   readonly signal?: AbortSignal;
+  /** Bound on the request (the gateway's own listings); none by default, as long as the client waits. */
+  readonly timeoutMs?: number;
   /** Receives the upstream's progress; given only when the client asked for progress. */
   readonly onprogress?: (progress: Progress) => void;
 }
@@ -84,6 +86,8 @@ export class SharedUpstream {
   readonly #connection: UpstreamConnection;
   readonly #progress = new Map<string, (progress: Progress) => void>();
   #closed = false;
+  /** True when the gateway closed the connection (shutdown, idleness), not the upstream. */
+  #closedByGateway = false;
 
   private constructor(client: Client, connection: UpstreamConnection) {
     this.#client = client;
@@ -109,6 +113,8 @@ export class SharedUpstream {
       await shared.close();
       throw error;
     }
+    // The upstream may have gone between its initialize answer and here: a dead upstream is no upstream.
+    if (shared.#closed) throw new GatewayError('GW_UPSTREAM_EXITED', shared.endReason());
     shared.#takeProgress();
     return shared;
   }
@@ -163,28 +169,38 @@ export class SharedUpstream {
     if (token !== undefined && options.onprogress !== undefined)
       this.#progress.set(token, options.onprogress);
     const forwarded = upstreamParams(params, token);
+    // The client's signal is followed only while the request is open: the SDK server aborts it when
+    // the exchange ends, and the SDK client would then cancel a request already answered.
+    const abort = new AbortController();
+    const follow = (): void => abort.abort(options.signal?.reason);
+    if (options.signal?.aborted === true) follow();
+    else options.signal?.addEventListener('abort', follow, { once: true });
     try {
       return await this.#client.request(
         forwarded === undefined ? { method } : { method, params: forwarded },
         rawResult,
-        { timeout: NO_TIMEOUT_MS, ...(options.signal === undefined ? {} : { signal: options.signal }) },
+        { timeout: options.timeoutMs ?? NO_TIMEOUT_MS, signal: abort.signal },
       );
     } catch (error) {
       if (this.#closed) throw new GatewayError('GW_UPSTREAM_EXITED', this.endReason(), { method });
-      if (error instanceof McpError || options.signal?.aborted === true) throw error;
+      if (error instanceof McpError || abort.signal.aborted) throw error;
+      // A result that is not an object fails the SDK client's schema: the upstream answered, wrongly.
+      const invalid = (error as { name?: unknown }).name === 'ZodError';
       throw new GatewayError(
-        'GW_UPSTREAM_UNREACHABLE',
-        (error as Error).message,
+        invalid ? 'GW_UPSTREAM_INVALID' : 'GW_UPSTREAM_UNREACHABLE',
+        invalid ? `the upstream's answer to ${method} is not a result object` : (error as Error).message,
         { method },
         { cause: error },
       );
     } finally {
+      options.signal?.removeEventListener('abort', follow);
       if (token !== undefined) this.#progress.delete(token);
     }
   }
 
-  /** Why the connection ended: the child's exit, or the connection closing. */
+  /** Why the connection ended: the gateway closing it, the child's exit, or the connection closing. */
   endReason(): string {
+    if (this.#closedByGateway) return 'the gateway closed the session';
     const transport = this.#connection.transport;
     const exit = transport instanceof StdioChildTransport ? transport.exit : undefined;
     if (exit === undefined) return 'the upstream closed the connection';
@@ -193,6 +209,7 @@ export class SharedUpstream {
 
   /** Ends the connection (a child is stopped with its process group). */
   async close(): Promise<void> {
+    if (!this.#closed) this.#closedByGateway = true;
     await this.#client.close().catch(() => undefined);
     this.#ended();
   }
