@@ -69,7 +69,22 @@ function validMessage(value: unknown): value is JsonRpcMessage {
   return 'result' in value || isObject(value.error);
 }
 
-/** Parses a POST body: malformed JSON is -32700, a value that is not JSON-RPC is -32600. */
+/**
+ * The first request id a batch uses twice. Answers are matched to requests by id: two requests of
+ * one batch under one id could get each other's answer (an allowed call's result for a refused one).
+ */
+function reusedRequestId(messages: readonly JsonRpcMessage[]): JsonRpcId | undefined {
+  const seen = new Set<string>();
+  for (const message of messages) {
+    if (!('method' in message) || message.id === undefined || message.id === null) continue;
+    const key = idKey(message.id);
+    if (seen.has(key)) return message.id;
+    seen.add(key);
+  }
+  return undefined;
+}
+
+/** Parses a POST body: malformed JSON is -32700, a value that is not JSON-RPC is -32600 (so is a batch reusing an id). */
 export function parseJsonRpcBody(text: string): ParseBodyResult {
   let value: unknown;
   try {
@@ -80,23 +95,17 @@ export function parseJsonRpcBody(text: string): ParseBodyResult {
   const batch = Array.isArray(value);
   const messages: unknown[] = batch ? (value as unknown[]) : [value];
   if (messages.length === 0) return { ok: false, code: -32600, message: 'Invalid Request: empty batch' };
-  const requestIds = new Set<string>();
   for (const message of messages) {
     if (!validMessage(message))
       return { ok: false, code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message' };
-    // Answers are matched to requests by id: two requests of one batch under one id could get each
-    // other's answer (an allowed call's result for a refused one).
-    const id = (message as { method?: unknown; id?: JsonRpcId }).id;
-    if ('method' in message && id !== undefined && id !== null) {
-      if (requestIds.has(idKey(id)))
-        return {
-          ok: false,
-          code: -32600,
-          message: `Invalid Request: id ${JSON.stringify(id)} used twice in one batch`,
-        };
-      requestIds.add(idKey(id));
-    }
   }
+  const reused = batch ? reusedRequestId(messages as JsonRpcMessage[]) : undefined;
+  if (reused !== undefined)
+    return {
+      ok: false,
+      code: -32600,
+      message: `Invalid Request: id ${JSON.stringify(reused)} used twice in one batch`,
+    };
   return { ok: true, body: { batch, messages: messages as JsonRpcMessage[] } };
 }
 
