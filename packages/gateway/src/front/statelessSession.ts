@@ -12,15 +12,10 @@ import type { BridgeEnd } from '../transports/messageBridge.js';
 import { openUpstream } from '../transports/openUpstream.js';
 import { SharedUpstream } from '../transports/sharedUpstream.js';
 import { createForwardingServer } from './forwardingServer.js';
+import { settleWithin } from '../transports/settleWithin.js';
 
 /** Longest the answers of a dead upstream's requests may take to go out. */
 const FLUSH_MS = 1000;
-
-async function settleWithin(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
-}
 
 /** Options of {@link StatelessSession.open}. */
 export interface StatelessSessionOptions {

@@ -20,14 +20,9 @@ import {
 import type { UpstreamConnection } from './openUpstream.js';
 import { PendingReplies } from './pendingReplies.js';
 import { StdioChildTransport } from './stdioChildTransport.js';
+import { settleWithin } from './settleWithin.js';
 
 const FLUSH_MS = 1000;
-
-async function settleWithin(promise: Promise<void>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
-}
 
 /** Options of {@link MessageBridge}. */
 export interface MessageBridgeOptions {
