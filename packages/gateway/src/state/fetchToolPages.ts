@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createParser } from 'eventsource-parser';
 import { GatewayError } from '../errors.js';
 import { isResponse, type JsonRpcResponse } from '../wire/jsonRpc.js';
+import { listingMeta } from '../wire/mcpEra.js';
 
 /** Options of {@link fetchToolPages}. */
 export interface FetchToolPagesOptions {
@@ -56,18 +57,6 @@ async function readSseResponse(response: Response, id: string): Promise<JsonRpcR
   }
   await reader.cancel().catch(() => undefined);
   return found;
-}
-
-/**
- * `_meta` keys that identify the client's own request rather than the client: reusing them on the
- * gateway's tools/list would tie it to the client's call (a progress token must be unique among
- * active requests; a related task belongs to one request).
- */
-const PER_REQUEST_META = new Set(['progressToken', 'io.modelcontextprotocol/related-task']);
-
-/** The client's `_meta` minus its per-request keys: the envelope (version, info, capabilities) stays. */
-function listingMeta(meta: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(meta).filter(([key]) => !PER_REQUEST_META.has(key)));
 }
 
 async function requestPage(options: FetchToolPagesOptions, cursor: string | undefined): Promise<unknown> {

@@ -8,6 +8,7 @@ import type { GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
 import type { FetchedPage } from '../state/fetchToolPages.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
+import { listingMeta } from '../wire/mcpEra.js';
 import {
   idKey,
   isRequest,
@@ -40,6 +41,13 @@ export interface MessageBridgeOptions {
   readonly maxPages?: number;
 }
 
+/** What of a request's `_meta` the gateway's own requests repeat: a 2026-07-28 client's envelope. */
+function envelopeOf(meta: unknown): Record<string, unknown> | undefined {
+  if (typeof meta !== 'object' || meta === null || !('io.modelcontextprotocol/protocolVersion' in meta))
+    return undefined;
+  return listingMeta(meta as Record<string, unknown>);
+}
+
 /** Who ended a bridged session. */
 export type BridgeEnd = 'client' | 'upstream' | 'gateway';
 
@@ -63,6 +71,8 @@ export class MessageBridge {
 
   readonly #options: MessageBridgeOptions;
   readonly #inFlight = new Map<string, InFlight>();
+  /** The client's latest 2026-07-28 envelope: the gateway's own requests speak the client's revision. */
+  #envelope: Record<string, unknown> | undefined;
   readonly #own = new PendingReplies();
   #inbound: Promise<void> = Promise.resolve();
   #outbound: Promise<void> = Promise.resolve();
@@ -102,6 +112,7 @@ export class MessageBridge {
     if ('method' in message && typeof message.method === 'string')
       guard.alerts.telemetry.onRequest(guard.config.name, message.method);
     if (isRequest(message)) {
+      this.#envelope = envelopeOf(message.params?._meta) ?? this.#envelope;
       if (message.method === 'tools/call') {
         const refusal = await screenCall(guard, sessionKey, message.id, message.params, () =>
           this.#listUpstream(),
@@ -210,7 +221,12 @@ export class MessageBridge {
       // The gateway's ids are UUIDs under a prefix no client uses: they never collide with the client's.
       const id = `toolpin-${randomUUID()}`;
       const answer = this.#own.expect(id, this.#options.timeoutMs);
-      const params = cursor === undefined ? {} : { cursor };
+      // A 2026-07-28 upstream serves claim-less requests as 2025-era ones (and may pin its connection
+      // to that era): the listing carries the client's envelope, as the client's own requests do.
+      const params = {
+        ...(cursor === undefined ? {} : { cursor }),
+        ...(this.#envelope === undefined ? {} : { _meta: this.#envelope }),
+      };
       await this.#options.upstream.transport.send({ jsonrpc: '2.0', id, method: 'tools/list', params });
       const reply = await answer;
       if (reply.error !== undefined)

@@ -55,3 +55,18 @@ export function checkMirroredHeaders(headers: IncomingHttpHeaders, body: JsonRpc
   }
   return undefined;
 }
+
+/**
+ * `_meta` keys that identify the client's own request rather than the client: reusing them on the
+ * gateway's tools/list would tie it to the client's call (a progress token must be unique among
+ * active requests; a related task belongs to one request).
+ */
+const PER_REQUEST_META = new Set(['progressToken', 'io.modelcontextprotocol/related-task']);
+
+/**
+ * The `_meta` of a request the gateway sends itself on a client's behalf (fetch on miss): the
+ * client's minus its per-request keys, so the 2026-07-28 envelope (version, info, capabilities) stays.
+ */
+export function listingMeta(meta: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(meta).filter(([key]) => !PER_REQUEST_META.has(key)));
+}

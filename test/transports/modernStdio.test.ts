@@ -1,0 +1,98 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { connectV1Client } from '../peers/index.js';
+import { startGatewayHarness } from '../support/gatewayHarness.js';
+import { listStdioCatalog, stdioPinFor, TOOLPIN_CLI, writePin } from './support.js';
+
+/** A stdio server of the 2026-07-28 era (SDK v2 serveStdio): it answers server/discover. */
+const MODERN_SERVER = fileURLToPath(new URL('../fixtures/modernStdioServer.mjs', import.meta.url));
+const COMMAND: [string, ...string[]] = [process.execPath, MODERN_SERVER];
+
+/** An SDK v2 client that speaks only 2026-07-28, launched against `toolpin wrap --pin <file>`. */
+async function connectPinnedModern(pinFile: string): Promise<Client> {
+  const client = new Client(
+    { name: 'toolpin-modern-stdio-test', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [TOOLPIN_CLI, 'wrap', '--pin', pinFile],
+      stderr: 'pipe',
+    }),
+  );
+  return client;
+}
+
+describe('a 2026-07-28 stdio server behind wrap and serve', () => {
+  let dir: string;
+  let pinned: Tool[];
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'toolpin-modern-stdio-'));
+    pinned = await listStdioCatalog(COMMAND);
+  });
+
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('carries a client pinned to 2026-07-28 through wrap, fetch on miss included', async () => {
+    const client = await connectPinnedModern(await writePin(dir, stdioPinFor('modern', COMMAND, pinned)));
+    try {
+      expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+      // No listing yet: the gateway lists with the client's envelope, in the client's revision.
+      const sum = await client.callTool({ name: 'add', arguments: { a: 2, b: 3 } });
+      expect(sum.content).toEqual([{ type: 'text', text: '5' }]);
+      const listed = await client.listTools();
+      expect(listed.tools.map((tool) => tool.name).sort()).toEqual(['add', 'echo']);
+      const echoed = await client.callTool({ name: 'echo', arguments: { text: 'modern' } });
+      expect(echoed.content).toEqual([{ type: 'text', text: 'modern' }]);
+    } finally {
+      await client.close();
+    }
+  }, 20_000);
+
+  it('blocks the drifted tool of a 2026-07-28 server for a 2026-07-28 client', async () => {
+    const pin = stdioPinFor('modern-drifted', COMMAND, pinned, { TOOLPIN_FIXTURE_DRIFT: '1' });
+    const client = await connectPinnedModern(await writePin(dir, pin));
+    try {
+      const outcome = await client.callTool({ name: 'echo', arguments: { text: 'x' } }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(outcome).toBeInstanceOf(ProtocolError);
+      expect((outcome as ProtocolError).code).toBe(-32040);
+      expect((outcome as ProtocolError).data).toMatchObject({ reason: 'tool_drifted', tool: 'echo' });
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['add']);
+    } finally {
+      await client.close();
+    }
+  }, 20_000);
+
+  it('serves the same server behind serve to a 2025-era session client and to a 2026-07-28 client', async () => {
+    const gateway = await startGatewayHarness([stdioPinFor('modern', COMMAND, pinned)]);
+    const session = await connectV1Client(`${gateway.url}/modern/mcp`);
+    const stateless = new Client(
+      { name: 'toolpin-modern-http-test', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    );
+    try {
+      expect((await session.listTools()).tools.map((tool) => tool.name).sort()).toEqual(['add', 'echo']);
+      const sum = await session.callTool({ name: 'add', arguments: { a: 20, b: 22 } });
+      expect(sum.content).toEqual([{ type: 'text', text: '42' }]);
+      await stateless.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/modern/mcp`)));
+      const echoed = await stateless.callTool({ name: 'echo', arguments: { text: 'both eras' } });
+      expect(echoed.content).toEqual([{ type: 'text', text: 'both eras' }]);
+    } finally {
+      await stateless.close();
+      await session.close();
+      await gateway.close();
+    }
+  }, 20_000);
+});
