@@ -1,5 +1,6 @@
 import type { EventId, EventStore, StreamId } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { GatewayError } from '../errors.js';
 
@@ -64,6 +65,8 @@ export class SessionEventStore implements EventStore {
   readonly #streams = new Map<StreamId, StreamRecord>();
   readonly #maxBytes: number;
   #next = 0;
+  /** Prefix of every id this store issues: another session's ids (same counters) are not this one's. */
+  readonly #nonce = randomBytes(6).toString('base64url');
   #closed = false;
 
   constructor(options: SessionEventStoreOptions = {}) {
@@ -97,13 +100,20 @@ export class SessionEventStore implements EventStore {
   /** Stores a message sent (or to be sent) on a stream; returns its event id. */
   storeEvent(stream: StreamId, message: JSONRPCMessage): Promise<EventId> {
     const seq = this.#next++;
-    const id = `${stream}/${seq}`;
+    const id = this.#idOf(stream, seq);
     if (this.#closed) return Promise.resolve(id);
     const json = JSON.stringify(message);
     const bytes = Buffer.byteLength(json);
     let record = this.#streams.get(stream);
     if (record === undefined) {
-      record = { held: 0, dropped: -1, newest: seq, answered: false };
+      // A request stream that reappears after all its events were dropped lost everything before
+      // this event: a cursor from then must be refused, not answered with a gap.
+      record = {
+        held: 0,
+        dropped: stream === STANDALONE_STREAM ? -1 : seq - 1,
+        newest: seq,
+        answered: false,
+      };
       this.#streams.set(stream, record);
     }
     record.newest = seq;
@@ -142,7 +152,7 @@ export class SessionEventStore implements EventStore {
       const batch = this.#heldAfter(cursor.stream, after);
       if (batch.length === 0) break;
       for (const [seq, event] of batch) {
-        await send(`${cursor.stream}/${seq}`, JSON.parse(event.json) as JSONRPCMessage);
+        await send(this.#idOf(cursor.stream, seq), JSON.parse(event.json) as JSONRPCMessage);
         after = seq;
       }
     }
@@ -180,12 +190,19 @@ export class SessionEventStore implements EventStore {
     return cursor;
   }
 
+  #idOf(stream: StreamId, seq: number): EventId {
+    return `${this.#nonce}.${stream}/${seq}`;
+  }
+
   #parse(eventId: EventId): Cursor | undefined {
-    const slash = eventId.lastIndexOf('/');
-    const digits = eventId.slice(slash + 1);
+    const prefix = `${this.#nonce}.`;
+    if (!eventId.startsWith(prefix)) return undefined;
+    const local = eventId.slice(prefix.length);
+    const slash = local.lastIndexOf('/');
+    const digits = local.slice(slash + 1);
     if (slash < 1 || !/^\d{1,15}$/.test(digits)) return undefined;
     const seq = Number(digits);
-    return seq < this.#next ? { stream: eventId.slice(0, slash), seq } : undefined;
+    return seq < this.#next ? { stream: local.slice(0, slash), seq } : undefined;
   }
 
   #drop(stream: StreamId, seq: number): void {

@@ -107,7 +107,7 @@ export function streamableFront(
         'toolpin: the upstream could not be started',
       );
     }
-    // Set before the session is registered, which chains its own onclose after this one.
+    // Set before registration, which wraps it: the registry forgets the session, then this runs.
     bridge.onclose = () => events.close();
     if (!slot.fill(id, { bridge, front, credential: credentialOf(req.headers) }))
       return answer(

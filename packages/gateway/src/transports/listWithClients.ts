@@ -31,7 +31,7 @@ async function connectWithin(client: Client, transport: SSEClientTransport, time
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new Error(`no endpoint event and initialize answer within ${timeout} ms`)),
+      () => reject(new Error(`no endpoint event, or no initialize answer, within ${timeout} ms`)),
       timeout,
     );
   });

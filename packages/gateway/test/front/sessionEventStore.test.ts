@@ -89,6 +89,25 @@ describe('SessionEventStore', () => {
     expect(await refusal(replay(store, 'a/7'))).toMatchObject({ code: 'GW_RESUME_UNAVAILABLE' });
   });
 
+  it("refuses another store's ids, though its counters are the same", async () => {
+    const mine = new SessionEventStore();
+    const other = new SessionEventStore();
+    await mine.storeEvent(GET_STREAM, progress(1));
+    const foreign = await other.storeEvent(GET_STREAM, progress(1));
+    expect(await mine.getStreamIdForEventId(foreign)).toBeUndefined();
+  });
+
+  it('refuses a request stream that reappears after all its events were dropped', async () => {
+    const store = new SessionEventStore({ maxEvents: 3 });
+    await store.storeEvent('s', progress(0));
+    const cursor = await store.storeEvent('s', progress(1));
+    await store.storeEvent('s', progress(2));
+    for (let step = 0; step < 3; step++) await store.storeEvent(GET_STREAM, progress(10 + step));
+    // Every event of s was dropped (progress 2 among them); then its answer arrives.
+    await store.storeEvent('s', { jsonrpc: '2.0', id: 1, result: {} });
+    expect(await store.getStreamIdForEventId(cursor)).toBeUndefined();
+  });
+
   it('holds at most maxEvents, the oldest dropped first, and refuses a request stream that lost events after the cursor', async () => {
     const store = new SessionEventStore({ maxEvents: 3 });
     const ids = [];
