@@ -104,7 +104,8 @@ export class SharedUpstream {
     };
     client.onerror = (error) => {
       options.onError(error);
-      if (options.connection.isFatal(error)) void shared.close();
+      // The upstream is gone (its stream broke): ended by the upstream, not by the gateway.
+      if (options.connection.isFatal(error)) void shared.#shutdown();
     };
     client.onclose = () => shared.#ended();
     try {
@@ -210,6 +211,10 @@ export class SharedUpstream {
   /** Ends the connection (a child is stopped with its process group). */
   async close(): Promise<void> {
     if (!this.#closed) this.#closedByGateway = true;
+    await this.#shutdown();
+  }
+
+  async #shutdown(): Promise<void> {
     await this.#client.close().catch(() => undefined);
     this.#ended();
   }
