@@ -11,7 +11,7 @@ import {
 import { GatewayError } from '../errors.js';
 import { screenCall } from '../guard/screenCall.js';
 import type { ServerGuard } from '../guard/serverGuard.js';
-import type { FetchedPage } from '../state/fetchToolPages.js';
+import { collectToolPages } from '../state/fetchToolPages.js';
 import type { SharedUpstream } from '../transports/sharedUpstream.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import type { JsonRpcResponse } from '../wire/jsonRpc.js';
@@ -71,26 +71,6 @@ function refusalError(refusal: JsonRpcResponse): ProtocolError {
   return new ProtocolError(error.code, error.message, error.data);
 }
 
-/** Every page of the upstream's catalog, listed by the gateway itself (fetch on miss). */
-async function listAllPages(
-  upstream: SharedUpstream,
-  maxPages: number,
-  timeoutMs: number,
-): Promise<FetchedPage[]> {
-  const pages: FetchedPage[] = [];
-  let cursor: string | undefined;
-  do {
-    if (pages.length >= maxPages)
-      throw new GatewayError('GW_CATALOG_UNAVAILABLE', `the upstream listed more than ${maxPages} pages`);
-    const result = await upstream.request('tools/list', cursor === undefined ? {} : { cursor }, {
-      timeoutMs,
-    });
-    pages.push({ cursor, result });
-    cursor = typeof result.nextCursor === 'string' ? result.nextCursor : undefined;
-  } while (cursor !== undefined);
-  return pages;
-}
-
 /**
  * Builds the SDK v2 server that answers one 2026-07-28 request for a bridged upstream. It speaks
  * for the upstream (its name, capabilities and instructions) and forwards every request to the
@@ -99,7 +79,7 @@ async function listAllPages(
  * the 2025-era results into 2026-07-28 ones (resultType, cache fields, server identity).
  */
 export function createForwardingServer(options: ForwardingServerOptions): Server {
-  const { guard, sessionKey, upstream } = options;
+  const { guard, sessionKey, upstream, timeoutMs } = options;
   const maxPages = options.maxPages ?? 1000;
   const server = new Server(upstream.serverInfo ?? { name: guard.config.name, version: '0.0.0' }, {
     // The 2025 and 2026 capability shapes agree on what a forwarding server can declare.
@@ -112,7 +92,10 @@ export function createForwardingServer(options: ForwardingServerOptions): Server
     guard.alerts.telemetry.onRequest(guard.config.name, request.method);
     if (request.method === 'tools/call') {
       const refusal = await screenCall(guard, sessionKey, request.id, params, () =>
-        listAllPages(upstream, maxPages, options.timeoutMs),
+        collectToolPages(
+          (cursor) => upstream.request('tools/list', cursor === undefined ? {} : { cursor }, { timeoutMs }),
+          maxPages,
+        ),
       );
       if (refusal !== undefined) throw refusalError(refusal);
     }

@@ -111,19 +111,30 @@ async function requestPage(options: FetchToolPagesOptions, cursor: string | unde
 }
 
 /**
+ * Follows nextCursor from the first page to the last (`maxPages` at most): the pages of one whole
+ * listing, each with the cursor it was asked with. Every fetch on miss lists through this loop,
+ * whatever carries its requests.
+ */
+export async function collectToolPages(
+  requestPage: (cursor: string | undefined) => Promise<unknown>,
+  maxPages: number,
+): Promise<FetchedPage[]> {
+  const pages: FetchedPage[] = [];
+  let cursor: string | undefined;
+  do {
+    if (pages.length >= maxPages) throw unavailable(`the upstream listed more than ${maxPages} pages`);
+    const result = await requestPage(cursor);
+    pages.push({ cursor, result });
+    const next = (result as { nextCursor?: unknown } | null | undefined)?.nextCursor;
+    cursor = typeof next === 'string' ? next : undefined;
+  } while (cursor !== undefined);
+  return pages;
+}
+
+/**
  * Lists the upstream's whole catalog on behalf of a session (fetch on miss): every page, with the
  * session's own headers, so the server answers what it would answer that client.
  */
 export async function fetchToolPages(options: FetchToolPagesOptions): Promise<FetchedPage[]> {
-  const pages: FetchedPage[] = [];
-  let cursor: string | undefined;
-  const maxPages = options.maxPages ?? 1000;
-  do {
-    if (pages.length >= maxPages) throw unavailable(`the upstream listed more than ${maxPages} pages`);
-    const result = await requestPage(options, cursor);
-    pages.push({ cursor, result });
-    const next = (result as { nextCursor?: unknown } | null)?.nextCursor;
-    cursor = typeof next === 'string' ? next : undefined;
-  } while (cursor !== undefined);
-  return pages;
+  return collectToolPages((cursor) => requestPage(options, cursor), options.maxPages ?? 1000);
 }

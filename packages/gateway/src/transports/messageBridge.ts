@@ -6,7 +6,7 @@ import { screenCall } from '../guard/screenCall.js';
 import type { ServerGuard } from '../guard/serverGuard.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
-import type { FetchedPage } from '../state/fetchToolPages.js';
+import { collectToolPages, type FetchedPage } from '../state/fetchToolPages.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { listingMeta } from '../wire/mcpEra.js';
 import {
@@ -211,13 +211,8 @@ export class MessageBridge {
     });
   }
 
-  async #listUpstream(): Promise<FetchedPage[]> {
-    const pages: FetchedPage[] = [];
-    const maxPages = this.#options.maxPages ?? 1000;
-    let cursor: string | undefined;
-    do {
-      if (pages.length >= maxPages)
-        throw new GatewayError('GW_CATALOG_UNAVAILABLE', `the upstream listed more than ${maxPages} pages`);
+  #listUpstream(): Promise<FetchedPage[]> {
+    return collectToolPages(async (cursor) => {
       // The gateway's ids are UUIDs under a prefix no client uses: they never collide with the client's.
       const id = `toolpin-${randomUUID()}`;
       const answer = this.#own.expect(id, this.#options.timeoutMs);
@@ -234,11 +229,8 @@ export class MessageBridge {
           'GW_CATALOG_UNAVAILABLE',
           `the upstream refused tools/list: ${reply.error.message}`,
         );
-      pages.push({ cursor, result: reply.result });
-      const next = (reply.result as { nextCursor?: unknown } | undefined)?.nextCursor;
-      cursor = typeof next === 'string' ? next : undefined;
-    } while (cursor !== undefined);
-    return pages;
+      return reply.result;
+    }, this.#options.maxPages ?? 1000);
   }
 
   #upstreamError(error: Error): void {
