@@ -158,7 +158,9 @@ describe('toolpin pin --url detects a legacy HTTP+SSE server as the MCP spec tel
       );
       const run = await runToolpin(['pin', '--name', 'mute', '--url', upstream.url, '--timeout', '1000']);
       expect(run.code).toBe(2);
-      expect(run.stderr).toContain('HTTP+SSE failed: no endpoint event, or no initialize answer, within 1000 ms');
+      expect(run.stderr).toContain(
+        'HTTP+SSE failed: no endpoint event, or no initialize answer, within 1000 ms',
+      );
     },
     SPAWNS,
   );
