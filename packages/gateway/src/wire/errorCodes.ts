@@ -1,13 +1,23 @@
-/** JSON-RPC error codes the gateway answers with. Documented in the package README. */
+/** JSON-RPC error codes the gateway answers with. Documented in the package README and docs/boundary.md. */
 export const ErrorCodes = {
   /** Malformed JSON (JSON-RPC 2.0). */
   PARSE_ERROR: -32700,
   /** Not a JSON-RPC 2.0 message (JSON-RPC 2.0). */
   INVALID_REQUEST: -32600,
+  /** Invalid method parameters (JSON-RPC 2.0), e.g. a tools/call without a tool name. */
+  INVALID_PARAMS: -32602,
+  /** The gateway failed on its own side (JSON-RPC 2.0). */
+  INTERNAL_ERROR: -32603,
   /** Mcp-Method / Mcp-Name headers missing or disagreeing with the body (MCP 2026-07-28). */
   HEADER_MISMATCH: -32020,
   /** A tools/call or tools/list refused by the pin policy; `error.data.reason` says why. */
   PIN_POLICY_BLOCKED: -32040,
-  /** The upstream could not be reached or died before answering. */
+  /** The upstream could not be reached, died, or timed out before answering (`error.data.reason`). */
   UPSTREAM_UNAVAILABLE: -32041,
+  /**
+   * The upstream answered, but not with something the gateway can verify: a redirect, a media type
+   * other than JSON or SSE, a body that is not JSON, a message that is not valid JSON-RPC, or one
+   * nested deeper than the gateway's bound. Nothing of that answer reaches the client.
+   */
+  UPSTREAM_INVALID: -32042,
 } as const;

@@ -1,3 +1,5 @@
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from './jsonDepth.js';
+
 /** A JSON-RPC 2.0 id: the spec allows strings and numbers (null only on parse errors). */
 export type JsonRpcId = string | number | null;
 
@@ -45,28 +47,41 @@ export function isRequest(message: JsonRpcMessage): message is JsonRpcRequest & 
   return 'method' in message && message.id !== undefined;
 }
 
-/** True for a notification (has `method`, no `id`). */
-export function isNotification(message: JsonRpcMessage): message is JsonRpcRequest {
-  return 'method' in message && message.id === undefined;
-}
-
 /** True for a response (has `result` or `error`, no `method`). */
 export function isResponse(message: unknown): message is JsonRpcResponse {
   return isObject(message) && !('method' in message) && ('result' in message || 'error' in message);
 }
 
-function validMessage(value: unknown): value is JsonRpcMessage {
-  if (!isObject(value) || value.jsonrpc !== '2.0') return false;
+/** Why a value is not a JSON-RPC 2.0 message, or undefined when it is one. */
+export function messageProblem(value: unknown): string | undefined {
+  if (!isObject(value)) return 'not a JSON object';
+  if (value.jsonrpc !== '2.0') return 'jsonrpc is not "2.0"';
   const id = value.id;
-  const idOk = id === undefined || id === null || typeof id === 'string' || typeof id === 'number';
-  if (!idOk) return false;
   if ('method' in value) {
-    return (
-      typeof value.method === 'string' &&
-      (value.params === undefined || isObject(value.params) || Array.isArray(value.params))
-    );
+    // A request or a notification: nothing of a response beside it.
+    if (typeof value.method !== 'string') return 'method is not a string';
+    if ('result' in value || 'error' in value) return 'a request carries result or error';
+    if (value.params !== undefined && !isObject(value.params) && !Array.isArray(value.params))
+      return 'params is neither an object nor an array';
+    if ('id' in value && typeof id !== 'string' && typeof id !== 'number')
+      return 'a request id is neither a string nor a number';
+    return undefined;
   }
-  return 'result' in value || isObject(value.error);
+  // A response: exactly one of result and error (a present key counts, whatever its value).
+  const hasResult = 'result' in value;
+  const hasError = 'error' in value;
+  if (hasResult === hasError) return 'a response needs exactly one of result and error';
+  if (!('id' in value) || (typeof id !== 'string' && typeof id !== 'number' && id !== null))
+    return 'a response id is neither a string, a number nor null';
+  if (hasResult && id === null) return 'a result answers no request (null id)';
+  if (hasError) {
+    const error = value.error;
+    if (!isObject(error)) return 'error is not an object';
+    if (typeof error.code !== 'number' || !Number.isInteger(error.code))
+      return 'error.code is not an integer';
+    if (typeof error.message !== 'string') return 'error.message is not a string';
+  }
+  return undefined;
 }
 
 /**
@@ -96,9 +111,16 @@ export function parseJsonRpcBody(text: string): ParseBodyResult {
   const messages: unknown[] = batch ? (value as unknown[]) : [value];
   if (messages.length === 0) return { ok: false, code: -32600, message: 'Invalid Request: empty batch' };
   for (const message of messages) {
-    if (!validMessage(message))
-      return { ok: false, code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 message' };
+    const problem = messageProblem(message);
+    if (problem !== undefined)
+      return { ok: false, code: -32600, message: `Invalid Request: not a JSON-RPC 2.0 message (${problem})` };
   }
+  if (exceedsJsonDepth(value))
+    return {
+      ok: false,
+      code: -32600,
+      message: `Invalid Request: nested deeper than ${MAX_JSON_DEPTH} levels`,
+    };
   const reused = batch ? reusedRequestId(messages as JsonRpcMessage[]) : undefined;
   if (reused !== undefined)
     return {
