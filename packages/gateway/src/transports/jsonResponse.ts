@@ -18,11 +18,26 @@ export class UpstreamBodyError extends Error {
  * decided on. A body cut short (the connection closed before its Content-Length or final chunk)
  * is an error, never a shorter answer.
  */
-export async function readUpstreamBody(upstream: IncomingMessage, maxBytes: number): Promise<Buffer> {
+export async function readUpstreamBody(
+  upstream: IncomingMessage,
+  maxBytes: number,
+  idleMs: number,
+): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
+  let idle = false;
+  let timer: NodeJS.Timeout | undefined;
+  const arm = (): void => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      idle = true;
+      upstream.destroy(new Error(`nothing received for ${idleMs} ms`));
+    }, idleMs);
+  };
+  arm();
   try {
     for await (const chunk of upstream) {
+      arm();
       size += (chunk as Buffer).length;
       if (size > maxBytes) {
         upstream.destroy();
@@ -32,10 +47,14 @@ export async function readUpstreamBody(upstream: IncomingMessage, maxBytes: numb
     }
   } catch (error) {
     if (error instanceof UpstreamBodyError) throw error;
+    if (idle)
+      throw new UpstreamBodyError('timeout', `the upstream sent nothing of its answer for ${idleMs} ms`);
     throw new UpstreamBodyError(
       'closed',
       `the upstream closed the connection mid-answer (${(error as Error).message})`,
     );
+  } finally {
+    clearTimeout(timer);
   }
   if (!upstream.complete)
     throw new UpstreamBodyError('closed', 'the upstream closed the connection mid-answer');
@@ -52,9 +71,9 @@ export async function relayJsonResponse(
   upstream: IncomingMessage,
   res: ServerResponse,
   headers: OutgoingHttpHeaders,
-  maxBytes: number,
+  limits: { readonly maxBytes: number; readonly idleMs: number },
 ): Promise<void> {
-  const raw = await readUpstreamBody(upstream, maxBytes);
+  const raw = await readUpstreamBody(upstream, limits.maxBytes, limits.idleMs);
   const status = upstream.statusCode ?? 502;
   if (raw.length === 0) {
     sendAccepted(exchange, res, status, headers);

@@ -93,6 +93,7 @@ export function createStreamableHttpProxy(options: StreamableHttpProxyOptions): 
   const port = target.port === '' ? undefined : Number(target.port);
   const path = target.pathname + target.search;
   const { logger } = options;
+  const bodyLimits = { maxBytes: options.maxResponseBytes, idleMs: options.streamIdleMs };
 
   function log(exchange: Exchange, event: string, err: string, message: string): void {
     logger.warn(
@@ -168,8 +169,8 @@ export function createStreamableHttpProxy(options: StreamableHttpProxyOptions): 
     }
     const decided =
       kind === 'json'
-        ? relayJsonResponse(exchange, upstream, res, headers, options.maxResponseBytes)
-        : readUpstreamBody(upstream, options.maxResponseBytes).then((body) => {
+        ? relayJsonResponse(exchange, upstream, res, headers, bodyLimits)
+        : readUpstreamBody(upstream, bodyLimits.maxBytes, bodyLimits.idleMs).then((body) => {
             // A reply without a body (202 to notifications, 200 to a DELETE) says only its status.
             if (body.length === 0 && status < 300) return sendAccepted(exchange, res, status, headers);
             const label = upstream.headers['content-type'] ?? '(none)';
