@@ -94,7 +94,7 @@ describe('explainDrift', () => {
   it('says no drift for equal catalogs', () => {
     const side = sideOf(catalogFixture('deepwiki-tools-list.json'));
     const explanation = explainDrift(side, side);
-    expect(explanation).toEqual({ equal: true, wrongSubject: false, drift: [], unchanged: 3 });
+    expect(explanation).toEqual({ equal: true, wrongSubject: false, drift: [], unchanged: 3, unpinned: [] });
     expect(formatDriftExplanation(explanation)).toBe('no drift: 3 tools match the pin\n');
   });
 });
