@@ -40,8 +40,21 @@ export function recordedMembersMatch(
   served: ExtraMembers | undefined,
 ): boolean {
   if (recorded === undefined) return true;
+  if (served === undefined) return false;
+  // Listing after listing compares the same two records: the answer is remembered.
+  const known = LAST_MATCH.get(served);
+  if (known?.recorded === recorded) return known.match;
+  const match = compareRecorded(recorded, served);
+  LAST_MATCH.set(served, { recorded, match });
+  return match;
+}
+
+// Per served record, the pinned record it was last compared with, and the answer.
+const LAST_MATCH = new WeakMap<ExtraMembers, { readonly recorded: ExtraMembers; readonly match: boolean }>();
+
+function compareRecorded(recorded: ExtraMembers, served: ExtraMembers): boolean {
   for (const member of Object.keys(recorded)) {
-    if (served === undefined || !Object.hasOwn(served, member)) return false;
+    if (!Object.hasOwn(served, member)) return false;
     const pinned = canonicalMember(recorded, member);
     if (pinned === null || pinned !== canonicalMember(served, member)) return false;
   }
