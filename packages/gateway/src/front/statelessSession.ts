@@ -4,6 +4,7 @@ import { isAbsolute, dirname } from 'node:path';
 import { toNodeHandler, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
 import type { Request } from 'express';
+import { GatewayError } from '../errors.js';
 import type { ServerGuard } from '../guard/serverGuard.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { errorSummary } from '../observe/errorSummary.js';
@@ -11,6 +12,7 @@ import { sessionLabel } from '../observe/sessionLabel.js';
 import type { BridgeEnd } from '../transports/messageBridge.js';
 import { openUpstream } from '../transports/openUpstream.js';
 import { SharedUpstream } from '../transports/sharedUpstream.js';
+import { logInvalidMessage } from '../transports/upstreamMessage.js';
 import { createForwardingServer } from './forwardingServer.js';
 import { settleWithin } from '../transports/settleWithin.js';
 
@@ -90,10 +92,20 @@ export class StatelessSession {
         connection,
         timeoutMs: options.timeoutMs,
         onNotification: (method, params) => deliver(method, params),
-        onError: (error) =>
-          logger.warn(
-            { event: 'upstream.error', server: config.name, session: sessionLabel(sessionKey) },
-            errorSummary(error),
+        onError: (error) => {
+          const fields = { server: config.name, session: sessionLabel(sessionKey) };
+          // A handler failed on an upstream message: the upstream is closed, and with it the session.
+          if (error instanceof GatewayError && error.code === 'GW_SESSION_FAILED')
+            logger.error({ event: 'session.failed', ...fields }, errorSummary(error));
+          else logger.warn({ event: 'upstream.error', ...fields }, errorSummary(error));
+        },
+        server: config.name,
+        onInvalid: (invalid) =>
+          logInvalidMessage(
+            logger,
+            { server: config.name, session: sessionLabel(sessionKey) },
+            invalid,
+            invalid.id !== undefined,
           ),
       });
     } catch (error) {
