@@ -179,7 +179,11 @@ export class MessageBridge {
     if (typeof message === 'object' && message !== null && isRequest(message)) {
       this.#inFlight.delete(idKey(message.id));
       this.#toClient(
-        jsonRpcError(message.id, ErrorCodes.INTERNAL_ERROR, 'toolpin: the gateway failed to handle this request'),
+        jsonRpcError(
+          message.id,
+          ErrorCodes.INTERNAL_ERROR,
+          'toolpin: the gateway failed to handle this request',
+        ),
       );
     }
   }

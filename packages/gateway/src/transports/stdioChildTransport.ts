@@ -192,7 +192,7 @@ export class StdioChildTransport implements Transport {
       value = JSON.parse(text);
     } catch {
       // A line that is not JSON (a server logging to stdout): reported, and skipped.
-      this.onerror?.(new GatewayError('GW_UPSTREAM_INVALID', 'a line on the upstream\'s stdout is not JSON'));
+      this.onerror?.(new GatewayError('GW_UPSTREAM_INVALID', "a line on the upstream's stdout is not JSON"));
       return;
     }
     this.onmessage?.(value as JSONRPCMessage);

@@ -62,7 +62,13 @@ export function logInvalidMessage(
   answered: boolean,
 ): void {
   logger.warn(
-    { event: 'upstream.invalid_message', ...fields, reason: invalid.reason, problem: invalid.problem, answered },
+    {
+      event: 'upstream.invalid_message',
+      ...fields,
+      reason: invalid.reason,
+      problem: invalid.problem,
+      answered,
+    },
     answered
       ? 'dropped an invalid upstream message; its request was answered with -32042'
       : 'dropped an invalid upstream message',
