@@ -88,7 +88,11 @@ export function createGateway(config: GatewayConfig, options: CreateGatewayOptio
         digester,
         maxBodyBytes: config.limits.maxBodyBytes,
         upstreamTimeoutMs: config.limits.upstreamTimeoutMs,
-        idleMs: config.sessions.ttlSeconds * 1000,
+        // The short idle bound of bridged sessions (their children), never beyond the sessions' TTL.
+        idleMs: Math.min(config.sessions.bridgedIdleSeconds ?? 300, config.sessions.ttlSeconds) * 1000,
+        ...(config.sessions.bridgedPerClient === undefined
+          ? {}
+          : { bridgedPerClient: config.sessions.bridgedPerClient }),
       });
       routes.set(server.name, built.mcp);
       legacyRoutes.set(server.name, built.legacy);
