@@ -85,6 +85,7 @@ export class StatelessSession {
       headers: options.headers,
       ...(isAbsolute(config.file) ? { baseDir: dirname(config.file) } : {}),
       ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
+      timeoutMs: options.timeoutMs,
     });
     let upstream: SharedUpstream;
     try {
