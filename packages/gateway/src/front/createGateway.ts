@@ -88,6 +88,7 @@ export function createGateway(config: GatewayConfig, options: CreateGatewayOptio
         digester,
         maxBodyBytes: config.limits.maxBodyBytes,
         upstreamTimeoutMs: config.limits.upstreamTimeoutMs,
+        streamIdleMs: config.limits.streamIdleMs,
         // The short idle bound of bridged sessions (their children), never beyond the sessions' TTL.
         idleMs: Math.min(config.sessions.bridgedIdleSeconds ?? 300, config.sessions.ttlSeconds) * 1000,
         ...(config.sessions.bridgedPerClient === undefined
