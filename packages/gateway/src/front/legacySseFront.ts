@@ -7,7 +7,7 @@ import type { BridgeSessions } from './bridgeSessions.js';
 import { replyJson } from './clientReply.js';
 import { openBridge, type BridgeFrontOptions } from './openBridge.js';
 import { sessionKeyOf } from './sessionKey.js';
-import { refuseSession } from './sessionRefusal.js';
+import { refuseBadFraming, refuseSession } from './bridgeRefusals.js';
 
 /** How often an idle SSE stream gets a comment line, so proxies and load balancers keep it open. */
 const KEEP_ALIVE_MS = 25_000;
@@ -24,6 +24,13 @@ export function legacySseFront(
 ): Router {
   const { guard, logger } = options;
   const router = express.Router();
+  // The proxy's framing rules on both paths: GET /sse without a body, POST /messages in UTF-8 JSON.
+  router.all('/sse', (req, res, next) => {
+    if (!refuseBadFraming(req, res, { logger, server: guard.config.name, allowed: 'GET' })) next();
+  });
+  router.all('/messages', (req, res, next) => {
+    if (!refuseBadFraming(req, res, { logger, server: guard.config.name, allowed: 'POST' })) next();
+  });
   router.get('/sse', (req, res, next) => void openStream(req, res).catch(next));
   router.post(
     '/messages',

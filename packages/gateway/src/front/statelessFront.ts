@@ -6,7 +6,7 @@ import { clientKeyOf, credentialOf, isRefusal, type SessionRefusal } from './bri
 import type { BridgeSessions } from './bridgeSessions.js';
 import { replyJson } from './clientReply.js';
 import { passedCredentials, type BridgeFrontOptions } from './openBridge.js';
-import { refuseSession } from './sessionRefusal.js';
+import { refuseSession } from './bridgeRefusals.js';
 import { StatelessSession } from './statelessSession.js';
 
 function answer(res: ServerResponse, status: number, id: JsonRpcId, message: string): void {

@@ -13,7 +13,7 @@ import type { BridgeSessions, SessionSlot } from './bridgeSessions.js';
 import { replyJson } from './clientReply.js';
 import { openBridge, type BridgeFrontOptions } from './openBridge.js';
 import { SessionEventStore } from './sessionEventStore.js';
-import { refuseSession, type SessionRefusalContext } from './sessionRefusal.js';
+import { refuseBadFraming, refuseSession, type SessionRefusalContext } from './bridgeRefusals.js';
 import { sessionKeyOf } from './sessionKey.js';
 import type { StatelessFront } from './statelessFront.js';
 
@@ -34,6 +34,11 @@ export function streamableFront(
 ): Router {
   const { guard, logger } = options;
   const router = express.Router();
+  // The proxy's framing rules, before anything of the request is read: 405, 400 (a body on GET or
+  // DELETE), 415 (not UTF-8 JSON).
+  router.all('/', (req, res, next) => {
+    if (!refuseBadFraming(req, res, { logger, server: guard.config.name })) next();
+  });
   router.post('/', express.raw({ type: () => true, limit: options.maxBodyBytes }), (req, res, next) => {
     handle(req, res).catch(next);
   });

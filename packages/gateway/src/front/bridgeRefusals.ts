@@ -1,10 +1,11 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { jsonRpcError, type JsonRpcId } from '../wire/jsonRpc.js';
 import type { SessionRefusal, SessionRefusalReason } from './bridgeSessions.js';
 import { replyJson } from './clientReply.js';
+import { checkRequestFraming, type FramingRefusal } from './requestBoundary.js';
 
 /** What a refusal names: the request it answers, the server, the client, and when to try again. */
 export interface SessionRefusalContext {
@@ -58,4 +59,43 @@ export function refuseSession(
       server: context.server,
     }),
   );
+}
+
+/**
+ * Checks a request to a bridged HTTP endpoint by the same framing rules as the transparent proxy
+ * (front/requestBoundary.ts): on `/<name>/mcp` POST carries UTF-8 JSON, GET and DELETE no body, any
+ * other method is 405. `allowed` narrows the methods of a legacy HTTP+SSE path (GET `/sse`, POST
+ * `/messages`). Answers the refusal (JSON-RPC `-32600`, `id: null`, nothing reaches the upstream)
+ * and returns true when the request is refused.
+ */
+export function refuseBadFraming(
+  req: IncomingMessage,
+  res: ServerResponse,
+  context: { readonly logger: GatewayLogger; readonly server: string; readonly allowed?: string },
+): boolean {
+  const allowed = context.allowed;
+  const method = req.method ?? '';
+  const refusal: FramingRefusal | undefined =
+    allowed !== undefined && method !== allowed
+      ? {
+          status: 405,
+          message: `Method Not Allowed: this endpoint serves ${allowed}`,
+          headers: { allow: allowed },
+        }
+      : checkRequestFraming(req);
+  if (refusal === undefined) return false;
+  context.logger.warn(
+    {
+      event: 'request.rejected',
+      server: context.server,
+      method,
+      status: refusal.status,
+      err: refusal.message,
+    },
+    refusal.message,
+  );
+  for (const [name, value] of Object.entries(refusal.headers ?? {}))
+    if (value !== undefined) res.setHeader(name, value);
+  replyJson(res, refusal.status, jsonRpcError(null, ErrorCodes.INVALID_REQUEST, refusal.message));
+  return true;
 }
