@@ -4,8 +4,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { isStdioUpstream, type UpstreamConfig } from '../config/index.js';
 import type { GatewayLogger } from '../observe/logger.js';
+import { checkedFetch } from './checkedFetch.js';
 import { LegacySseClientTransport, LegacySseStreamError } from './legacySseClient.js';
 import { StdioChildTransport } from './stdioChildTransport.js';
+import { logInvalidMessage } from './upstreamMessage.js';
 
 /** Options of {@link openUpstream}. */
 export interface OpenUpstreamOptions {
@@ -68,8 +70,19 @@ export function openUpstream(upstream: UpstreamConfig, options: OpenUpstreamOpti
     // A broken stream is not reconnected (a new upstream session would be uninitialized): it ends.
     return { transport, isFatal: (error) => error instanceof LegacySseStreamError };
   }
+  // The SDK's client reads what the gateway parsed, checked and re-serialized (checkedFetch).
+  const fetch = checkedFetch({
+    server: options.server,
+    onInvalid: (invalid, answered) =>
+      logInvalidMessage(
+        options.logger,
+        { server: options.server, session: options.session },
+        invalid,
+        answered,
+      ),
+  });
   return {
-    transport: new StreamableHTTPClientTransport(new URL(upstream.url), { requestInit }),
+    transport: new StreamableHTTPClientTransport(new URL(upstream.url), { requestInit, fetch }),
     isFatal: () => false,
   };
 }
