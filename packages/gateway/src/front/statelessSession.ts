@@ -162,21 +162,24 @@ export class StatelessSession {
   }
 
   #end(by: BridgeEnd): Promise<void> {
-    this.#closing ??= Promise.resolve().then(async () => {
-      // Out of the registry first: the credential's next request opens a new upstream.
-      this.onclose?.(by);
-      const reason = by === 'upstream' ? this.#upstream.endReason() : `the ${by} closed the session`;
-      this.#log(by === 'upstream' ? 'warn' : 'info', 'session.ended', reason);
-      await this.#upstream.close();
-      // The requests the upstream left unanswered are failing with -32041 now: let those answers out.
-      await settleWithin(Promise.allSettled(this.#answering), FLUSH_MS);
-      await this.#handler.close().catch(() => undefined);
-      this.#options.guard.forgetSession(this.#sessionKey);
-    });
+    // A failing shutdown is logged, never left to reach the event loop as an unhandled rejection.
+    this.#closing ??= Promise.resolve()
+      .then(async () => {
+        // Out of the registry first: the credential's next request opens a new upstream.
+        this.onclose?.(by);
+        const reason = by === 'upstream' ? this.#upstream.endReason() : `the ${by} closed the session`;
+        this.#log(by === 'upstream' ? 'warn' : 'info', 'session.ended', reason);
+        await this.#upstream.close();
+        // The requests the upstream left unanswered are failing with -32041 now: let those answers out.
+        await settleWithin(Promise.allSettled(this.#answering), FLUSH_MS);
+        await this.#handler.close().catch(() => undefined);
+        this.#options.guard.forgetSession(this.#sessionKey);
+      })
+      .catch((error: unknown) => this.#log('error', 'session.failed', errorSummary(error)));
     return this.#closing;
   }
 
-  #log(level: 'debug' | 'info' | 'warn', event: string, message: string): void {
+  #log(level: 'debug' | 'info' | 'warn' | 'error', event: string, message: string): void {
     const { guard, logger } = this.#options;
     logger[level]({ event, server: guard.config.name, session: sessionLabel(this.#sessionKey) }, message);
   }
