@@ -14,7 +14,10 @@ export interface SseRelay {
 export interface SseRelayOptions {
   /** The response headers the client receives (the gateway frames the body itself). */
   readonly headers: OutgoingHttpHeaders;
-  /** The stream ends, with an error for each unanswered request, after this long without a byte. */
+  /**
+   * A stream that still owes answers ends, with an error for each unanswered request, after this
+   * long without a byte.
+   */
   readonly idleMs: number;
   /** Called when the upstream stream fails (broken, idle, unparseable framing). */
   readonly onBroken: (error: Error) => void;
@@ -60,6 +63,7 @@ export function relaySseResponse(
         return null;
       }
       for (const message of verdict.out) if (isResponse(message)) unanswered.delete(idKey(message.id));
+      if (unanswered.size === 0) clearTimeout(idle);
       if (verdict.out.length === 0) return null;
       if (verdict.text !== undefined) return verdict.text;
       return JSON.stringify(verdict.batch ? verdict.out : verdict.out[0]);
@@ -78,8 +82,11 @@ export function relaySseResponse(
   let ended = false;
   let clientGone = false;
   let idle: NodeJS.Timeout | undefined;
+  // Only a stream that owes answers can hang: a listening stream (GET, subscriptions/listen) may
+  // rightly be quiet for as long as the client keeps it open.
   const armIdle = (): void => {
     clearTimeout(idle);
+    if (unanswered.size === 0) return;
     idle = setTimeout(() => {
       options.onBroken(new Error(`upstream stream idle for ${options.idleMs} ms`));
       finish('timeout', `toolpin: the upstream sent nothing for ${options.idleMs} ms`);
