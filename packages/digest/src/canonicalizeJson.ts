@@ -28,6 +28,18 @@ function hasLoneSurrogate(text: string): boolean {
   return false;
 }
 
+/**
+ * How deep a value may nest (arrays and objects; a scalar is depth 0, `[]` is 1) to have a digest.
+ * Real tool schemas nest a few dozen levels; the bound keeps the recursive writer far from the
+ * stack limit whatever the input, and turns a cycle into an error instead of an overflow.
+ */
+export const MAX_CANONICAL_DEPTH = 256;
+
+function tooDeep(): DigestError {
+  const reason = `nested deeper than ${MAX_CANONICAL_DEPTH} levels (or circular)`;
+  return new DigestError('DIGEST_TOO_DEEP', `value cannot be canonicalized: ${reason}`, { reason });
+}
+
 function notCanonical(reason: string): DigestError {
   return new DigestError('DIGEST_NOT_CANONICAL', `value cannot be canonicalized by RFC 8785: ${reason}`, {
     reason,
@@ -69,9 +81,10 @@ function formatNumber(value: number): string {
 /**
  * The recursive writer. One function with a switch on typeof, no closures and no
  * map()/join() arrays: the result is built by += on one string per container, which V8
- * represents as a rope and flattens once, when the caller hashes it.
+ * represents as a rope and flattens once, when the caller hashes it. `depth` is the depth a
+ * container `value` has (1 at the top); beyond MAX_CANONICAL_DEPTH it throws DIGEST_TOO_DEEP.
  */
-export function writeJson(value: unknown): string {
+export function writeJson(value: unknown, depth = 1): string {
   switch (typeof value) {
     case 'string':
       return quoteJsonString(value);
@@ -81,13 +94,16 @@ export function writeJson(value: unknown): string {
       return value ? 'true' : 'false';
     case 'object':
       if (value === null) return 'null';
-      return Array.isArray(value) ? writeArray(value) : writeObject(value as Record<string, unknown>);
+      if (depth > MAX_CANONICAL_DEPTH) throw tooDeep();
+      return Array.isArray(value)
+        ? writeArray(value, depth)
+        : writeObject(value as Record<string, unknown>, depth);
     default:
       throw notCanonical(`a ${typeof value} is not a JSON value`);
   }
 }
 
-function writeArray(items: readonly unknown[]): string {
+function writeArray(items: readonly unknown[], depth: number): string {
   let out = '[';
   for (let i = 0; i < items.length; i++) {
     const item = items[i];
@@ -95,7 +111,7 @@ function writeArray(items: readonly unknown[]): string {
     // different inputs collide, so a hole or undefined element has no digest.
     if (item === undefined) throw notCanonical('undefined is not a JSON value');
     if (i > 0) out += ',';
-    out += writeJson(item);
+    out += writeJson(item, depth + 1);
   }
   return out + ']';
 }
@@ -122,10 +138,10 @@ function sortKeys(keys: string[]): void {
   }
 }
 
-function writeObject(object: Record<string, unknown>): string {
+function writeObject(object: Record<string, unknown>, depth: number): string {
   // Parity with JSON.stringify and the canonicalize package: an object with toJSON (a Date)
-  // is serialized as what toJSON returns.
-  if (typeof object.toJSON === 'function') return writeJson((object.toJSON as () => unknown)());
+  // is serialized as what toJSON returns, in this object's place.
+  if (typeof object.toJSON === 'function') return writeJson((object.toJSON as () => unknown)(), depth);
   const keys = Object.keys(object);
   if (keys.length > 1) sortKeys(keys);
   let out = '{';
@@ -138,14 +154,14 @@ function writeObject(object: Record<string, unknown>): string {
     if (first) first = false;
     else out += ',';
     out += quoteKey(key);
-    out += writeJson(member);
+    out += writeJson(member, depth + 1);
   }
   return out + '}';
 }
 
 /**
- * Maps a stack overflow (a cycle, or absurd nesting) to the package error. Catching it at the
- * top costs nothing per value, unlike tracking depth or a seen-set in the writer.
+ * Maps a stack overflow to the package error: a last resort, since the depth bound stops cycles
+ * and absurd nesting first (a toJSON that recurses on its own could still overflow).
  */
 export function asDigestError(error: unknown): unknown {
   return error instanceof RangeError ? notCanonical('structure is circular or nested too deeply') : error;
@@ -154,7 +170,8 @@ export function asDigestError(error: unknown): unknown {
 /**
  * Serializes a JSON value by RFC 8785 (JCS), byte-identical to the canonicalize package for
  * every JSON value. Throws DigestError DIGEST_NOT_CANONICAL for NaN, ±Infinity, lone
- * surrogates (in keys or strings), undefined array elements, functions, symbols and bigints.
+ * surrogates (in keys or strings), undefined array elements, functions, symbols and bigints,
+ * and DIGEST_TOO_DEEP for a value nested deeper than MAX_CANONICAL_DEPTH (or circular).
  */
 export function canonicalizeJson(value: unknown): string {
   try {

@@ -39,7 +39,7 @@ function withPosition(error: DigestError, index: number, name: string | undefine
 /**
  * Digests the tools member of a tools/list result: per-tool digests and keys, and the catalog
  * digest. Throws DigestError (DIGEST_TOOLS_NOT_ARRAY, DIGEST_TOOL_NOT_OBJECT,
- * DIGEST_NOT_CANONICAL) on the first bad tool, with data {index, name}.
+ * DIGEST_NOT_CANONICAL, DIGEST_TOO_DEEP) on the first bad tool, with data {index, name}.
  */
 export function digestCatalog(tools: unknown, options?: DigestOptions): CatalogDigestResult {
   if (!Array.isArray(tools)) {

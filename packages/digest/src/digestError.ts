@@ -1,5 +1,6 @@
 /** Stable codes carried by {@link DigestError}; callers match on these, never on messages. */
-export type DigestErrorCode = 'DIGEST_NOT_CANONICAL' | 'DIGEST_TOOLS_NOT_ARRAY' | 'DIGEST_TOOL_NOT_OBJECT';
+export type DigestErrorCode =
+  'DIGEST_NOT_CANONICAL' | 'DIGEST_TOO_DEEP' | 'DIGEST_TOOLS_NOT_ARRAY' | 'DIGEST_TOOL_NOT_OBJECT';
 
 /** What a {@link DigestError} knows about where it happened. */
 export interface DigestErrorData {

@@ -12,6 +12,8 @@ export type { HashedMember, RestrictedTool } from './restrictTool.js';
 export { restrictTool } from './restrictTool.js';
 /** RFC 8785 (JCS) serialization, byte-identical to the canonicalize package, and faster. */
 export { canonicalizeJson } from './canonicalizeJson.js';
+/** How deep a value may nest to have a digest (deeper: DigestError DIGEST_TOO_DEEP). */
+export { MAX_CANONICAL_DEPTH } from './canonicalizeJson.js';
 /** The per-tool digest: `sha256:` + hex over the JCS form of {profile, tool}. */
 export { digestTool } from './toolDigest.js';
 /** The printable-ASCII, bounded fold key of a tool name (`tool:…`). */

@@ -37,7 +37,8 @@ export function toolPreimage(tool: Record<string, unknown>, profile: string): st
     if (first) first = false;
     else out += ',';
     out += MEMBER_PREFIXES[i] as string;
-    out += writeJson(value);
+    // The tool object is depth 1, so its members' containers start at 2.
+    out += writeJson(value, 2);
   }
   return out + '}}';
 }
@@ -48,8 +49,8 @@ function nameOf(tool: Record<string, unknown>): { name?: string } {
 
 /**
  * The per-tool digest (spec section 3): `sha256:` + 64 lowercase hex over the JCS form of
- * `{"profile":<label>,"tool":<restricted tool>}`. Throws DigestError DIGEST_TOOL_NOT_OBJECT
- * or DIGEST_NOT_CANONICAL (naming the tool).
+ * `{"profile":<label>,"tool":<restricted tool>}`. Throws DigestError DIGEST_TOOL_NOT_OBJECT,
+ * DIGEST_NOT_CANONICAL or DIGEST_TOO_DEEP (naming the tool).
  */
 export function digestTool(tool: unknown, options?: DigestOptions): string {
   if (!isToolObject(tool)) {

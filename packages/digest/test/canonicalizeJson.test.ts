@@ -1,6 +1,6 @@
 import canonicalize from 'canonicalize';
 import fc from 'fast-check';
-import { DigestError, canonicalizeJson } from '../src/index.js';
+import { DigestError, MAX_CANONICAL_DEPTH, canonicalizeJson, digestCatalog } from '../src/index.js';
 
 const unicodeKey = fc.string({ unit: 'grapheme', maxLength: 6 });
 const edgeNumber = fc.oneof(
@@ -92,10 +92,53 @@ describe('canonicalizeJson', () => {
     expect(notCanonicalReason(value)).toBe(reason);
   });
 
-  it('rejects a circular structure with DIGEST_NOT_CANONICAL instead of overflowing the stack', () => {
+  it('rejects a circular structure with DIGEST_TOO_DEEP instead of overflowing the stack', () => {
     const cycle: Record<string, unknown> = {};
     cycle.self = cycle;
-    expect(notCanonicalReason(cycle)).toBe('structure is circular or nested too deeply');
+    expect(() => canonicalizeJson(cycle)).toThrow(expect.objectContaining({ code: 'DIGEST_TOO_DEEP' }));
+  });
+
+  /** `depth` arrays nested in one another, built without recursion: [[[…]]]. */
+  function nested(depth: number): unknown {
+    let value: unknown = [];
+    for (let level = 1; level < depth; level++) value = [value];
+    return value;
+  }
+
+  it('canonicalizes a value nested exactly MAX_CANONICAL_DEPTH levels', () => {
+    expect(canonicalizeJson(nested(MAX_CANONICAL_DEPTH))).toBe(
+      '['.repeat(MAX_CANONICAL_DEPTH) + ']'.repeat(MAX_CANONICAL_DEPTH),
+    );
+  });
+
+  it.each([MAX_CANONICAL_DEPTH + 1, 20_000])(
+    'rejects a value nested %i levels with DIGEST_TOO_DEEP, without touching the stack limit',
+    (depth) => {
+      const value = { a: nested(depth - 1) };
+      expect(() => canonicalizeJson(value)).toThrow(
+        expect.objectContaining({
+          code: 'DIGEST_TOO_DEEP',
+          data: { reason: `nested deeper than ${MAX_CANONICAL_DEPTH} levels (or circular)` },
+        }),
+      );
+    },
+  );
+
+  it('names the tool nested too deeply in a catalog, counting the tool object as level 1', () => {
+    const fits = { name: 'fits', inputSchema: nested(MAX_CANONICAL_DEPTH - 1) };
+    const deep = { name: 'deep', inputSchema: nested(MAX_CANONICAL_DEPTH) };
+    expect(digestCatalog([fits]).entries).toHaveProperty(['tool:fits']);
+    let thrown: unknown;
+    try {
+      digestCatalog([fits, deep]);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(DigestError);
+    expect(thrown).toMatchObject({ code: 'DIGEST_TOO_DEEP', data: { index: 1, name: 'deep' } });
+    expect((thrown as Error).message).toMatch(
+      /^tool "deep" at index 1 has no digest: .*nested deeper than 256/,
+    );
   });
 
   it('accepts a well-formed surrogate pair', () => {

@@ -10,7 +10,8 @@ export type GatewayErrorCode =
   | 'GW_UPSTREAM_KIND'
   | 'GW_UPSTREAM_SPAWN_FAILED'
   | 'GW_UPSTREAM_EXITED'
-  | 'GW_RESUME_UNAVAILABLE';
+  | 'GW_RESUME_UNAVAILABLE'
+  | 'GW_SESSION_FAILED';
 
 /** Base class of the gateway's errors: a stable `code` plus structured `data`. */
 export class GatewayError extends Error {

@@ -35,6 +35,11 @@ export const gatewayFileSchema = z.strictObject({
       ttlSeconds: positiveInt.default(3600),
       // A tools/call decided from an observation older than this lists upstream first (0: always).
       revalidateMs: z.int().min(0).optional(),
+      // Bridged sessions (a stdio child or an upstream stream each) one client may hold per server. @default 8
+      bridgedPerClient: positiveInt.optional(),
+      // A bridged session with no request and no open stream for this long is closed (at most
+      // ttlSeconds). @default 300
+      bridgedIdleSeconds: positiveInt.optional(),
     })
     .prefault({}),
   log: z

@@ -105,8 +105,19 @@ export interface GatewayConfig {
     readonly upstreamTimeoutMs: number;
     readonly streamIdleMs: number;
   };
-  /** `revalidateMs`: a tools/call decided from an observation older than this lists upstream first (replicas without stickiness: 0). */
-  readonly sessions: { readonly max: number; readonly ttlSeconds: number; readonly revalidateMs?: number };
+  /**
+   * `revalidateMs`: a tools/call decided from an observation older than this lists upstream first
+   * (replicas without stickiness: 0). `bridgedPerClient` (default 8): bridged sessions one client
+   * (credential, else remote address) may hold per server. `bridgedIdleSeconds` (default 300, at
+   * most `ttlSeconds`): a bridged session with no request and no open stream for this long is closed.
+   */
+  readonly sessions: {
+    readonly max: number;
+    readonly ttlSeconds: number;
+    readonly revalidateMs?: number;
+    readonly bridgedPerClient?: number;
+    readonly bridgedIdleSeconds?: number;
+  };
   readonly log: { readonly level: LogLevel };
   readonly servers: readonly ServerConfig[];
   /** Webhooks for every server's alert events; absent when not configured. */

@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { BridgeEnd } from '../transports/messageBridge.js';
 import { sessionKeyOf } from './sessionKey.js';
 
@@ -8,12 +8,58 @@ export interface BridgeSessionsOptions {
   readonly max: number;
   /** A session with no request and no open stream for this long is closed. */
   readonly idleMs: number;
+  /** Sessions one client may hold at once, shared by the fronts of a server. @default no bound */
+  readonly quota?: ClientQuota;
+}
+
+/** Why no session could be opened: the server's bound, the client's quota, or the front closing. */
+export type SessionRefusalReason = 'too_many_sessions' | 'client_quota' | 'closing';
+
+/** What {@link BridgeSessions.reserve} answers when it has no room. */
+export interface SessionRefusal {
+  readonly refused: SessionRefusalReason;
+}
+
+/**
+ * How many bridged sessions each client holds, across the fronts of one server: a client that
+ * opens sessions without using them (each one a child process) exhausts its own quota, not the
+ * server's bound for everyone else.
+ */
+export class ClientQuota {
+  readonly #counts = new Map<string, number>();
+
+  constructor(readonly perClient: number) {}
+
+  /** Takes one session of the client's quota; undefined when it is used up. The function gives it back (once). */
+  take(client: string): (() => void) | undefined {
+    const held = this.#counts.get(client) ?? 0;
+    if (held >= this.perClient) return undefined;
+    this.#counts.set(client, held + 1);
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      const left = (this.#counts.get(client) ?? 1) - 1;
+      if (left <= 0) this.#counts.delete(client);
+      else this.#counts.set(client, left);
+    };
+  }
+
+  /** How many sessions the client holds. */
+  held(client: string): number {
+    return this.#counts.get(client) ?? 0;
+  }
 }
 
 /** What ends a bridged session: a MessageBridge, or a stateless session's shared upstream. */
 export interface EndableSession {
   onclose?: ((endedBy: BridgeEnd) => void) | undefined;
   close(): Promise<void>;
+}
+
+/** True when {@link BridgeSessions.reserve} found no room. */
+export function isRefusal(value: object): value is SessionRefusal {
+  return 'refused' in value;
 }
 
 /** Room claimed for one session while its upstream starts. */
@@ -35,11 +81,24 @@ export interface BridgedSession<Front> {
 interface Entry<Front> extends BridgedSession<Front> {
   open: number;
   timer: NodeJS.Timeout | undefined;
+  /** Gives the client's quota back. */
+  release: () => void;
 }
 
 /** The credential a request carries, hashed (Authorization and Cookie, as sessionKeyOf does). */
 export function credentialOf(headers: IncomingHttpHeaders): string {
   return sessionKeyOf({ authorization: headers.authorization, cookie: headers.cookie });
+}
+
+/**
+ * Who a request comes from, for the per-client session quota: its credential (hashed) when it
+ * carries one, else its remote address. A proxy in front of the gateway makes every client without
+ * a credential one client (the proxy's address); `X-Forwarded-For` is not trusted.
+ */
+export function clientKeyOf(req: IncomingMessage): string {
+  const { authorization, cookie } = req.headers;
+  if (authorization !== undefined || cookie !== undefined) return credentialOf(req.headers);
+  return `address:${req.socket.remoteAddress ?? 'unknown'}`;
 }
 
 /**
@@ -63,12 +122,21 @@ export class BridgeSessions<Front> {
     return this.#entries.size;
   }
 
+  /** What a refusal tells a client to wait: the idle time that frees a session, at most a minute. */
+  get retryAfterSeconds(): number {
+    return Math.max(1, Math.min(60, Math.ceil(this.#options.idleMs / 1000)));
+  }
+
   /**
-   * Claims room for a session about to be opened, or undefined when the bound is reached (sessions
-   * being opened count too, so concurrent openings cannot exceed it) or the front is closed.
+   * Claims room for a session of `client` about to be opened, or says why there is none: the
+   * server's bound is reached (sessions being opened count too, so concurrent openings cannot
+   * exceed it), the client's quota is used up, or the front is closed.
    */
-  reserve(): SessionSlot<Front> | undefined {
-    if (this.#closed || this.#entries.size + this.#reserved >= this.#options.max) return undefined;
+  reserve(client: string): SessionSlot<Front> | SessionRefusal {
+    if (this.#closed) return { refused: 'closing' };
+    if (this.#entries.size + this.#reserved >= this.#options.max) return { refused: 'too_many_sessions' };
+    const release = this.#options.quota === undefined ? () => undefined : this.#options.quota.take(client);
+    if (release === undefined) return { refused: 'client_quota' };
     this.#reserved += 1;
     let settled = false;
     const settle = (): boolean => {
@@ -78,23 +146,27 @@ export class BridgeSessions<Front> {
       return true;
     };
     return {
-      fill: (id, session) => settle() && this.#add(id, session),
-      release: () => void settle(),
+      fill: (id, session) => settle() && this.#add(id, session, release),
+      release: () => {
+        if (settle()) release();
+      },
     };
   }
 
   /** Registers a started session (forgotten when its bridge closes); closes it if the front was closed meanwhile. */
-  #add(id: string, session: BridgedSession<Front>): boolean {
+  #add(id: string, session: BridgedSession<Front>, release: () => void): boolean {
     if (this.#closed) {
+      release();
       void session.bridge.close();
       return false;
     }
-    const entry: Entry<Front> = { ...session, open: 0, timer: undefined };
+    const entry: Entry<Front> = { ...session, open: 0, timer: undefined, release };
     this.#entries.set(id, entry);
     const previous = session.bridge.onclose;
     session.bridge.onclose = (by) => {
       clearTimeout(entry.timer);
       this.#entries.delete(id);
+      entry.release();
       previous?.(by);
     };
     this.#arm(entry);

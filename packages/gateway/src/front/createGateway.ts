@@ -89,7 +89,11 @@ export function createGateway(config: GatewayConfig, options: CreateGatewayOptio
         maxBodyBytes: config.limits.maxBodyBytes,
         upstreamTimeoutMs: config.limits.upstreamTimeoutMs,
         streamIdleMs: config.limits.streamIdleMs,
-        idleMs: config.sessions.ttlSeconds * 1000,
+        // The short idle bound of bridged sessions (their children), never beyond the sessions' TTL.
+        idleMs: Math.min(config.sessions.bridgedIdleSeconds ?? 300, config.sessions.ttlSeconds) * 1000,
+        ...(config.sessions.bridgedPerClient === undefined
+          ? {}
+          : { bridgedPerClient: config.sessions.bridgedPerClient }),
       });
       routes.set(server.name, built.mcp);
       legacyRoutes.set(server.name, built.legacy);

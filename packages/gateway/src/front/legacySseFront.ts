@@ -1,12 +1,13 @@
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import express, { type Request, type Response, type Router } from 'express';
 import { ErrorCodes } from '../wire/errorCodes.js';
-import { parseJsonRpcBody } from '../wire/jsonRpc.js';
+import { jsonRpcError, parseJsonRpcBody } from '../wire/jsonRpc.js';
+import { clientKeyOf, credentialOf, isRefusal } from './bridgeSessions.js';
 import type { BridgeSessions } from './bridgeSessions.js';
 import { replyJson } from './clientReply.js';
-import { credentialOf } from './bridgeSessions.js';
 import { openBridge, type BridgeFrontOptions } from './openBridge.js';
 import { sessionKeyOf } from './sessionKey.js';
+import { refuseBadFraming, refuseSession } from './bridgeRefusals.js';
 
 /** How often an idle SSE stream gets a comment line, so proxies and load balancers keep it open. */
 const KEEP_ALIVE_MS = 25_000;
@@ -23,6 +24,13 @@ export function legacySseFront(
 ): Router {
   const { guard, logger } = options;
   const router = express.Router();
+  // The proxy's framing rules on both paths: GET /sse without a body, POST /messages in UTF-8 JSON.
+  router.all('/sse', (req, res, next) => {
+    if (!refuseBadFraming(req, res, { logger, server: guard.config.name, allowed: 'GET' })) next();
+  });
+  router.all('/messages', (req, res, next) => {
+    if (!refuseBadFraming(req, res, { logger, server: guard.config.name, allowed: 'POST' })) next();
+  });
   router.get('/sse', (req, res, next) => void openStream(req, res).catch(next));
   router.post(
     '/messages',
@@ -33,17 +41,17 @@ export function legacySseFront(
   );
 
   async function openStream(req: Request, res: Response): Promise<void> {
-    const slot = sessions.reserve();
-    if (slot === undefined) {
-      logger.warn(
-        { event: 'session.refused', server: guard.config.name, sessions: sessions.size },
-        'too many bridged sessions',
-      );
-      return replyJson(res, 503, {
-        error: 'too_many_sessions',
-        message: 'toolpin: too many sessions for this server, try again later',
+    const client = clientKeyOf(req);
+    const slot = sessions.reserve(client);
+    if (isRefusal(slot))
+      return refuseSession(res, slot, {
+        logger,
+        server: guard.config.name,
+        id: null,
+        client,
+        sessions: sessions.size,
+        retryAfterSeconds: sessions.retryAfterSeconds,
       });
-    }
     // The endpoint is relative to wherever the front is mounted, so clients POST back to the gateway.
     const front = new SSEServerTransport(`${req.baseUrl}/messages`, res);
     const sessionKey = sessionKeyOf({ ...req.headers, 'mcp-session-id': `sse:${front.sessionId}` });
@@ -54,10 +62,14 @@ export function legacySseFront(
     } catch {
       slot.release();
       if (!res.headersSent)
-        replyJson(res, 502, {
-          error: 'upstream_unavailable',
-          message: 'toolpin: the upstream could not be started',
-        });
+        replyJson(
+          res,
+          502,
+          jsonRpcError(null, ErrorCodes.UPSTREAM_UNAVAILABLE, 'toolpin: the upstream could not be started', {
+            reason: 'unreachable',
+            server: guard.config.name,
+          }),
+        );
       else res.end();
       return;
     }
@@ -72,24 +84,15 @@ export function legacySseFront(
   async function post(req: Request, res: Response): Promise<void> {
     const id = typeof req.query.sessionId === 'string' ? req.query.sessionId : '';
     const session = sessions.get(id, req.headers);
-    if (session === undefined)
-      return replyJson(res, 404, { error: 'session_not_found', message: 'Session not found' });
+    if (session === undefined) return replyJson(res, 404, jsonRpcError(null, -32001, 'Session not found'));
     const parsed = parseJsonRpcBody(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '');
-    if (!parsed.ok)
-      return replyJson(res, 400, {
-        jsonrpc: '2.0',
-        id: null,
-        error: { code: parsed.code, message: parsed.message },
-      });
+    if (!parsed.ok) return replyJson(res, 400, jsonRpcError(null, parsed.code, parsed.message));
     if (parsed.body.batch)
-      return replyJson(res, 400, {
-        jsonrpc: '2.0',
-        id: null,
-        error: {
-          code: ErrorCodes.INVALID_REQUEST,
-          message: 'Invalid Request: batches are not accepted here',
-        },
-      });
+      return replyJson(
+        res,
+        400,
+        jsonRpcError(null, ErrorCodes.INVALID_REQUEST, 'Invalid Request: batches are not accepted here'),
+      );
     sessions.track(id, res);
     await session.front.handlePostMessage(req, res, parsed.body.messages[0]);
   }

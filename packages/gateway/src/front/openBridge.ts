@@ -46,6 +46,7 @@ export async function openBridge(
     headers: passedCredentials(headers),
     ...(isAbsolute(config.file) ? { baseDir: dirname(config.file) } : {}),
     ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
+    timeoutMs: options.timeoutMs,
   });
   const bridge = new MessageBridge({
     guard,

@@ -7,7 +7,7 @@ import type { Alerts } from '../observe/alerts.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import type { SessionStore } from '../state/sessionStore.js';
 import type { ToolDigester } from '../state/toolDigester.js';
-import { BridgeSessions } from './bridgeSessions.js';
+import { BridgeSessions, ClientQuota } from './bridgeSessions.js';
 import { legacySseFront } from './legacySseFront.js';
 import { pinGuard, type PinGuardRouter } from './pinGuard.js';
 import { statelessFront } from './statelessFront.js';
@@ -25,8 +25,10 @@ export interface ServerRoutesOptions {
   readonly streamIdleMs: number;
   /** Bridged sessions (children, upstream streams) per server and front. @default 100 */
   readonly maxBridgedSessions?: number;
-  /** A bridged session with no request and no open stream for this long is closed. @default 1 hour */
+  /** A bridged session with no request and no open stream for this long is closed. @default 5 minutes */
   readonly idleMs?: number;
+  /** Bridged sessions one client (credential, else remote address) may hold, across this server's fronts. @default 8 */
+  readonly bridgedPerClient?: number;
 }
 
 /** The routes of one server, all sharing its guard. */
@@ -54,7 +56,11 @@ export function createServerRoutes(server: ServerConfig, options: ServerRoutesOp
     maxBodyBytes: options.maxBodyBytes,
     timeoutMs: options.upstreamTimeoutMs,
   };
-  const limits = { max: options.maxBridgedSessions ?? 100, idleMs: options.idleMs ?? 3_600_000 };
+  const limits = {
+    max: options.maxBridgedSessions ?? 100,
+    idleMs: options.idleMs ?? 300_000,
+    quota: new ClientQuota(options.bridgedPerClient ?? 8),
+  };
   const streamSessions = new BridgeSessions<StreamableHTTPServerTransport>(limits);
   const legacySessions = new BridgeSessions<SSEServerTransport>(limits);
   const statelessSessions = new BridgeSessions<StatelessSession>(limits);

@@ -2,10 +2,11 @@ import type { ServerResponse } from 'node:http';
 import type { Request } from 'express';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { jsonRpcError, type JsonRpcId } from '../wire/jsonRpc.js';
+import { clientKeyOf, credentialOf, isRefusal, type SessionRefusal } from './bridgeSessions.js';
 import type { BridgeSessions } from './bridgeSessions.js';
 import { replyJson } from './clientReply.js';
-import { credentialOf } from './bridgeSessions.js';
 import { passedCredentials, type BridgeFrontOptions } from './openBridge.js';
+import { refuseSession } from './bridgeRefusals.js';
 import { StatelessSession } from './statelessSession.js';
 
 function answer(res: ServerResponse, status: number, id: JsonRpcId, message: string): void {
@@ -17,13 +18,13 @@ function idOf(body: unknown): JsonRpcId {
   return typeof id === 'string' || typeof id === 'number' ? id : null;
 }
 
-/** Why a request found no upstream to serve it, and the HTTP status that says so. */
-class Refusal extends Error {
+/** There was no room for the credential's upstream (see refuseSession). */
+class Refused extends Error {
   constructor(
-    readonly status: number,
-    message: string,
+    readonly refusal: SessionRefusal,
+    readonly client: string,
   ) {
-    super(message);
+    super(refusal.refused);
   }
 }
 
@@ -45,14 +46,9 @@ export function statelessFront(
 
   /** Opens the credential's upstream in a reserved slot; rejects with what to answer when it cannot. */
   async function openSession(req: Request, credential: string): Promise<StatelessSession> {
-    const slot = sessions.reserve();
-    if (slot === undefined) {
-      logger.warn(
-        { event: 'session.refused', server: guard.config.name, sessions: sessions.size },
-        'too many bridged sessions',
-      );
-      throw new Refusal(503, 'toolpin: too many sessions for this server, try again later');
-    }
+    const client = clientKeyOf(req);
+    const slot = sessions.reserve(client);
+    if (isRefusal(slot)) throw new Refused(slot, client);
     let session: StatelessSession;
     try {
       session = await StatelessSession.open({
@@ -63,12 +59,12 @@ export function statelessFront(
         timeoutMs: options.timeoutMs,
         ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
       });
-    } catch {
+    } catch (error) {
       slot.release();
-      throw new Refusal(502, 'toolpin: the upstream could not be started');
+      throw error;
     }
     if (!slot.fill(credential, { bridge: session, front: session, credential }))
-      throw new Refusal(503, 'toolpin: the server is closing');
+      throw new Refused({ refused: 'closing' }, client);
     return session;
   }
 
@@ -92,9 +88,16 @@ export function statelessFront(
     try {
       session = await sessionFor(req, credential);
     } catch (error) {
-      const refusal =
-        error instanceof Refusal ? error : new Refusal(502, 'toolpin: the upstream could not be started');
-      return answer(res, refusal.status, idOf(body), refusal.message);
+      if (!(error instanceof Refused))
+        return answer(res, 502, idOf(body), 'toolpin: the upstream could not be started');
+      return refuseSession(res, error.refusal, {
+        logger,
+        server: guard.config.name,
+        id: idOf(body),
+        client: error.client,
+        sessions: sessions.size,
+        retryAfterSeconds: sessions.retryAfterSeconds,
+      });
     }
     sessions.track(credential, res);
     await session.serve(req, res, body);

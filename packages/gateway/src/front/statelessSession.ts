@@ -4,6 +4,7 @@ import { isAbsolute, dirname } from 'node:path';
 import { toNodeHandler, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
 import type { Request } from 'express';
+import { GatewayError } from '../errors.js';
 import type { ServerGuard } from '../guard/serverGuard.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { errorSummary } from '../observe/errorSummary.js';
@@ -11,6 +12,7 @@ import { sessionLabel } from '../observe/sessionLabel.js';
 import type { BridgeEnd } from '../transports/messageBridge.js';
 import { openUpstream } from '../transports/openUpstream.js';
 import { SharedUpstream } from '../transports/sharedUpstream.js';
+import { logInvalidMessage } from '../transports/upstreamMessage.js';
 import { createForwardingServer } from './forwardingServer.js';
 import { settleWithin } from '../transports/settleWithin.js';
 
@@ -83,6 +85,7 @@ export class StatelessSession {
       headers: options.headers,
       ...(isAbsolute(config.file) ? { baseDir: dirname(config.file) } : {}),
       ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
+      timeoutMs: options.timeoutMs,
     });
     let upstream: SharedUpstream;
     try {
@@ -90,10 +93,20 @@ export class StatelessSession {
         connection,
         timeoutMs: options.timeoutMs,
         onNotification: (method, params) => deliver(method, params),
-        onError: (error) =>
-          logger.warn(
-            { event: 'upstream.error', server: config.name, session: sessionLabel(sessionKey) },
-            errorSummary(error),
+        onError: (error) => {
+          const fields = { server: config.name, session: sessionLabel(sessionKey) };
+          // A handler failed on an upstream message: the upstream is closed, and with it the session.
+          if (error instanceof GatewayError && error.code === 'GW_SESSION_FAILED')
+            logger.error({ event: 'session.failed', ...fields }, errorSummary(error));
+          else logger.warn({ event: 'upstream.error', ...fields }, errorSummary(error));
+        },
+        server: config.name,
+        onInvalid: (invalid) =>
+          logInvalidMessage(
+            logger,
+            { server: config.name, session: sessionLabel(sessionKey) },
+            invalid,
+            invalid.id !== undefined,
           ),
       });
     } catch (error) {
@@ -149,21 +162,24 @@ export class StatelessSession {
   }
 
   #end(by: BridgeEnd): Promise<void> {
-    this.#closing ??= Promise.resolve().then(async () => {
-      // Out of the registry first: the credential's next request opens a new upstream.
-      this.onclose?.(by);
-      const reason = by === 'upstream' ? this.#upstream.endReason() : `the ${by} closed the session`;
-      this.#log(by === 'upstream' ? 'warn' : 'info', 'session.ended', reason);
-      await this.#upstream.close();
-      // The requests the upstream left unanswered are failing with -32041 now: let those answers out.
-      await settleWithin(Promise.allSettled(this.#answering), FLUSH_MS);
-      await this.#handler.close().catch(() => undefined);
-      this.#options.guard.forgetSession(this.#sessionKey);
-    });
+    // A failing shutdown is logged, never left to reach the event loop as an unhandled rejection.
+    this.#closing ??= Promise.resolve()
+      .then(async () => {
+        // Out of the registry first: the credential's next request opens a new upstream.
+        this.onclose?.(by);
+        const reason = by === 'upstream' ? this.#upstream.endReason() : `the ${by} closed the session`;
+        this.#log(by === 'upstream' ? 'warn' : 'info', 'session.ended', reason);
+        await this.#upstream.close();
+        // The requests the upstream left unanswered are failing with -32041 now: let those answers out.
+        await settleWithin(Promise.allSettled(this.#answering), FLUSH_MS);
+        await this.#handler.close().catch(() => undefined);
+        this.#options.guard.forgetSession(this.#sessionKey);
+      })
+      .catch((error: unknown) => this.#log('error', 'session.failed', errorSummary(error)));
     return this.#closing;
   }
 
-  #log(level: 'debug' | 'info' | 'warn', event: string, message: string): void {
+  #log(level: 'debug' | 'info' | 'warn' | 'error', event: string, message: string): void {
     const { guard, logger } = this.#options;
     logger[level]({ event, server: guard.config.name, session: sessionLabel(this.#sessionKey) }, message);
   }

@@ -8,11 +8,12 @@ import express, { type Request, type Response, type Router } from 'express';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { headerValue } from '../wire/httpHeaders.js';
 import { jsonRpcError, parseJsonRpcBody, type JsonRpcId } from '../wire/jsonRpc.js';
+import { clientKeyOf, credentialOf, isRefusal } from './bridgeSessions.js';
 import type { BridgeSessions, SessionSlot } from './bridgeSessions.js';
 import { replyJson } from './clientReply.js';
-import { credentialOf } from './bridgeSessions.js';
 import { openBridge, type BridgeFrontOptions } from './openBridge.js';
 import { SessionEventStore } from './sessionEventStore.js';
+import { refuseBadFraming, refuseSession, type SessionRefusalContext } from './bridgeRefusals.js';
 import { sessionKeyOf } from './sessionKey.js';
 import type { StatelessFront } from './statelessFront.js';
 
@@ -33,6 +34,11 @@ export function streamableFront(
 ): Router {
   const { guard, logger } = options;
   const router = express.Router();
+  // The proxy's framing rules, before anything of the request is read: 405, 400 (a body on GET or
+  // DELETE), 415 (not UTF-8 JSON).
+  router.all('/', (req, res, next) => {
+    if (!refuseBadFraming(req, res, { logger, server: guard.config.name })) next();
+  });
   router.post('/', express.raw({ type: () => true, limit: options.maxBodyBytes }), (req, res, next) => {
     handle(req, res).catch(next);
   });
@@ -66,21 +72,18 @@ export function streamableFront(
         'Bad Request: Mcp-Session-Id header is required (initialize first)',
       );
     }
-    const slot = sessions.reserve();
-    if (slot === undefined) {
-      logger.warn(
-        { event: 'session.refused', server: guard.config.name, sessions: sessions.size },
-        'too many bridged sessions',
-      );
-      return answer(
-        res,
-        503,
-        (body as { id: JsonRpcId }).id,
-        ErrorCodes.UPSTREAM_UNAVAILABLE,
-        'toolpin: too many sessions for this server, try again later',
-      );
-    }
-    await open(req, res, body as { id: JsonRpcId }, slot);
+    const client = clientKeyOf(req);
+    const slot = sessions.reserve(client);
+    const refusalContext = {
+      logger,
+      server: guard.config.name,
+      id: (body as { id: JsonRpcId }).id,
+      client,
+      sessions: sessions.size,
+      retryAfterSeconds: sessions.retryAfterSeconds,
+    };
+    if (isRefusal(slot)) return refuseSession(res, slot, refusalContext);
+    await open(req, res, body as { id: JsonRpcId }, slot, refusalContext);
   }
 
   async function open(
@@ -88,6 +91,7 @@ export function streamableFront(
     res: Response,
     initialize: { id: JsonRpcId },
     slot: SessionSlot<StreamableHTTPServerTransport>,
+    refusalContext: SessionRefusalContext,
   ): Promise<void> {
     const id = randomUUID();
     // Each session keeps its own bounded event history, so a cut stream resumes with Last-Event-ID.
@@ -110,13 +114,7 @@ export function streamableFront(
     // Set before registration, which wraps it: the registry forgets the session, then this runs.
     bridge.onclose = () => events.close();
     if (!slot.fill(id, { bridge, front, credential: credentialOf(req.headers) }))
-      return answer(
-        res,
-        503,
-        initialize.id,
-        ErrorCodes.UPSTREAM_UNAVAILABLE,
-        'toolpin: the server is closing',
-      );
+      return refuseSession(res, { refused: 'closing' }, refusalContext);
     sessions.track(id, res);
     await front.handleRequest(req, res, initialize);
   }

@@ -34,7 +34,20 @@ export class ToolDigester {
     if (typeof tool !== 'object' || tool === null || Array.isArray(tool)) {
       return { name: undefined, key: encodeToolKey(undefined), problem: 'tool definition is not an object' };
     }
-    const cacheKey = `${profile}\n${JSON.stringify(tool)}`;
+    let text: string;
+    try {
+      text = JSON.stringify(tool);
+    } catch (error) {
+      // Nested beyond the stack: no digest (the digest itself stops at MAX_CANONICAL_DEPTH).
+      if (!(error instanceof RangeError)) throw error;
+      const name = (tool as { name?: unknown }).name;
+      return {
+        name: typeof name === 'string' ? name : undefined,
+        key: encodeToolKey(name),
+        problem: 'the definition is nested too deeply to digest',
+      };
+    }
+    const cacheKey = `${profile}\n${text}`;
     const cached = this.#cache.get(cacheKey);
     if (cached !== undefined) return cached;
     const observation = digestObservation(tool as Record<string, unknown>, profile);

@@ -4,10 +4,12 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayError } from '../errors.js';
 import { screenCall } from '../guard/screenCall.js';
 import type { ServerGuard } from '../guard/serverGuard.js';
+import { errorSummary } from '../observe/errorSummary.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
 import { collectToolPages, type FetchedPage } from '../state/fetchToolPages.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../wire/jsonDepth.js';
 import { listingMeta } from '../wire/mcpEra.js';
 import {
   idKey,
@@ -22,6 +24,12 @@ import type { UpstreamConnection } from './openUpstream.js';
 import { PendingReplies } from './pendingReplies.js';
 import { StdioChildTransport } from './stdioChildTransport.js';
 import { settleWithin } from './settleWithin.js';
+import {
+  checkUpstreamMessage,
+  logInvalidMessage,
+  unverifiableAnswer,
+  type InvalidUpstreamMessage,
+} from './upstreamMessage.js';
 
 const FLUSH_MS = 1000;
 
@@ -92,7 +100,7 @@ export class MessageBridge {
     client.onmessage = (message) => {
       this.#inbound = this.#inbound
         .then(() => this.#fromClient(message))
-        .catch((error: Error) => this.#log('warn', 'bridge.client_message_failed', error.message));
+        .catch((error: unknown) => this.#clientMessageFailed(message, error));
     };
     client.onerror = (error) => this.#log('debug', 'bridge.client_error', error.message);
     client.onclose = () => void this.#end('client');
@@ -108,6 +116,19 @@ export class MessageBridge {
   async #fromClient(raw: JSONRPCMessage): Promise<void> {
     if (this.#closing !== undefined) return;
     const message = raw as unknown as JsonRpcMessage;
+    // The HTTP fronts bound depth when they parse a body; a stdio client (wrap) is bounded here.
+    if (exceedsJsonDepth(message)) {
+      this.#log('warn', 'client.invalid_message', `nested deeper than ${MAX_JSON_DEPTH} levels`);
+      if (isRequest(message))
+        this.#toClient(
+          jsonRpcError(
+            message.id,
+            ErrorCodes.INVALID_REQUEST,
+            `Invalid Request: nested deeper than ${MAX_JSON_DEPTH} levels`,
+          ),
+        );
+      return;
+    }
     const { guard, sessionKey } = this.#options;
     if ('method' in message && typeof message.method === 'string')
       guard.alerts.telemetry.onRequest(guard.config.name, message.method);
@@ -148,19 +169,86 @@ export class MessageBridge {
     }
   }
 
-  #fromUpstream(raw: JSONRPCMessage): void {
+  /**
+   * A client message whose handling threw: the message fails (a request gets -32603), the session
+   * and the process go on.
+   */
+  #clientMessageFailed(raw: JSONRPCMessage, error: unknown): void {
+    this.#log('error', 'message.failed', `a client message could not be handled: ${errorSummary(error)}`);
     const message = raw as unknown as JsonRpcMessage;
+    if (typeof message === 'object' && message !== null && isRequest(message)) {
+      this.#inFlight.delete(idKey(message.id));
+      this.#toClient(
+        jsonRpcError(
+          message.id,
+          ErrorCodes.INTERNAL_ERROR,
+          'toolpin: the gateway failed to handle this request',
+        ),
+      );
+    }
+  }
+
+  /**
+   * Every upstream message is checked before anything reads it; one that is not valid JSON-RPC, or
+   * nests too deep, is dropped (and the request it answers gets -32042). A message whose handling
+   * throws fails that message, never the process.
+   */
+  #fromUpstream(raw: JSONRPCMessage): void {
+    const invalid = checkUpstreamMessage(raw);
+    if (invalid !== undefined) {
+      this.#dropInvalid(invalid);
+      return;
+    }
+    try {
+      this.#relay(raw as unknown as JsonRpcMessage);
+    } catch (error) {
+      this.#upstreamMessageFailed(raw as unknown as JsonRpcMessage, error);
+    }
+  }
+
+  /** Drops an invalid upstream message; the request it answers (the client's or the gateway's own) gets -32042. */
+  #dropInvalid(invalid: InvalidUpstreamMessage): void {
+    const id = invalid.id;
+    const server = this.#options.guard.config.name;
+    let answered = false;
+    if (id !== undefined) {
+      const refusal = unverifiableAnswer(id, invalid, server);
+      if (this.#own.settle(refusal)) answered = true;
+      else if (this.#inFlight.delete(idKey(id))) {
+        answered = true;
+        this.#toClient(refusal, id);
+      }
+    }
+    logInvalidMessage(this.#options.logger, this.#fields(), invalid, answered);
+  }
+
+  #upstreamMessageFailed(message: JsonRpcMessage, error: unknown): void {
+    this.#log('error', 'message.failed', `an upstream message could not be handled: ${errorSummary(error)}`);
+    if (!isResponse(message) || message.id === null) return;
+    const failure = jsonRpcError(
+      message.id,
+      ErrorCodes.INTERNAL_ERROR,
+      'toolpin: the gateway failed to handle the upstream answer',
+    );
+    if (this.#own.settle(failure)) return;
+    if (this.#inFlight.delete(idKey(message.id))) this.#toClient(failure, message.id);
+  }
+
+  #relay(message: JsonRpcMessage): void {
     let related: JsonRpcId | undefined;
     if (isResponse(message)) {
       // The gateway's own listing is the guard's to inspect; the client never asked for it.
       if (this.#own.settle(message)) return;
       const request = this.#inFlight.get(idKey(message.id));
+      // Inspected before it counts as answered: if inspection throws, the request still gets an error.
+      const replaced = this.#options.guard.inspectUpstreamMessage(this.#options.sessionKey, message);
       this.#inFlight.delete(idKey(message.id));
       if (request?.method === 'initialize') this.#adoptProtocolVersion(message);
       related = message.id;
-    } else {
-      related = this.#relatedRequest(message);
+      this.#toClient(replaced ?? message, related);
+      return;
     }
+    related = this.#relatedRequest(message);
     const replaced = this.#options.guard.inspectUpstreamMessage(this.#options.sessionKey, message);
     this.#toClient(replaced ?? message, related);
   }
@@ -234,13 +322,21 @@ export class MessageBridge {
   }
 
   #upstreamError(error: Error): void {
-    this.#log('warn', 'upstream.error', error.message);
+    if (error instanceof GatewayError && error.code === 'GW_SESSION_FAILED') {
+      // The transport stops the upstream; its close ends this session.
+      this.#log('error', 'session.failed', errorSummary(error));
+      return;
+    }
+    this.#log('warn', 'upstream.error', errorSummary(error));
     if (this.#options.upstream.isFatal(error)) void this.#end('upstream');
   }
 
   #end(by: BridgeEnd): Promise<void> {
-    // Assigned before the shutdown runs: closing one side calls back here synchronously.
-    this.#closing ??= Promise.resolve().then(() => this.#shutdown(by));
+    // Assigned before the shutdown runs: closing one side calls back here synchronously. A failing
+    // shutdown is logged, never left to reach the event loop as an unhandled rejection.
+    this.#closing ??= Promise.resolve()
+      .then(() => this.#shutdown(by))
+      .catch((error: unknown) => this.#log('error', 'session.failed', errorSummary(error)));
     return this.#closing;
   }
 
@@ -276,8 +372,12 @@ export class MessageBridge {
     return `the upstream process exited (${exit.signal === null ? `code ${String(exit.code)}` : `signal ${exit.signal}`})`;
   }
 
-  #log(level: 'debug' | 'info' | 'warn', event: string, message: string): void {
-    const { guard, sessionKey, logger } = this.#options;
-    logger[level]({ event, server: guard.config.name, session: sessionLabel(sessionKey) }, message);
+  #fields(): Record<string, unknown> {
+    const { guard, sessionKey } = this.#options;
+    return { server: guard.config.name, session: sessionLabel(sessionKey) };
+  }
+
+  #log(level: 'debug' | 'info' | 'warn' | 'error', event: string, message: string): void {
+    this.#options.logger[level]({ event, ...this.#fields() }, message);
   }
 }

@@ -1,11 +1,13 @@
 import { resolve } from 'node:path';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { SSEClientTransport, SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { isStdioUpstream, type UpstreamConfig } from '../config/index.js';
 import type { GatewayLogger } from '../observe/logger.js';
+import { checkedFetch } from './checkedFetch.js';
+import { LegacySseClientTransport, LegacySseStreamError } from './legacySseClient.js';
 import { StdioChildTransport } from './stdioChildTransport.js';
+import { logInvalidMessage } from './upstreamMessage.js';
 
 /** Options of {@link openUpstream}. */
 export interface OpenUpstreamOptions {
@@ -25,6 +27,8 @@ export interface OpenUpstreamOptions {
   readonly baseDir?: string;
   /** stdio: see StdioChildOptions.graceMs. */
   readonly graceMs?: number;
+  /** HTTP+SSE: bound on opening the stream and receiving its endpoint event. @default 30000 */
+  readonly timeoutMs?: number;
 }
 
 /** A transport to the upstream, not yet started, and what of its errors ends the connection. */
@@ -58,12 +62,27 @@ export function openUpstream(upstream: UpstreamConfig, options: OpenUpstreamOpti
   }
   const requestInit = { headers: { ...options.headers, ...upstream.headers } };
   if (upstream.transport === 'sse') {
-    const transport = new SSEClientTransport(new URL(upstream.url), { requestInit });
-    // The event source would reconnect into a new, uninitialized upstream session: end instead.
-    return { transport, isFatal: (error) => error instanceof SseError };
+    // The gateway's own HTTP+SSE client: every event parsed here, none dropped by a schema unseen.
+    const transport = new LegacySseClientTransport(new URL(upstream.url), {
+      headers: requestInit.headers,
+      ...(options.timeoutMs === undefined ? {} : { startTimeoutMs: options.timeoutMs }),
+    });
+    // A broken stream is not reconnected (a new upstream session would be uninitialized): it ends.
+    return { transport, isFatal: (error) => error instanceof LegacySseStreamError };
   }
+  // The SDK's client reads what the gateway parsed, checked and re-serialized (checkedFetch).
+  const fetch = checkedFetch({
+    server: options.server,
+    onInvalid: (invalid, answered) =>
+      logInvalidMessage(
+        options.logger,
+        { server: options.server, session: options.session },
+        invalid,
+        answered,
+      ),
+  });
   return {
-    transport: new StreamableHTTPClientTransport(new URL(upstream.url), { requestInit }),
+    transport: new StreamableHTTPClientTransport(new URL(upstream.url), { requestInit, fetch }),
     isFatal: () => false,
   };
 }

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import type { UpstreamConnection } from './openUpstream.js';
 import { StdioChildTransport } from './stdioChildTransport.js';
+import { CheckedUpstreamTransport, type InvalidUpstreamMessage } from './upstreamMessage.js';
 
 /** Any result, kept as the upstream sent it: no SDK schema may drop or coerce a member. */
 const rawResult = z.looseObject({});
@@ -31,6 +32,10 @@ export interface SharedUpstreamOptions {
   readonly onNotification: (method: string, params: Record<string, unknown> | undefined) => void;
   /** Receives transport errors that do not end the connection. */
   readonly onError: (error: Error) => void;
+  /** Names the server in the -32042 errors of invalid upstream answers. */
+  readonly server: string;
+  /** Receives each upstream message dropped as invalid (its request, if any, fails with -32042). */
+  readonly onInvalid: (invalid: InvalidUpstreamMessage) => void;
 }
 
 /** How a forwarded request is tied to the client request it serves. */
@@ -84,21 +89,29 @@ export class SharedUpstream {
 
   readonly #client: Client;
   readonly #connection: UpstreamConnection;
+  /** The upstream transport as the SDK client sees it: every message checked first. */
+  readonly #checked: CheckedUpstreamTransport;
   readonly #progress = new Map<string, (progress: Progress) => void>();
   #closed = false;
   /** True when the gateway closed the connection (shutdown, idleness), not the upstream. */
   #closedByGateway = false;
 
-  private constructor(client: Client, connection: UpstreamConnection) {
+  private constructor(client: Client, connection: UpstreamConnection, checked: CheckedUpstreamTransport) {
     this.#client = client;
     this.#connection = connection;
+    this.#checked = checked;
   }
 
   /** Starts the upstream and performs the initialize handshake; rejects (and cleans up) if either fails. */
   static async open(options: SharedUpstreamOptions): Promise<SharedUpstream> {
     // No client capabilities: a stateless client cannot answer sampling or elicitation mid-call.
     const client = new Client({ name: 'toolpin', version: '0.1.0' }, { capabilities: {} });
-    const shared = new SharedUpstream(client, options.connection);
+    const checked = new CheckedUpstreamTransport(
+      options.connection.transport,
+      options.server,
+      options.onInvalid,
+    );
+    const shared = new SharedUpstream(client, options.connection, checked);
     client.fallbackNotificationHandler = async (notification) => {
       options.onNotification(notification.method, notification.params);
     };
@@ -109,7 +122,7 @@ export class SharedUpstream {
     };
     client.onclose = () => shared.#ended();
     try {
-      await client.connect(options.connection.transport, { timeout: options.timeoutMs });
+      await client.connect(checked, { timeout: options.timeoutMs });
     } catch (error) {
       await shared.close();
       throw error;
@@ -126,7 +139,7 @@ export class SharedUpstream {
    * one chunk with its result would be lost.
    */
   #takeProgress(): void {
-    const transport = this.#connection.transport;
+    const transport = this.#checked;
     const dispatch = transport.onmessage;
     transport.onmessage = (message, extra) => {
       const update = progressOf(message);

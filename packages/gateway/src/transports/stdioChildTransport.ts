@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayError } from '../errors.js';
+import { errorSummary } from '../observe/errorSummary.js';
 import { killProcessGroup, trackChild, untrackChild } from './childRegistry.js';
 
 /** Options of {@link StdioChildTransport}. */
@@ -28,12 +29,18 @@ export interface ChildExit {
 }
 
 const MAX_STDERR_LINE = 8 * 1024;
+const NEWLINE = 0x0a;
 
 /**
  * An MCP client transport over a spawned child's stdin/stdout. Unlike the SDK's StdioClientTransport
  * it puts the child in its own process group and signals the whole group, so a launcher such as
  * `npx` cannot leave its server behind; it reports how the child exited; and it hands stderr over
  * line by line so the gateway can log it tagged with server and session.
+ *
+ * `onmessage` receives every JSON value the child writes on a line, as parsed and unvalidated (the
+ * SDK's schemas would drop an invalid answer together with the id it answers): the consumer checks
+ * it with checkUpstreamMessage. A line that is not JSON is reported to `onerror` and skipped. A
+ * handler that throws never reaches the event loop: the error is reported and the child stopped.
  */
 export class StdioChildTransport implements Transport {
   onclose?: () => void;
@@ -41,7 +48,11 @@ export class StdioChildTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
 
   readonly #options: StdioChildOptions;
-  readonly #buffer: ReadBuffer;
+  readonly #maxMessageBytes: number;
+  /** Bytes of the line being received, before its newline arrives. */
+  #partial: Buffer[] = [];
+  #partialBytes = 0;
+  #failed = false;
   #child: ChildProcess | undefined;
   #exit: ChildExit | undefined;
   #exited: Promise<void> | undefined;
@@ -49,7 +60,7 @@ export class StdioChildTransport implements Transport {
 
   constructor(options: StdioChildOptions) {
     this.#options = options;
-    this.#buffer = new ReadBuffer({ maxBufferSize: options.maxMessageBytes ?? 10 * 1024 * 1024 });
+    this.#maxMessageBytes = options.maxMessageBytes ?? 10 * 1024 * 1024;
   }
 
   /** The child's pid once spawned. */
@@ -108,25 +119,92 @@ export class StdioChildTransport implements Transport {
   }
 
   #read(chunk: Buffer): void {
+    if (this.#failed) return;
     try {
-      this.#buffer.append(chunk);
+      this.#readLines(chunk);
     } catch (error) {
-      this.onerror?.(error as Error);
-      void this.close();
+      // A handler threw: this session fails, the process does not.
+      this.#fail(
+        new GatewayError(
+          'GW_SESSION_FAILED',
+          `a message from the upstream could not be handled: ${errorSummary(error)}`,
+          {},
+          { cause: error },
+        ),
+      );
+    }
+  }
+
+  /** Hands each complete line of stdout over; keeps what follows the last newline for later. */
+  #readLines(chunk: Buffer): void {
+    let start = 0;
+    let end = chunk.indexOf(NEWLINE);
+    if (end === -1) {
+      this.#keep(chunk);
       return;
     }
-    for (;;) {
-      let message: JSONRPCMessage | null;
-      try {
-        message = this.#buffer.readMessage();
-      } catch (error) {
-        // A line that is not JSON-RPC (a server logging to stdout): reported, and skipped.
-        this.onerror?.(error as Error);
-        continue;
-      }
-      if (message === null) return;
-      this.onmessage?.(message);
+    if (this.#partialBytes > 0) {
+      // One copy per line, however many chunks it came in.
+      this.#partial.push(chunk.subarray(0, end));
+      const line = Buffer.concat(this.#partial, this.#partialBytes + end);
+      this.#partial = [];
+      this.#partialBytes = 0;
+      this.#line(line);
+      start = end + 1;
+      end = chunk.indexOf(NEWLINE, start);
     }
+    while (end !== -1 && !this.#failed) {
+      this.#line(chunk.subarray(start, end));
+      start = end + 1;
+      end = chunk.indexOf(NEWLINE, start);
+    }
+    if (start < chunk.length && !this.#failed) this.#keep(chunk.subarray(start));
+  }
+
+  #keep(bytes: Buffer): void {
+    this.#partialBytes += bytes.length;
+    if (this.#partialBytes > this.#maxMessageBytes) {
+      this.#fail(
+        new GatewayError(
+          'GW_UPSTREAM_INVALID',
+          `a message from the upstream exceeds ${this.#maxMessageBytes} bytes`,
+        ),
+      );
+      return;
+    }
+    this.#partial.push(bytes);
+  }
+
+  #line(bytes: Buffer): void {
+    if (bytes.length > this.#maxMessageBytes) {
+      this.#fail(
+        new GatewayError(
+          'GW_UPSTREAM_INVALID',
+          `a message from the upstream exceeds ${this.#maxMessageBytes} bytes`,
+        ),
+      );
+      return;
+    }
+    const text = bytes.toString('utf8');
+    if (text.trim() === '') return;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      // A line that is not JSON (a server logging to stdout): reported, and skipped.
+      this.onerror?.(new GatewayError('GW_UPSTREAM_INVALID', "a line on the upstream's stdout is not JSON"));
+      return;
+    }
+    this.onmessage?.(value as JSONRPCMessage);
+  }
+
+  /** Ends the session over something it cannot go on from (an unbounded line, a handler failing). */
+  #fail(error: Error): void {
+    this.#failed = true;
+    this.#partial = [];
+    this.#partialBytes = 0;
+    this.onerror?.(error);
+    void this.close();
   }
 
   #readStderr(child: ChildProcess): void {
@@ -181,7 +259,8 @@ export class StdioChildTransport implements Transport {
       }
     }
     await exited;
-    this.#buffer.clear();
+    this.#partial = [];
+    this.#partialBytes = 0;
   }
 }
 

@@ -44,14 +44,14 @@ describe('loading the gateway file', () => {
       admin: { host: '127.0.0.1', port: 0, token: 'secret-token' },
       servers: './servers',
       limits: { maxBodyBytes: 1024, upstreamTimeoutMs: 500, streamIdleMs: 2000 },
-      sessions: { max: 10, ttlSeconds: 60 },
+      sessions: { max: 10, ttlSeconds: 60, bridgedPerClient: 2, bridgedIdleSeconds: 30 },
       log: { level: 'silent' },
     });
     const config = await loadGatewayConfig(await writeIn(join(dir, 'conf'), 'gateway.yaml', text));
     expect(config.listen).toEqual({ host: '0.0.0.0', port: 0 });
     expect(config.admin).toEqual({ host: '127.0.0.1', port: 0, token: 'secret-token' });
     expect(config.limits).toEqual({ maxBodyBytes: 1024, upstreamTimeoutMs: 500, streamIdleMs: 2000 });
-    expect(config.sessions).toEqual({ max: 10, ttlSeconds: 60 });
+    expect(config.sessions).toEqual({ max: 10, ttlSeconds: 60, bridgedPerClient: 2, bridgedIdleSeconds: 30 });
     expect(config.log.level).toBe('silent');
   });
 
@@ -64,6 +64,11 @@ describe('loading the gateway file', () => {
     ['an unknown log level', 'servers: ./servers\nlog: { level: verbose }\n', 'log.level'],
     ['a zero body limit', 'servers: ./servers\nlimits: { maxBodyBytes: 0 }\n', 'limits.maxBodyBytes'],
     ['an empty admin token', 'servers: ./servers\nadmin: { token: "" }\n', 'admin.token'],
+    [
+      'a zero per-client session quota',
+      'servers: ./servers\nsessions: { bridgedPerClient: 0 }\n',
+      'sessions.bridgedPerClient',
+    ],
     ['a duplicate key', 'servers: ./servers\nservers: ./other\n', ''],
   ])('rejects %s, naming the file and the field', async (_case, text, field) => {
     const file = await writeIn(join(dir, 'conf'), 'gateway.yaml', text);

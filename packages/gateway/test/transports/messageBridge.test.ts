@@ -67,6 +67,9 @@ interface Setup {
   served: { tools: Tool[]; calls: string[]; requests: JSONRPCMessage[]; dieOnCall: boolean };
   logs: Record<string, unknown>[];
   ended: Promise<BridgeEnd>;
+  guard: ServerGuard;
+  /** The client's raw side: sends what the SDK client would not. */
+  clientSide: InMemoryTransport;
 }
 
 async function setup(): Promise<Setup> {
@@ -141,7 +144,7 @@ async function setup(): Promise<Setup> {
   await bridge.start();
   const client = new Client({ name: 'unit-client', version: '1.0.0' });
   await client.connect(clientSide);
-  return { client, front, bridge, served, logs, ended };
+  return { client, front, bridge, served, logs, ended, guard, clientSide };
 }
 
 describe('MessageBridge', () => {
@@ -154,6 +157,38 @@ describe('MessageBridge', () => {
   afterEach(async () => {
     await s.client.close();
     await s.bridge.close();
+  });
+
+  it('answers a client message nested deeper than 256 levels with -32600, sending nothing upstream', async () => {
+    let deep: unknown = {};
+    for (let level = 0; level < 20_000; level++) deep = { x: deep };
+    await s.clientSide.send({
+      jsonrpc: '2.0',
+      id: 'deep',
+      method: 'tools/call',
+      params: { name: 'echo', arguments: { text: deep } },
+    } as JSONRPCMessage);
+    // A ping after it is answered: the deep request was handled before it (messages keep their order).
+    await s.client.ping();
+    const refusal = s.front.sent.find((entry) => (entry.message as { id?: unknown }).id === 'deep');
+    expect(refusal?.message).toMatchObject({ error: { code: -32600 } });
+    expect(s.served.requests.some((message) => (message as { id?: unknown }).id === 'deep')).toBe(false);
+    expect(s.served.calls).toEqual([]);
+  });
+
+  it('fails only the message whose handling throws: -32603 for its request, message.failed, the session goes on', async () => {
+    // The guard fails once, as recursive code on a hostile value would: a real failure is not provocable here.
+    const guard = s.guard;
+    const inspect = guard.inspectUpstreamMessage.bind(guard);
+    let failed = false;
+    guard.inspectUpstreamMessage = (sessionKey, message) => {
+      if (failed) return inspect(sessionKey, message);
+      failed = true;
+      throw new RangeError('Maximum call stack size exceeded');
+    };
+    await expect(s.client.listTools()).rejects.toMatchObject({ code: -32603 });
+    expect(s.logs).toContainEqual(expect.objectContaining({ event: 'message.failed', level: 50 }));
+    expect((await s.client.listTools()).tools.map((tool) => tool.name)).toEqual(['echo', 'slow']);
   });
 
   it('serves a pinned catalog and forwards an allowed call', async () => {

@@ -48,6 +48,72 @@ describe('StdioChildTransport', () => {
     expect(liveChildCount()).toBe(0);
   });
 
+  it('hands over every JSON value unvalidated, a line split across chunks whole, for the consumer to check', async () => {
+    // The second message is written in three pieces with pauses, so it arrives in several chunks.
+    const script = `
+const out = (text) => new Promise((resolve) => process.stdout.write(text, resolve));
+(async () => {
+  await out('{"jsonrpc":"2.0","id":1,"result":{},"error":null}\\n');
+  await out('{"jsonrpc":"2.0",');
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  await out('"id":2,"result":{"text":"\u00e9');
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  await out('"}}\\r\\n');
+})();
+process.stdin.resume();`;
+    const transport = nodeChild(script);
+    const seen: unknown[] = [];
+    const both = new Promise<void>((resolve) => {
+      transport.onmessage = (message) => {
+        seen.push(message);
+        if (seen.length === 2) resolve();
+      };
+    });
+    await transport.start();
+    await both;
+    await transport.close();
+    expect(seen).toEqual([
+      { jsonrpc: '2.0', id: 1, result: {}, error: null },
+      { jsonrpc: '2.0', id: 2, result: { text: '\u00e9' } },
+    ]);
+  });
+
+  it('fails the session, not the process, when a message handler throws: GW_SESSION_FAILED and the child stopped', async () => {
+    const transport = nodeChild(
+      `process.stdout.write('{"jsonrpc":"2.0","method":"notifications/x"}\\n'); process.stdin.resume();`,
+    );
+    const errors: Error[] = [];
+    const closed = new Promise<void>((resolve) => (transport.onclose = resolve));
+    transport.onerror = (error) => errors.push(error);
+    transport.onmessage = () => {
+      throw new RangeError('Maximum call stack size exceeded');
+    };
+    await transport.start();
+    await closed;
+    expect(errors).toEqual([expect.objectContaining({ code: 'GW_SESSION_FAILED' })]);
+    expect(transport.exit).toEqual({ code: 0, signal: null });
+  });
+
+  it('stops a child whose line outgrows maxMessageBytes', async () => {
+    const transport = new StdioChildTransport({
+      command: process.execPath,
+      args: ['-e', `process.stdout.write('x'.repeat(5000)); process.stdin.resume();`],
+      env: { PATH: process.env.PATH ?? '' },
+      maxMessageBytes: 1000,
+    });
+    const errors: Error[] = [];
+    const closed = new Promise<void>((resolve) => (transport.onclose = resolve));
+    transport.onerror = (error) => errors.push(error);
+    await transport.start();
+    await closed;
+    expect(errors).toEqual([
+      expect.objectContaining({
+        code: 'GW_UPSTREAM_INVALID',
+        message: expect.stringContaining('1000 bytes'),
+      }),
+    ]);
+  });
+
   it('reports how a child that exits on its own ended, and calls onclose', async () => {
     const transport = nodeChild('process.exit(3)');
     const closed = new Promise<void>((resolve) => (transport.onclose = resolve));

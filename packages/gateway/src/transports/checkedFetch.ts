@@ -1,0 +1,206 @@
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { createParser } from 'eventsource-parser';
+import { ErrorCodes } from '../wire/errorCodes.js';
+import { mcpBodyKind, parseMediaType } from '../wire/mediaType.js';
+import { idKey, isResponse, jsonRpcError, type JsonRpcId } from '../wire/jsonRpc.js';
+import { checkUpstreamMessage, unverifiableAnswer, type InvalidUpstreamMessage } from './upstreamMessage.js';
+
+/** What {@link checkedFetch} reports and names. */
+export interface CheckedFetchOptions {
+  /** Names the server in the -32042 errors. */
+  readonly server: string;
+  /** Receives each upstream message dropped as invalid; `answered`: its request got -32042 instead. */
+  readonly onInvalid: (invalid: InvalidUpstreamMessage, answered: boolean) => void;
+  /** Bound on a JSON answer and on one SSE event. @default 64 MiB */
+  readonly maxBodyBytes?: number;
+}
+
+type Unverifiable = 'redirect' | 'media_type' | 'malformed' | 'too_large';
+
+/** Requests remembered as awaiting an answer; beyond this the oldest are forgotten. */
+const MAX_PENDING = 10_000;
+
+const DESCRIPTIONS: Record<Unverifiable, string> = {
+  redirect: 'the upstream answered with a redirect, which is not followed',
+  media_type: "the upstream's answer is neither JSON nor an SSE stream",
+  malformed: "the upstream's answer is not JSON",
+  too_large: "the upstream's answer is larger than the gateway reads",
+};
+
+/** The ids of the requests a POST body carries (what its answer must answer). */
+function requestIdsOf(body: RequestInit['body']): JsonRpcId[] {
+  if (typeof body !== 'string') return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return [];
+  }
+  const ids: JsonRpcId[] = [];
+  for (const message of Array.isArray(parsed) ? parsed : [parsed]) {
+    if (typeof message !== 'object' || message === null || !('method' in message)) continue;
+    const id = (message as { id?: unknown }).id;
+    if (typeof id === 'string' || typeof id === 'number') ids.push(id);
+  }
+  return ids;
+}
+
+/** A JSON response with these messages (one, or an array), headers of the upstream's kept but the body's. */
+function jsonResponse(upstream: Response, messages: unknown[], batch: boolean): Response {
+  const headers = new Headers(upstream.headers);
+  headers.delete('content-length');
+  headers.delete('content-encoding');
+  headers.set('content-type', 'application/json');
+  const body = batch || messages.length !== 1 ? messages : messages[0];
+  return new Response(JSON.stringify(body), { status: upstream.status, headers });
+}
+
+/** Reads a body as text, at most `max` bytes; undefined when it is larger. */
+async function readBounded(body: ReadableStream<Uint8Array>, max: number): Promise<string | undefined> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > max) {
+      await body.cancel().catch(() => undefined);
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * A fetch for the SDK's StreamableHTTPClientTransport that puts the gateway's parse between the
+ * upstream and the SDK: redirects are not followed; a JSON answer is parsed whole (bounded) and an
+ * SSE answer event by event, every message checked with checkUpstreamMessage, and what the SDK
+ * reads is the gateway's re-serialization. An invalid message that answers a request of the POST
+ * becomes that request's -32042 error (the SDK's schema would otherwise drop it with its id, and
+ * the request would hang); other invalid messages are dropped. An answer that cannot be read at
+ * all (a redirect, another media type, a body that is not JSON) becomes -32042 for each request.
+ */
+export function checkedFetch(options: CheckedFetchOptions, base: FetchLike = fetch): FetchLike {
+  const max = options.maxBodyBytes ?? 64 * 1024 * 1024;
+  const refuseAll = (upstream: Response, ids: JsonRpcId[], reason: Unverifiable): Response => {
+    const errors = ids.map((id) =>
+      jsonRpcError(id, ErrorCodes.UPSTREAM_INVALID, `toolpin: ${DESCRIPTIONS[reason]}`, {
+        reason,
+        server: options.server,
+      }),
+    );
+    // Status 200: the SDK reads a JSON body only from a successful answer.
+    return jsonResponse(new Response(null, { status: 200, headers: upstream.headers }), errors, true);
+  };
+  // Requests sent and not answered yet, whatever exchange will answer them (the POST's own answer,
+  // or the GET stream after a 202): an invalid message under one of their ids fails that request.
+  const pending = new Set<string>();
+  /** The message as the SDK may read it: itself, its request's -32042, or nothing. */
+  const checked = (message: unknown): unknown => {
+    const invalid = checkUpstreamMessage(message);
+    if (invalid === undefined) {
+      if (isResponse(message) && message.id !== null) pending.delete(idKey(message.id));
+      return message;
+    }
+    const answered = invalid.id !== undefined && pending.delete(idKey(invalid.id));
+    options.onInvalid(invalid, answered);
+    return answered ? unverifiableAnswer(invalid.id as JsonRpcId, invalid, options.server) : undefined;
+  };
+  const notJson = (): void =>
+    options.onInvalid(
+      { reason: 'invalid_message', problem: 'SSE event data is not JSON', id: undefined },
+      false,
+    );
+
+  return async (url, init) => {
+    const ids = requestIdsOf(init?.body);
+    for (const id of ids) {
+      pending.add(idKey(id));
+      if (pending.size > MAX_PENDING) pending.delete(pending.values().next().value as string);
+    }
+    const response = await base(url, { ...init, redirect: 'manual' });
+    const answerAll = (reason: Unverifiable): Response => {
+      for (const id of ids) pending.delete(idKey(id));
+      return refuseAll(response, ids, reason);
+    };
+    if (response.status >= 300 && response.status < 400) {
+      await response.body?.cancel().catch(() => undefined);
+      // Never followed: a stream that redirects is no stream (502, nothing for the SDK to follow).
+      return ids.length > 0 ? answerAll('redirect') : new Response(null, { status: 502 });
+    }
+    if (!response.ok || response.status === 202 || response.body === null) return response;
+    const kind = mcpBodyKind(parseMediaType(response.headers.get('content-type') ?? undefined));
+    if (kind === 'sse') {
+      const headers = new Headers(response.headers);
+      headers.delete('content-length');
+      return new Response(response.body.pipeThrough(checkedSseStream(max, checked, notJson)), {
+        status: response.status,
+        headers,
+      });
+    }
+    if (kind !== 'json') {
+      await response.body.cancel().catch(() => undefined);
+      return ids.length > 0 ? answerAll('media_type') : response;
+    }
+    const text = await readBounded(response.body, max);
+    if (text === undefined) return answerAll('too_large');
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return answerAll('malformed');
+    }
+    const batch = Array.isArray(value);
+    const messages = (batch ? (value as unknown[]) : [value])
+      .map(checked)
+      .filter((message) => message !== undefined);
+    return jsonResponse(response, messages, batch);
+  };
+}
+
+/**
+ * Parses an SSE body event by event and writes it again: each event's data parsed as JSON (JSON
+ * whitespace allowed) and passed through `check` (a message, its replacement, or nothing); events
+ * without data (a priming event's id) and `retry` pass; comments are dropped, and so are events
+ * whose data is not JSON (reported). An event over `max` characters ends the stream.
+ */
+function checkedSseStream(
+  max: number,
+  check: (message: unknown) => unknown,
+  notJson: () => void,
+): TransformStream<Uint8Array, Uint8Array> {
+  const encoder = new TextEncoder();
+  const decoder = new TextDecoder('utf-8');
+  let out: TransformStreamDefaultController<Uint8Array> | undefined;
+  const write = (text: string): void => out?.enqueue(encoder.encode(text));
+  const parser = createParser({
+    maxBufferSize: max,
+    onRetry: (retry) => write(`retry: ${retry}\n\n`),
+    onEvent: (event) => {
+      const head = `${event.id === undefined ? '' : `id: ${event.id}\n`}${event.event === undefined ? '' : `event: ${event.event}\n`}`;
+      if (event.data === '') {
+        if (head !== '') write(`${head}data: \n\n`);
+        return;
+      }
+      let value: unknown;
+      try {
+        value = JSON.parse(event.data);
+      } catch {
+        notJson();
+        return;
+      }
+      const message = check(value);
+      if (message !== undefined) write(`${head}data: ${JSON.stringify(message)}\n\n`);
+    },
+    onError: (error) => out?.error(error),
+  });
+  return new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      out = controller;
+      parser.feed(decoder.decode(chunk, { stream: true }));
+    },
+    flush(controller) {
+      out = controller;
+      parser.feed(decoder.decode());
+    },
+  });
+}
