@@ -222,7 +222,7 @@ describe('finding 6: the answer to a pending tools/list inside another exchange'
         };
       });
       const pendingList = postJson(rig.endpoint, listRequest('l6'), session);
-    pendingList.catch(() => undefined);
+      pendingList.catch(() => undefined);
       await listArrived;
       const ping = await postJson(rig.endpoint, { jsonrpc: '2.0', id: 'p6', method: 'ping' }, session);
       expectNoLeak(ping.received);

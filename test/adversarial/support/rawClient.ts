@@ -76,8 +76,11 @@ export class RawConnection {
         else if (this.closed)
           settle(new Error(`connection closed before ${what}; received:\n${this.received}`));
       };
+      // Conditions on other peers (what the upstream logged) change without traffic here.
+      const poll = setInterval(check, 10);
       const settle = (error?: Error): void => {
         clearTimeout(timer);
+        clearInterval(poll);
         this.#waiters.delete(check);
         if (error === undefined) resolve();
         else reject(error);

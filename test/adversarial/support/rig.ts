@@ -33,10 +33,16 @@ export interface RigOptions {
 /** Starts the upstream, then a gateway in-process whose pin approves exactly {@link PINNED_TOOLS}. */
 export async function startRig(options: RigOptions = {}): Promise<Rig> {
   const upstream = await startMaliciousUpstream(options.upstream);
-  const gateway = await startGatewayHarness(
-    [{ ...pinFor(SERVER, upstream.url, PINNED_TOOLS), ...options.pin }],
-    options.gateway,
-  );
+  let gateway: GatewayHarness;
+  try {
+    gateway = await startGatewayHarness(
+      [{ ...pinFor(SERVER, upstream.url, PINNED_TOOLS), ...options.pin }],
+      options.gateway,
+    );
+  } catch (error) {
+    await upstream.close();
+    throw error;
+  }
   return {
     upstream,
     gateway,
