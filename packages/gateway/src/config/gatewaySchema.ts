@@ -23,7 +23,10 @@ export const gatewayFileSchema = z.strictObject({
   limits: z
     .strictObject({
       maxBodyBytes: positiveInt.default(4 * 1024 * 1024),
+      // Time to the upstream's response headers (servers send them at once, even for long calls).
       upstreamTimeoutMs: positiveInt.default(30_000),
+      // Idle time between two chunks of an upstream SSE stream.
+      streamIdleMs: positiveInt.default(300_000),
     })
     .prefault({}),
   sessions: z

@@ -91,7 +91,11 @@ export interface GatewayConfig {
   readonly admin: { readonly host: string; readonly port: number; readonly token?: string };
   /** Absolute path of the folder of pin files. */
   readonly serversDir: string;
-  readonly limits: { readonly maxBodyBytes: number; readonly upstreamTimeoutMs: number };
+  readonly limits: {
+    readonly maxBodyBytes: number;
+    readonly upstreamTimeoutMs: number;
+    readonly streamIdleMs: number;
+  };
   /** `revalidateMs`: a tools/call decided from an observation older than this lists upstream first (replicas without stickiness: 0). */
   readonly sessions: { readonly max: number; readonly ttlSeconds: number; readonly revalidateMs?: number };
   readonly log: { readonly level: LogLevel };

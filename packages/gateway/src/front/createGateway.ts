@@ -88,6 +88,7 @@ export function createGateway(config: GatewayConfig, options: CreateGatewayOptio
         digester,
         maxBodyBytes: config.limits.maxBodyBytes,
         upstreamTimeoutMs: config.limits.upstreamTimeoutMs,
+        streamIdleMs: config.limits.streamIdleMs,
         idleMs: config.sessions.ttlSeconds * 1000,
       });
       routes.set(server.name, built.mcp);

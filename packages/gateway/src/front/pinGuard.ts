@@ -8,7 +8,7 @@ import { sessionLabel } from '../observe/sessionLabel.js';
 import { fetchToolPages } from '../state/fetchToolPages.js';
 import { SessionStore } from '../state/sessionStore.js';
 import { ToolDigester } from '../state/toolDigester.js';
-import { attachExchange } from '../transports/exchange.js';
+import type { Exchange } from '../transports/exchange.js';
 import { createStreamableHttpProxy } from '../transports/streamableHttpProxy.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import {
@@ -23,6 +23,7 @@ import { applyAuthChallenge, captureAuthChallenge, type AuthChallenge } from './
 import { replyToClient } from './clientReply.js';
 import { forwardedCredentials } from './forwardedCredentials.js';
 import { isIdentityEncoded, readRequestBody } from './readRequestBody.js';
+import { checkRequestFraming, type FramingRefusal } from './requestBoundary.js';
 import { sessionKeyOf } from './sessionKey.js';
 
 /** Options of {@link pinGuard}. */
@@ -39,8 +40,10 @@ export interface PinGuardOptions {
   readonly digester?: ToolDigester;
   /** @default 4 MiB */
   readonly maxBodyBytes?: number;
-  /** @default 30000 */
+  /** Time to the upstream's response headers (and per page of a fetch on miss). @default 30000 */
   readonly upstreamTimeoutMs?: number;
+  /** Idle time allowed between two chunks of an upstream SSE stream. @default 300000 */
+  readonly streamIdleMs?: number;
 }
 
 /** Express middleware that enforces one server's pin, with its guard exposed for reload and status. */
@@ -94,6 +97,8 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
     headers: http.headers,
     logger,
     maxResponseBytes: 64 * 1024 * 1024,
+    timeoutMs,
+    streamIdleMs: options.streamIdleMs ?? 300_000,
   });
 
   // A compressed body (rare) still goes through express.raw, which inflates it.
@@ -105,41 +110,56 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
       rejectRequest(error as Error & { status?: number; type?: string }, req, res, next);
     try {
       if (pathOf(req.url) !== '/') return next();
-      if (req.method === 'POST') receivePost(req, res, fail);
-      else forwardOther(req, res, fail);
+      const refusal = checkRequestFraming(req);
+      if (refusal !== undefined) refuseFraming(req, res, refusal);
+      else if (req.method === 'POST') receivePost(req, res, fail);
+      else forwardOther(req, res);
     } catch (error) {
       fail(error);
     }
   }
+  /** Answers a request whose method or framing an MCP endpoint does not take; nothing goes upstream. */
+  function refuseFraming(req: Request, res: Response, refusal: FramingRefusal): void {
+    logger.warn(
+      {
+        event: 'request.rejected',
+        server: guard.config.name,
+        method: req.method,
+        status: refusal.status,
+        err: refusal.message,
+      },
+      refusal.message,
+    );
+    for (const [name, value] of Object.entries(refusal.headers ?? {}))
+      if (value !== undefined) res.setHeader(name, value);
+    replyToClient(
+      req.headers,
+      res,
+      refusal.status,
+      jsonRpcError(null, ErrorCodes.INVALID_REQUEST, refusal.message),
+    );
+  }
   function receivePost(req: Request, res: Response, next: NextFunction): void {
     if (!isIdentityEncoded(req)) {
       inflatingParser(req, res, (error?: unknown) =>
-        error === undefined ? handlePost(req, res, next).catch(next) : next(error),
+        error === undefined ? handlePost(req, res).catch(next) : next(error),
       );
       return;
     }
     readRequestBody(req, maxBodyBytes)
       .then((body) => {
         req.body = body;
-        return handlePost(req, res, next);
+        return handlePost(req, res);
       })
       .catch(next);
   }
-  function forwardOther(req: Request, res: Response, next: NextFunction): void {
+  /** A GET (the session's stream) or a DELETE (its end): no body, nothing to decide but the answer. */
+  function forwardOther(req: Request, res: Response): void {
     guard.alerts.telemetry.onRequest(guard.config.name, req.method);
     const sessionKey = sessionKeyOf(req.headers);
-    attachExchange(req, {
-      guard,
-      sessionKey,
-      body: undefined,
-      requestIds: [],
-      hasList: false,
-      injected: [],
-      batch: false,
-    });
     if (req.method === 'DELETE')
       res.on('finish', () => res.statusCode < 300 && guard.forgetSession(sessionKey));
-    void proxy(req, res, next);
+    proxy({ guard, sessionKey, body: undefined, requestIds: [], injected: [], batch: false }, req, res);
   }
   function rejectRequest(
     error: Error & { status?: number; type?: string },
@@ -163,11 +183,11 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
       req.headers,
       res,
       status,
-      jsonRpcError(null, status === 413 ? ErrorCodes.INVALID_REQUEST : -32603, message),
+      jsonRpcError(null, status === 413 ? ErrorCodes.INVALID_REQUEST : ErrorCodes.INTERNAL_ERROR, message),
     );
   }
 
-  async function handlePost(req: Request, res: Response, next: NextFunction): Promise<void> {
+  async function handlePost(req: Request, res: Response): Promise<void> {
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const parsed = parseJsonRpcBody(raw.toString('utf8'));
     if (!parsed.ok) {
@@ -191,7 +211,6 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
     const forward: JsonRpcMessage[] = [];
     const refused: JsonRpcResponse[] = [];
     const auth: { challenge?: AuthChallenge } = {};
-    let hasList = false;
     for (const message of parsed.body.messages) {
       if ('method' in message && typeof message.method === 'string')
         guard.alerts.telemetry.onRequest(guard.config.name, message.method);
@@ -212,7 +231,6 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
       } else if (isRequest(message) && message.method === 'tools/list') {
         const cursor = message.params?.cursor;
         guard.expectList(sessionKey, message.id, typeof cursor === 'string' ? cursor : undefined);
-        hasList = true;
       }
       forward.push(message);
     }
@@ -230,19 +248,19 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
       replyToClient(req.headers, res, 200, parsed.body.batch ? refused : refused[0]);
       return;
     }
-    const body =
-      refused.length === 0 ? raw : Buffer.from(JSON.stringify(parsed.body.batch ? forward : forward[0]));
-    const requestIds = forward.filter(isRequest).map((message) => message.id);
-    attachExchange(req, {
+    // What goes upstream is the gateway's serialization of the messages it decided on, never the
+    // client's bytes: duplicate keys, odd spacing or encodings cannot mean one thing here and
+    // another there.
+    const body = Buffer.from(JSON.stringify(parsed.body.batch ? forward : forward[0]));
+    const exchange: Exchange = {
       guard,
       sessionKey,
       body,
-      requestIds,
-      hasList,
+      requestIds: forward.filter(isRequest).map((message) => message.id),
       injected: refused,
       batch: parsed.body.batch,
-    });
-    await proxy(req, res, next);
+    };
+    proxy(exchange, req, res);
   }
 
   function decide(
@@ -255,7 +273,11 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
     const params = 'params' in message ? message.params : undefined;
     const name = params?.name;
     if (typeof name !== 'string')
-      return jsonRpcError(message.id, -32602, 'Invalid params: tools/call needs a tool name');
+      return jsonRpcError(
+        message.id,
+        ErrorCodes.INVALID_PARAMS,
+        'Invalid params: tools/call needs a tool name',
+      );
     const known = guard.decideKnownCall(sessionKey, name);
     if (known !== undefined) return settle(sessionKey, message.id, known);
     const meta = params?._meta;

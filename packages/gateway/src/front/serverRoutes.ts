@@ -22,6 +22,7 @@ export interface ServerRoutesOptions {
   readonly digester: ToolDigester;
   readonly maxBodyBytes: number;
   readonly upstreamTimeoutMs: number;
+  readonly streamIdleMs: number;
   /** Bridged sessions (children, upstream streams) per server and front. @default 100 */
   readonly maxBridgedSessions?: number;
   /** A bridged session with no request and no open stream for this long is closed. @default 1 hour */
@@ -66,6 +67,7 @@ export function createServerRoutes(server: ServerConfig, options: ServerRoutesOp
       digester: options.digester,
       maxBodyBytes: options.maxBodyBytes,
       upstreamTimeoutMs: options.upstreamTimeoutMs,
+      streamIdleMs: options.streamIdleMs,
     });
     guard = mcp.guard;
   } else {

@@ -14,7 +14,15 @@ import type { SessionState, SessionStore } from '../state/sessionStore.js';
 import type { ToolDigester } from '../state/toolDigester.js';
 import { FirstUseRecorder } from './trustOnFirstUse.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
-import { idKey, isResponse, jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../wire/jsonRpc.js';
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../wire/jsonDepth.js';
+import {
+  idKey,
+  isResponse,
+  jsonRpcError,
+  messageProblem,
+  type JsonRpcId,
+  type JsonRpcResponse,
+} from '../wire/jsonRpc.js';
 import { matchResultEnvelope } from '../wire/resultEnvelope.js';
 import { VerifiedListings, type VerifiedListing } from './verifiedListings.js';
 
@@ -41,6 +49,19 @@ type InspectedPage = {
   readonly last: boolean;
 };
 
+/** What {@link ServerGuard.inspectUpstreamText} decided about one upstream text. */
+export type UpstreamTextVerdict =
+  | {
+      readonly ok: true;
+      /** The text was a JSON array (a batch of messages). */
+      readonly batch: boolean;
+      /** What the client receives, one value per message kept. */
+      readonly out: readonly unknown[];
+      /** The serialization of `out[0]` when it is already known (a listing verified before). */
+      readonly text?: string;
+    }
+  | { readonly ok: false; readonly reason: 'malformed' | 'too_deep'; readonly problem: string };
+
 /** A server still waiting for its first-use pin gathers every listing's tools: no shortcut applies. */
 function awaitsFirstUse(config: ServerConfig): boolean {
   return (config as { readonly trustOnFirstUse?: unknown }).trustOnFirstUse === true;
@@ -58,8 +79,6 @@ export class ServerGuard {
   readonly #alerts: Alerts;
   readonly #logger: GatewayLogger;
   readonly #verified = new VerifiedListings();
-  /** What the latest #inspectListResult verified, for inspectUpstreamText to remember. */
-  #lastInspected: InspectedPage | undefined;
   readonly #firstUse: FirstUseRecorder;
 
   constructor(options: ServerGuardOptions) {
@@ -101,85 +120,144 @@ export class ServerGuard {
   }
 
   /**
-   * Inspects one message from the upstream. Returns the message the client must receive instead
-   * (a verified, filtered tools/list result, or an error), or undefined to pass it unchanged.
+   * Inspects one valid JSON-RPC message from the upstream. Returns the message the client must
+   * receive instead (a verified, filtered tools/list result, or an error), or undefined to pass it
+   * unchanged.
    */
   inspectUpstreamMessage(sessionKey: string, message: unknown): unknown {
+    return this.#inspectMessage(sessionKey, message).replaced;
+  }
+
+  #inspectMessage(sessionKey: string, message: unknown): { replaced: unknown; page?: InspectedPage } {
     if (isObject(message) && message.method === 'notifications/tools/list_changed') {
       const catalog = this.#sessions.peek(`${this.#config.name}\n${sessionKey}`)?.catalog;
       if (catalog !== undefined) catalog.stale = true;
-      return undefined;
+      return { replaced: undefined };
     }
-    if (!isResponse(message) || message.error !== undefined) return undefined;
+    if (!isResponse(message)) return { replaced: undefined };
     const state = this.#state(sessionKey);
-    const pending = state.takeList(idKey(message.id));
+    const pending = message.id === null ? undefined : state.takeList(idKey(message.id));
+    if (message.error !== undefined) return { replaced: undefined };
     // A result with a tools array is treated as a listing even when its request was not seen
     // (a stream resumed after a gateway restart): inspecting too much is safe, too little is not.
     const looksLikeList = isObject(message.result) && Array.isArray(message.result.tools);
-    if (pending === undefined && !looksLikeList) return undefined;
+    if (pending === undefined && !looksLikeList) return { replaced: undefined };
     return this.#inspectListResult(sessionKey, state.catalog, message, pending?.cursor);
   }
 
   /**
-   * Inspects one upstream message given as text when it is a compact success response (see
-   * matchResultEnvelope); undefined when it is not, and the caller parses it whole. A tools/list
-   * result whose exact text was verified before under the same pin is not parsed, digested or
-   * re-serialized again: the session records the same observation and the client receives the
-   * same verified bytes. Returns the text the client must receive (the same string when unchanged).
+   * Decides one text from the upstream: a JSON body, or the data of one SSE event. The text is
+   * parsed (once), bounded in depth, every JSON-RPC message in it is validated and inspected, and
+   * the client receives the gateway's own serialization of what was decided: `out` (one value per
+   * message kept, in order; an invalid message that answers one of `expected` or a pending
+   * tools/list becomes a -32042 error for its id, any other invalid message is dropped and logged).
+   * A tools/list result whose exact text was verified before under the same pin is recognized
+   * without parsing it again (equal text parses to an equal value): `text` then holds the
+   * serialization of the one message in `out`.
    */
-  inspectUpstreamText(sessionKey: string, text: string): { id: JsonRpcId; text: string } | undefined {
+  inspectUpstreamText(
+    sessionKey: string,
+    text: string,
+    expected: readonly JsonRpcId[] = [],
+  ): UpstreamTextVerdict {
+    const known = this.#knownListing(sessionKey, text);
+    if (known !== undefined) return { ok: true, batch: false, out: [known.message], text: known.text };
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      return { ok: false, reason: 'malformed', problem: `not JSON (${(error as Error).message})` };
+    }
+    if (exceedsJsonDepth(value))
+      return { ok: false, reason: 'too_deep', problem: `nested deeper than ${MAX_JSON_DEPTH} levels` };
+    const batch = Array.isArray(value);
+    const messages: unknown[] = batch ? (value as unknown[]) : [value];
+    const out: unknown[] = [];
+    for (const message of messages) {
+      const problem = messageProblem(message);
+      if (problem !== undefined) {
+        const refusal = this.#refuseInvalid(sessionKey, message, problem, expected);
+        if (refusal !== undefined) out.push(refusal);
+        continue;
+      }
+      const { replaced, page } = this.#inspectMessage(sessionKey, message);
+      out.push(replaced ?? message);
+      if (!batch && page !== undefined) this.#rememberListing(text, replaced, page);
+    }
+    return { ok: true, batch, out };
+  }
+
+  /** A listing text verified before, replayed without parsing (see {@link VerifiedListings}). */
+  #knownListing(sessionKey: string, text: string): { message: JsonRpcResponse; text: string } | undefined {
+    const config = this.#config;
+    if (awaitsFirstUse(config)) return undefined;
     const envelope = matchResultEnvelope(text);
     if (envelope === undefined) return undefined;
-    const config = this.#config;
-    const known = awaitsFirstUse(config) ? undefined : this.#verified.find(config, envelope.resultText);
-    if (known !== undefined) {
-      // The steps of inspectUpstreamMessage and #inspectListResult for a listing, minus the pure ones.
-      const state = this.#state(sessionKey);
-      const pending = state.takeList(idKey(envelope.id));
-      const first = pending?.cursor === undefined;
-      const completion = state.catalog.addPage(config, known.inspection, first, known.last);
-      // A whole catalog on one page folds to the same digest every time: the listing remembers it.
-      if (completion !== undefined)
-        this.#report(sessionKey, state.catalog, completion, first && known.last ? known : undefined);
+    const known = this.#verified.find(config, envelope.resultText);
+    if (known === undefined) return undefined;
+    // The steps of #inspectMessage and #inspectListResult for a listing, minus the pure ones.
+    const state = this.#state(sessionKey);
+    const pending = state.takeList(idKey(envelope.id));
+    const first = pending?.cursor === undefined;
+    const completion = state.catalog.addPage(config, known.inspection, first, known.last);
+    // A whole catalog on one page folds to the same digest every time: the listing remembers it.
+    if (completion !== undefined)
+      this.#report(sessionKey, state.catalog, completion, first && known.last ? known : undefined);
+    return {
+      message: { jsonrpc: '2.0', id: envelope.id, result: known.result },
       // find() matched the input text, so an unchanged listing (output is input) is this very text.
-      return { id: envelope.id, text: known.output === known.input ? text : envelope.wrap(known.output) };
-    }
-    // A result whose text names no "tools" member (and has no escape that could spell one) is no
-    // listing: unless it answers a tools/list request, it passes unchanged without being parsed.
-    const unlisted = !envelope.resultText.includes('"tools"') && !envelope.resultText.includes('\\u');
-    if (unlisted && !this.#state(sessionKey).awaitsList(idKey(envelope.id))) return { id: envelope.id, text };
-    let result: unknown;
-    try {
-      result = JSON.parse(envelope.resultText);
-    } catch {
-      return undefined;
-    }
-    // The object JSON.parse would give for the whole text, keys in the same order.
-    const message = text.startsWith('{"result"')
-      ? { result, jsonrpc: '2.0', id: envelope.id }
-      : { jsonrpc: '2.0', id: envelope.id, result };
-    this.#lastInspected = undefined;
-    const replaced = this.inspectUpstreamMessage(sessionKey, message);
-    if (replaced === undefined) return { id: envelope.id, text };
-    // (Set by the call above; the compiler cannot see that.)
-    const inspected = this.#lastInspected as InspectedPage | undefined;
-    if (!isResponse(replaced) || replaced.error !== undefined || inspected === undefined)
-      return { id: envelope.id, text: JSON.stringify(replaced) };
+      text: known.output === known.input ? text : envelope.wrap(known.output),
+    };
+  }
+
+  /** Remembers a single-message listing text and what its verification produced. */
+  #rememberListing(text: string, replaced: unknown, page: InspectedPage): void {
+    if (awaitsFirstUse(page.config) || !isResponse(replaced) || replaced.error !== undefined) return;
+    const envelope = matchResultEnvelope(text);
+    if (envelope === undefined) return;
     const serialized = JSON.stringify(replaced.result);
     // An unchanged listing keeps one text for both (half the memory, and a reference check on reuse).
     const output = serialized === envelope.resultText ? envelope.resultText : serialized;
-    if (!awaitsFirstUse(inspected.config))
-      this.#verified.remember({ ...inspected, input: envelope.resultText, output });
-    return { id: envelope.id, text: output === envelope.resultText ? text : envelope.wrap(output) };
+    this.#verified.remember({ ...page, input: envelope.resultText, output, result: replaced.result });
   }
 
-  // inspectUpstreamText replays what this does for a listing it verified before: keep both in step.
+  /** Logs an upstream message that is not valid JSON-RPC; its pending request (if any) gets -32042. */
+  #refuseInvalid(
+    sessionKey: string,
+    message: unknown,
+    problem: string,
+    expected: readonly JsonRpcId[],
+  ): JsonRpcResponse | undefined {
+    const id = isObject(message) ? message.id : undefined;
+    const known =
+      (typeof id === 'string' || typeof id === 'number') &&
+      (expected.includes(id) || this.#state(sessionKey).takeList(idKey(id)) !== undefined);
+    this.#logger.warn(
+      {
+        event: 'upstream.invalid_message',
+        server: this.#config.name,
+        session: sessionLabel(sessionKey),
+        problem,
+        answered: known ? id : undefined,
+      },
+      'dropped an upstream message that is not valid JSON-RPC',
+    );
+    if (!known) return undefined;
+    return jsonRpcError(
+      id,
+      ErrorCodes.UPSTREAM_INVALID,
+      `toolpin: the upstream's answer is not valid JSON-RPC (${problem})`,
+      { reason: 'invalid_message', server: this.#config.name },
+    );
+  }
+
+  // #knownListing replays what this does for a listing it verified before: keep both in step.
   #inspectListResult(
     sessionKey: string,
     catalog: SessionCatalog,
     message: JsonRpcResponse,
     cursor: string | undefined,
-  ): unknown {
+  ): { replaced: unknown; page?: InspectedPage } {
     let config = this.#config;
     const result = message.result;
     if (!isObject(result) || !Array.isArray(result.tools)) {
@@ -199,27 +277,28 @@ export class ServerGuard {
           },
         ],
       });
-      if (config.mode === 'monitor') return message;
-      return jsonRpcError(
-        message.id,
-        ErrorCodes.PIN_POLICY_BLOCKED,
-        'toolpin blocked the listing: the upstream tools/list result is not valid',
-        {
-          reason: 'unverifiable',
-          server: config.name,
-        },
-      );
+      if (config.mode === 'monitor') return { replaced: undefined };
+      return {
+        replaced: jsonRpcError(
+          message.id,
+          ErrorCodes.PIN_POLICY_BLOCKED,
+          'toolpin blocked the listing: the upstream tools/list result is not valid',
+          { reason: 'unverifiable', server: config.name },
+        ),
+      };
     }
     const last = typeof result.nextCursor !== 'string';
     // Trust on first use: the listing that completes the first observation becomes the pin first.
     const trusted = this.#firstUse.observePage(config, sessionKey, result.tools, cursor === undefined, last);
     if (trusted !== undefined) config = this.#config = trusted;
     const inspection = inspectToolsPage(config, result.tools, this.#digester);
-    this.#lastInspected = { config, inspection, last: typeof result.nextCursor !== 'string' };
     const completion = catalog.addPage(config, inspection, cursor === undefined, last);
     if (completion !== undefined) this.#report(sessionKey, catalog, completion);
     // The client receives the value that was verified, re-serialized, never the upstream bytes.
-    return { ...message, result: { ...result, tools: inspection.kept } };
+    return {
+      replaced: { ...message, result: { ...result, tools: inspection.kept } },
+      page: { config, inspection, last },
+    };
   }
 
   #report(
@@ -299,9 +378,8 @@ export class ServerGuard {
         const pages = await reportContact(this.#alerts.telemetry, this.#config.name, refresh);
         for (const page of pages) {
           const message: JsonRpcResponse = { jsonrpc: '2.0', id: null, result: page.result };
-          const inspected = this.#inspectListResult(sessionKey, catalog, message, page.cursor);
-          if (isResponse(inspected) && inspected.error !== undefined)
-            throw new Error(inspected.error.message);
+          const { replaced } = this.#inspectListResult(sessionKey, catalog, message, page.cursor);
+          if (isResponse(replaced) && replaced.error !== undefined) throw new Error(replaced.error.message);
         }
       } finally {
         catalog.refreshing = undefined;

@@ -12,6 +12,8 @@ export interface VerifiedListing {
   readonly last: boolean;
   /** JSON.stringify of the verified result the client receives. */
   readonly output: string;
+  /** The verified result itself (what `output` serializes). */
+  readonly result: unknown;
   /** The catalog digest of a listing that is a whole verified catalog on one page, once folded. */
   catalogDigest?: string;
 }

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { createParser } from 'eventsource-parser';
 import { GatewayError } from '../errors.js';
-import { isResponse, type JsonRpcResponse } from '../wire/jsonRpc.js';
+import { exceedsJsonDepth } from '../wire/jsonDepth.js';
+import { isResponse, messageProblem, type JsonRpcResponse } from '../wire/jsonRpc.js';
+import { isUtf8Charset, mcpBodyKind, parseMediaType } from '../wire/mediaType.js';
 import { listingMeta } from '../wire/mcpEra.js';
 
 /** Options of {@link fetchToolPages}. */
@@ -17,6 +19,8 @@ export interface FetchToolPagesOptions {
   readonly timeoutMs: number;
   /** @default 1000 */
   readonly maxPages?: number;
+  /** Bound on one page's answer. @default 64 MiB */
+  readonly maxBytes?: number;
 }
 
 /** One page of a listing: the cursor it was asked with and the raw result. */
@@ -34,29 +38,63 @@ function unavailable(message: string, cause?: unknown, data: Record<string, unkn
   );
 }
 
-async function readSseResponse(response: Response, id: string): Promise<JsonRpcResponse | undefined> {
-  let found: JsonRpcResponse | undefined;
-  const parser = createParser({
-    onEvent: (event) => {
-      if (found !== undefined || event.data === '') return;
-      try {
-        const message: unknown = JSON.parse(event.data);
-        if (isResponse(message) && message.id === id) found = message;
-      } catch {
-        // Not JSON: not the answer the gateway is waiting for.
-      }
-    },
-  });
+/** The gateway's own request's answer, validated; undefined when the text holds none. */
+function answerIn(text: string, id: string): JsonRpcResponse | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  for (const message of Array.isArray(value) ? (value as unknown[]) : [value]) {
+    if (isResponse(message) && message.id === id) {
+      const problem = messageProblem(message);
+      if (problem !== undefined)
+        throw unavailable(`the upstream's answer to tools/list is not valid JSON-RPC (${problem})`);
+      if (exceedsJsonDepth(message))
+        throw unavailable(`the upstream's answer to tools/list is nested too deep`);
+      return message;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Reads the answer to the gateway's request from a JSON or SSE body, never more than `maxBytes`:
+ * an upstream cannot make the gateway hold an endless answer.
+ */
+async function readAnswer(
+  response: Response,
+  id: string,
+  sse: boolean,
+  maxBytes: number,
+): Promise<JsonRpcResponse | undefined> {
   const reader = response.body?.getReader();
   if (reader === undefined) return undefined;
+  let found: JsonRpcResponse | undefined;
+  let json = '';
+  const parser = createParser({
+    maxBufferSize: maxBytes,
+    onEvent: (event) => {
+      if (found === undefined && event.data !== '') found = answerIn(event.data, id);
+    },
+  });
   const decoder = new TextDecoder();
-  while (found === undefined) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    parser.feed(decoder.decode(value, { stream: true }));
+  let size = 0;
+  try {
+    while (found === undefined) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > maxBytes) throw unavailable(`the upstream's answer to tools/list exceeds ${maxBytes} bytes`);
+      const text = decoder.decode(value, { stream: true });
+      if (sse) parser.feed(text);
+      else json += text;
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
   }
-  await reader.cancel().catch(() => undefined);
-  return found;
+  return sse ? found : answerIn(json + decoder.decode(), id);
 }
 
 async function requestPage(options: FetchToolPagesOptions, cursor: string | undefined): Promise<unknown> {
@@ -79,9 +117,17 @@ async function requestPage(options: FetchToolPagesOptions, cursor: string | unde
       headers,
       body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list', params }),
       signal: AbortSignal.timeout(options.timeoutMs),
+      // A redirect would take the gateway's request (and the client's credentials) elsewhere.
+      redirect: 'manual',
     });
   } catch (error) {
     throw unavailable(`tools/list to the upstream failed: ${(error as Error).message}`, error);
+  }
+  if (response.status >= 300 && response.status < 400) {
+    await response.body?.cancel().catch(() => undefined);
+    throw unavailable(
+      `tools/list to the upstream answered HTTP ${response.status}; redirects are not followed`,
+    );
   }
   if (!response.ok) {
     await response.body?.cancel().catch(() => undefined);
@@ -93,15 +139,19 @@ async function requestPage(options: FetchToolPagesOptions, cursor: string | unde
       ...(challenge === null ? {} : { wwwAuthenticate: challenge }),
     });
   }
-  const type = response.headers.get('content-type') ?? '';
+  const type = parseMediaType(response.headers.get('content-type') ?? undefined);
+  const kind = type !== undefined && isUtf8Charset(type) ? mcpBodyKind(type) : 'other';
+  if (kind === 'other') {
+    await response.body?.cancel().catch(() => undefined);
+    throw unavailable(
+      `tools/list to the upstream answered with media type ${response.headers.get('content-type') ?? '(none)'}`,
+    );
+  }
   let message: JsonRpcResponse | undefined;
   try {
-    if (type.includes('text/event-stream')) message = await readSseResponse(response, id);
-    else {
-      const parsed: unknown = await response.json();
-      if (isResponse(parsed) && parsed.id === id) message = parsed;
-    }
+    message = await readAnswer(response, id, kind === 'sse', options.maxBytes ?? 64 * 1024 * 1024);
   } catch (error) {
+    if (error instanceof GatewayError) throw error;
     throw unavailable(`tools/list response could not be read: ${(error as Error).message}`, error);
   }
   if (message === undefined) throw unavailable('the upstream sent no response to tools/list');

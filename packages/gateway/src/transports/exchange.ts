@@ -1,32 +1,65 @@
-import type { IncomingMessage } from 'node:http';
 import type { ServerGuard } from '../guard/serverGuard.js';
-import type { JsonRpcId, JsonRpcResponse } from '../wire/jsonRpc.js';
+import { ErrorCodes } from '../wire/errorCodes.js';
+import { jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../wire/jsonRpc.js';
 
 /** What the gateway knows of one HTTP exchange while it is proxied. */
 export interface Exchange {
   readonly guard: ServerGuard;
   /** Whose catalog the inspected results belong to (see sessionKeyOf). */
   readonly sessionKey: string;
-  /** The body sent upstream (the client's bytes, or the batch without its refused members). */
+  /** The body sent upstream: the gateway's serialization of the messages it decided to forward. */
   readonly body: Buffer | undefined;
-  /** Ids of the requests forwarded, so each gets an error if the upstream dies. */
+  /** Ids of the requests forwarded, so each gets an error if the upstream fails them. */
   readonly requestIds: readonly JsonRpcId[];
-  /** True when the forwarded requests include a tools/list: a JSON answer must be inspected. */
-  readonly hasList: boolean;
   /** Errors for refused members of a batch, merged into the upstream's answer. */
   readonly injected: readonly JsonRpcResponse[];
   /** The client sent a batch: a JSON answer is an array. */
   readonly batch: boolean;
 }
 
-const exchanges = new WeakMap<IncomingMessage, Exchange>();
+/** Why the gateway answers a forwarded request itself: the `error.data.reason` of its error. */
+export type UpstreamFailureReason =
+  | 'unreachable'
+  | 'timeout'
+  | 'closed'
+  | 'upstream_status'
+  | 'redirect'
+  | 'media_type'
+  | 'malformed'
+  | 'too_deep'
+  | 'too_large'
+  | 'unanswered';
 
-/** Attaches the exchange to its request for the proxy's callbacks. */
-export function attachExchange(req: IncomingMessage, exchange: Exchange): void {
-  exchanges.set(req, exchange);
+const UNAVAILABLE: ReadonlySet<UpstreamFailureReason> = new Set([
+  'unreachable',
+  'timeout',
+  'closed',
+  'upstream_status',
+]);
+
+/** The JSON-RPC error for one forwarded request the upstream failed: -32041 or -32042 by reason. */
+export function upstreamFailure(
+  exchange: Exchange,
+  id: JsonRpcId,
+  reason: UpstreamFailureReason,
+  message: string,
+  extra: Record<string, unknown> = {},
+): JsonRpcResponse {
+  const code = UNAVAILABLE.has(reason) ? ErrorCodes.UPSTREAM_UNAVAILABLE : ErrorCodes.UPSTREAM_INVALID;
+  return jsonRpcError(id, code, message, { reason, server: exchange.guard.config.name, ...extra });
 }
 
-/** The exchange of a proxied request. */
-export function exchangeOf(req: IncomingMessage): Exchange | undefined {
-  return exchanges.get(req);
+/**
+ * The body that answers every forwarded request with an upstream failure, with the refused batch
+ * members beside them: an array for a batch, one error otherwise (id null when nothing was forwarded).
+ */
+export function failurePayload(
+  exchange: Exchange,
+  reason: UpstreamFailureReason,
+  message: string,
+  extra: Record<string, unknown> = {},
+): unknown {
+  const errors = exchange.requestIds.map((id) => upstreamFailure(exchange, id, reason, message, extra));
+  if (exchange.batch) return [...errors, ...exchange.injected];
+  return errors[0] ?? upstreamFailure(exchange, null, reason, message, extra);
 }

@@ -1,86 +1,147 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ErrorCodes } from '../wire/errorCodes.js';
-import { responseHeadersFrom } from '../wire/httpHeaders.js';
-import { jsonRpcError } from '../wire/jsonRpc.js';
-import type { Exchange } from './exchange.js';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { idKey, isResponse, type JsonRpcResponse } from '../wire/jsonRpc.js';
+import { upstreamFailure, type Exchange, type UpstreamFailureReason } from './exchange.js';
 
-/** Reads a whole JSON body, bounded: a listing is one value and must be parsed whole to be verified. */
-async function readBounded(upstream: IncomingMessage, maxBytes: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of upstream) {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes) throw new Error(`upstream JSON response exceeds ${maxBytes} bytes`);
-    chunks.push(chunk as Buffer);
+/** Why reading an upstream body failed, as the reason of the errors the client receives. */
+export class UpstreamBodyError extends Error {
+  constructor(
+    readonly reason: UpstreamFailureReason,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'UpstreamBodyError';
   }
-  return Buffer.concat(chunks);
-}
-
-function inspect(exchange: Exchange, value: unknown): unknown {
-  return exchange.guard.inspectUpstreamMessage(exchange.sessionKey, value) ?? value;
 }
 
 /**
- * Verifies a JSON answer that carries a tools/list result (or must take refused batch members),
- * and sends the client the re-serialized verified value.
+ * Reads a whole upstream body, bounded: a JSON answer is one value and must be parsed whole to be
+ * decided on. A body cut short (the connection closed before its Content-Length or final chunk)
+ * is an error, never a shorter answer.
+ */
+export async function readUpstreamBody(
+  upstream: IncomingMessage,
+  maxBytes: number,
+  idleMs: number,
+): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let idle = false;
+  let timer: NodeJS.Timeout | undefined;
+  const arm = (): void => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      idle = true;
+      upstream.destroy(new Error(`nothing received for ${idleMs} ms`));
+    }, idleMs);
+  };
+  arm();
+  try {
+    for await (const chunk of upstream) {
+      arm();
+      size += (chunk as Buffer).length;
+      if (size > maxBytes) {
+        upstream.destroy();
+        throw new UpstreamBodyError('too_large', `the upstream answer exceeds ${maxBytes} bytes`);
+      }
+      chunks.push(chunk as Buffer);
+    }
+  } catch (error) {
+    if (error instanceof UpstreamBodyError) throw error;
+    if (idle)
+      throw new UpstreamBodyError('timeout', `the upstream sent nothing of its answer for ${idleMs} ms`);
+    throw new UpstreamBodyError(
+      'closed',
+      `the upstream closed the connection mid-answer (${(error as Error).message})`,
+    );
+  } finally {
+    clearTimeout(timer);
+  }
+  if (!upstream.complete)
+    throw new UpstreamBodyError('closed', 'the upstream closed the connection mid-answer');
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Decides a JSON answer: parsed, every message validated and inspected (listings verified), and
+ * the client receives the gateway's serialization of the result, with refused batch members
+ * beside the upstream's answers. An empty body (a 202 or a DELETE's 200) stays empty.
  */
 export async function relayJsonResponse(
   exchange: Exchange,
   upstream: IncomingMessage,
   res: ServerResponse,
-  maxBytes: number,
+  headers: OutgoingHttpHeaders,
+  limits: { readonly maxBytes: number; readonly idleMs: number },
 ): Promise<void> {
-  const raw = await readBounded(upstream, maxBytes);
-  const text = raw.toString('utf8');
-  // A single compact response (the usual listing) is inspected from its text, and a listing
-  // verified before is not parsed again (see ServerGuard.inspectUpstreamText).
-  const known =
-    exchange.injected.length === 0
-      ? exchange.guard.inspectUpstreamText(exchange.sessionKey, text)
-      : undefined;
-  if (known !== undefined) {
-    sendJson(upstream, res, known.text === text ? raw : known.text);
+  const raw = await readUpstreamBody(upstream, limits.maxBytes, limits.idleMs);
+  const status = upstream.statusCode ?? 502;
+  if (raw.length === 0) {
+    sendAccepted(exchange, res, status, headers);
     return;
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    value = undefined;
-  }
-  let out: unknown;
-  if (value === undefined) {
-    // Not JSON where a listing was expected: nothing can be verified (fail closed unless monitoring).
-    if (exchange.guard.config.mode === 'monitor' || !exchange.hasList) {
-      res.writeHead(upstream.statusCode ?? 200, responseHeadersFrom(upstream.headers, false));
-      res.end(raw);
-      return;
-    }
-    const errors = exchange.requestIds.map((id) =>
-      jsonRpcError(
-        id,
-        ErrorCodes.PIN_POLICY_BLOCKED,
-        'toolpin blocked the listing: the upstream answer is not valid JSON',
-        {
-          reason: 'unverifiable',
-          server: exchange.guard.config.name,
-        },
-      ),
-    );
-    out = exchange.batch ? errors : errors[0];
-  } else if (Array.isArray(value)) {
-    out = [...value.map((message) => inspect(exchange, message)), ...exchange.injected];
-  } else {
-    const inspected = inspect(exchange, value);
-    out = exchange.injected.length > 0 ? [inspected, ...exchange.injected] : inspected;
-  }
-  sendJson(upstream, res, JSON.stringify(out));
+  const verdict = exchange.guard.inspectUpstreamText(
+    exchange.sessionKey,
+    raw.toString('utf8'),
+    exchange.requestIds,
+  );
+  if (!verdict.ok) throw new UpstreamBodyError(verdict.reason, `the upstream answer is ${verdict.problem}`);
+  // A successful JSON answer carries the answers of every request forwarded: one it left out
+  // gets an error rather than an endless wait.
+  const out =
+    status >= 200 && status < 300 ? [...verdict.out, ...unanswered(exchange, verdict.out)] : verdict.out;
+  let body: string;
+  if (verdict.text !== undefined && out.length === 1 && exchange.injected.length === 0) body = verdict.text;
+  else if (verdict.batch || exchange.injected.length > 0 || out.length !== 1)
+    body = JSON.stringify([...out, ...exchange.injected]);
+  else body = JSON.stringify(out[0]);
+  sendJson(res, status, headers, body);
 }
 
-function sendJson(upstream: IncomingMessage, res: ServerResponse, body: string | Buffer): void {
-  const headers = responseHeadersFrom(upstream.headers, true);
-  headers['content-type'] = 'application/json';
-  headers['content-length'] = Buffer.byteLength(body);
-  res.writeHead(upstream.statusCode ?? 200, headers);
+/** Errors for the forwarded requests that no response in `out` answers. */
+function unanswered(exchange: Exchange, out: readonly unknown[]): JsonRpcResponse[] {
+  if (exchange.requestIds.length === 0) return [];
+  const answered = new Set(out.filter(isResponse).map((message) => idKey(message.id)));
+  return exchange.requestIds
+    .filter((id) => !answered.has(idKey(id)))
+    .map((id) =>
+      upstreamFailure(
+        exchange,
+        id,
+        'unanswered',
+        'toolpin: the upstream answer left this request unanswered',
+      ),
+    );
+}
+
+/**
+ * Answers an upstream reply that carried no message (202 Accepted for notifications, a DELETE's
+ * 200): nothing to relay but its status, or the refused batch members when there were some.
+ */
+export function sendAccepted(
+  exchange: Exchange,
+  res: ServerResponse,
+  status: number,
+  headers: OutgoingHttpHeaders,
+): void {
+  if (exchange.injected.length > 0) {
+    sendJson(res, 200, headers, JSON.stringify(exchange.batch ? exchange.injected : exchange.injected[0]));
+    return;
+  }
+  res.writeHead(status, headers);
+  res.end();
+}
+
+/** Sends the gateway's JSON body, framed by the gateway. */
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  headers: OutgoingHttpHeaders,
+  body: string,
+): void {
+  res.writeHead(status, {
+    ...headers,
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+  });
   res.end(body);
 }

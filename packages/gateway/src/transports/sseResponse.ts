@@ -1,10 +1,8 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ErrorCodes } from '../wire/errorCodes.js';
-import { responseHeadersFrom } from '../wire/httpHeaders.js';
-import { idKey, isResponse, jsonRpcError } from '../wire/jsonRpc.js';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { idKey, isResponse, type JsonRpcId } from '../wire/jsonRpc.js';
 import { encodeSseMessage } from '../wire/sseEncode.js';
 import { SseRewriter } from '../wire/sseRewriter.js';
-import type { Exchange } from './exchange.js';
+import { upstreamFailure, type Exchange, type UpstreamFailureReason } from './exchange.js';
 
 /** A relayed SSE stream, as shutdown sees it. */
 export interface SseRelay {
@@ -12,18 +10,41 @@ export interface SseRelay {
   end(): void;
 }
 
-/** Passes an upstream SSE stream to the client event by event, inspecting each message. */
+/** Options of {@link relaySseResponse}. */
+export interface SseRelayOptions {
+  /** The response headers the client receives (the gateway frames the body itself). */
+  readonly headers: OutgoingHttpHeaders;
+  /**
+   * A stream that still owes answers ends, with an error for each unanswered request, after this
+   * long without a byte.
+   */
+  readonly idleMs: number;
+  /** Called when the upstream stream fails (broken, idle, unparseable framing). */
+  readonly onBroken: (error: Error) => void;
+  /** Called for an event whose data the gateway dropped (not JSON, not JSON-RPC). */
+  readonly onDropped: (problem: string, reason: UpstreamFailureReason) => void;
+}
+
+/**
+ * Passes an upstream SSE stream to the client event by event: the data of every event is parsed
+ * as JSON (never sniffed), every JSON-RPC message in it validated and inspected, and the client
+ * receives the gateway's own encoding of what was decided. An event whose data is not JSON or
+ * not JSON-RPC is dropped (and logged); an event without data (a priming event that only sets
+ * an id) passes as such.
+ */
 export function relaySseResponse(
   exchange: Exchange,
   upstream: IncomingMessage,
   res: ServerResponse,
-  onBroken: (error: Error) => void,
+  options: SseRelayOptions,
 ): SseRelay {
-  const headers = responseHeadersFrom(upstream.headers, true);
-  // Buffering proxies (nginx) and compression would hold events back; neither may apply here.
-  headers['x-accel-buffering'] = 'no';
-  delete headers['content-encoding'];
-  res.writeHead(upstream.statusCode ?? 200, headers);
+  const { guard, sessionKey } = exchange;
+  res.writeHead(upstream.statusCode ?? 200, {
+    ...options.headers,
+    'content-type': 'text/event-stream',
+    // Buffering proxies (nginx) and compression would hold events back; neither may apply here.
+    'x-accel-buffering': 'no',
+  });
   for (const error of exchange.injected) res.write(encodeSseMessage(error));
   // The headers leave with the first event when it came with them (one write instead of two, the
   // common case of a POST answered at once); a stream with nothing to say yet gets them one turn later.
@@ -32,24 +53,20 @@ export function relaySseResponse(
     if (!flushed && !res.writableEnded && !res.destroyed) res.flushHeaders();
   });
 
-  const unanswered = new Set(exchange.requestIds.map(idKey));
+  const unanswered = new Map<string, JsonRpcId>(exchange.requestIds.map((id) => [idKey(id), id]));
   const rewriter = new SseRewriter({
     rewrite: (data) => {
-      if (data.length === 0 || data.charCodeAt(0) !== 123 /* { */) return undefined;
-      const known = exchange.guard.inspectUpstreamText(exchange.sessionKey, data);
-      if (known !== undefined) {
-        unanswered.delete(idKey(known.id));
-        return known.text === data ? undefined : known.text;
+      if (data === '') return undefined;
+      const verdict = guard.inspectUpstreamText(sessionKey, data, [...unanswered.values()]);
+      if (!verdict.ok) {
+        options.onDropped(`an event's data is ${verdict.problem}`, verdict.reason);
+        return null;
       }
-      let message: unknown;
-      try {
-        message = JSON.parse(data);
-      } catch {
-        return undefined;
-      }
-      if (isResponse(message)) unanswered.delete(idKey(message.id));
-      const replaced = exchange.guard.inspectUpstreamMessage(exchange.sessionKey, message);
-      return replaced === undefined ? undefined : JSON.stringify(replaced);
+      for (const message of verdict.out) if (isResponse(message)) unanswered.delete(idKey(message.id));
+      if (unanswered.size === 0) clearTimeout(idle);
+      if (verdict.out.length === 0) return null;
+      if (verdict.text !== undefined) return verdict.text;
+      return JSON.stringify(verdict.batch ? verdict.out : verdict.out[0]);
     },
     write: (text) => {
       flushed = true;
@@ -57,44 +74,65 @@ export function relaySseResponse(
       res.write(text.length > 65_536 ? Buffer.from(text) : text);
     },
     onError: (error) => {
-      onBroken(error);
-      upstream.destroy();
+      options.onBroken(error);
+      finish('malformed', 'toolpin: the upstream stream could not be parsed');
     },
   });
 
   let ended = false;
   let clientGone = false;
-  upstream.on('data', (chunk: Buffer) => rewriter.push(chunk));
-  upstream.on('end', () => {
+  let idle: NodeJS.Timeout | undefined;
+  // Only a stream that owes answers can hang: a listening stream (GET, subscriptions/listen) may
+  // rightly be quiet for as long as the client keeps it open.
+  const armIdle = (): void => {
+    clearTimeout(idle);
+    if (unanswered.size === 0) return;
+    idle = setTimeout(() => {
+      options.onBroken(new Error(`upstream stream idle for ${options.idleMs} ms`));
+      finish('timeout', `toolpin: the upstream sent nothing for ${options.idleMs} ms`);
+    }, options.idleMs);
+    idle.unref();
+  };
+  armIdle();
+
+  /** Ends the client's stream: every request the upstream left unanswered gets an error first. */
+  function finish(reason: UpstreamFailureReason, message: string): void {
+    clearTimeout(idle);
+    if (ended || clientGone || res.writableEnded) return;
     ended = true;
+    for (const id of unanswered.values())
+      res.write(encodeSseMessage(upstreamFailure(exchange, id, reason, message)));
+    res.end();
+    upstream.destroy();
+  }
+
+  upstream.on('data', (chunk: Buffer) => {
+    armIdle();
+    rewriter.push(chunk);
+  });
+  upstream.on('end', () => {
+    clearTimeout(idle);
     rewriter.end();
+    if (ended || res.writableEnded) return;
+    ended = true;
     res.end();
   });
+  upstream.on('error', () => undefined);
   upstream.on('close', () => {
     if (ended || clientGone || res.writableEnded) return;
     // The upstream died mid-stream: every request it did not answer gets an error, then the stream ends.
-    onBroken(new Error('upstream stream closed before it ended'));
-    for (const key of unanswered) {
-      const id = exchange.requestIds.find((candidate) => idKey(candidate) === key) ?? null;
-      res.write(
-        encodeSseMessage(
-          jsonRpcError(
-            id,
-            ErrorCodes.UPSTREAM_UNAVAILABLE,
-            'toolpin: the upstream closed the stream before answering',
-          ),
-        ),
-      );
-    }
-    res.end();
+    options.onBroken(new Error('upstream stream closed before it ended'));
+    finish('closed', 'toolpin: the upstream closed the stream before answering');
   });
   // A client that goes away takes the upstream stream with it.
   res.on('close', () => {
+    clearTimeout(idle);
     clientGone = !res.writableEnded;
     if (!upstream.complete) upstream.destroy();
   });
   return {
     end: () => {
+      clearTimeout(idle);
       if (res.writableEnded) return;
       ended = true;
       res.end();

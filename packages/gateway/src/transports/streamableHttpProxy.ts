@@ -1,14 +1,18 @@
-import http from 'node:http';
+import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
-import { createProxyMiddleware, proxyEventsPlugin } from 'http-proxy-middleware';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
-import { ErrorCodes } from '../wire/errorCodes.js';
-import { copyEndToEnd, responseHeadersFrom } from '../wire/httpHeaders.js';
-import { jsonRpcError } from '../wire/jsonRpc.js';
-import { exchangeOf, type Exchange } from './exchange.js';
-import { relayJsonResponse } from './jsonResponse.js';
+import { copyEndToEnd } from '../wire/httpHeaders.js';
+import { isUtf8Charset, mcpBodyKind, parseMediaType } from '../wire/mediaType.js';
+import { failurePayload, type Exchange, type UpstreamFailureReason } from './exchange.js';
+import {
+  readUpstreamBody,
+  relayJsonResponse,
+  sendAccepted,
+  sendJson,
+  UpstreamBodyError,
+} from './jsonResponse.js';
 import { relaySseResponse } from './sseResponse.js';
 
 /** Options of {@link createStreamableHttpProxy}. */
@@ -17,41 +21,30 @@ export interface StreamableHttpProxyOptions {
   /** Extra headers sent upstream (from the pin file), e.g. the gateway's own API key. */
   readonly headers: Readonly<Record<string, string>>;
   readonly logger: GatewayLogger;
-  /** Bound on an upstream JSON answer the gateway must parse whole. */
+  /** Bound on an upstream JSON answer the gateway must parse whole (and on one SSE event). */
   readonly maxResponseBytes: number;
+  /** Time from sending a request to the upstream's response headers. */
+  readonly timeoutMs: number;
+  /** Idle time allowed between two chunks of an upstream SSE stream. */
+  readonly streamIdleMs: number;
 }
 
-// When each proxied request left for the upstream, for the latency histogram.
-const proxyStarted = new WeakMap<IncomingMessage, number>();
+/** Forwards one decided client request upstream and relays the decided answer. */
+export type StreamableHttpProxy = (exchange: Exchange, req: IncomingMessage, res: ServerResponse) => void;
 
-function elapsedSince(req: IncomingMessage): number {
-  const started = proxyStarted.get(req);
-  return started === undefined ? 0 : (performance.now() - started) / 1000;
-}
+// Headers that describe the body; the gateway frames every body it sends itself.
+const REPRESENTATION = new Set([
+  'content-length',
+  'content-type',
+  'content-encoding',
+  'content-range',
+  'content-location',
+  'location',
+  'accept-encoding',
+  'expect',
+]);
 
-/** Answers every forwarded request with an upstream error, in JSON (nothing was sent yet). */
-function answerUpstreamFailure(exchange: Exchange | undefined, res: ServerResponse, message: string): void {
-  if (res.headersSent) {
-    res.end();
-    return;
-  }
-  const ids = exchange?.requestIds ?? [];
-  const errors = ids.map((id) => jsonRpcError(id, ErrorCodes.UPSTREAM_UNAVAILABLE, message));
-  const payload = exchange?.batch
-    ? [...errors, ...(exchange.injected ?? [])]
-    : (errors[0] ?? jsonRpcError(null, ErrorCodes.UPSTREAM_UNAVAILABLE, message));
-  res.writeHead(502, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(payload));
-}
-
-/** Forwards one client request upstream and relays the answer (see {@link createStreamableHttpProxy}). */
-export type StreamableHttpProxy = (
-  req: IncomingMessage,
-  res: ServerResponse,
-  next?: unknown,
-) => Promise<void>;
-
-/** The upstream request's headers: the client's end-to-end ones, the pin's, Host for the upstream. */
+/** The headers sent upstream: the client's end-to-end ones, the pin's, Host, and the gateway's framing. */
 function upstreamHeaders(
   req: IncomingMessage,
   configured: Readonly<Record<string, string>>,
@@ -59,159 +52,225 @@ function upstreamHeaders(
   body: Buffer | undefined,
 ): OutgoingHttpHeaders {
   // Hop-by-hop ones stay behind, with those the client's Connection header names.
-  const headers = Object.assign(copyEndToEnd(req.headers), configured);
+  const headers = copyEndToEnd(req.headers);
+  for (const name of REPRESENTATION) delete headers[name];
+  Object.assign(headers, configured);
   // The upstream's DNS-rebinding guard checks Host against its own name.
   headers.host = host;
   // The gateway parses what comes back; a compressed answer could not be inspected. Removing
   // the header is not enough: without Accept-Encoding any coding is acceptable (RFC 9110 §12.5.3).
   headers['accept-encoding'] = 'identity';
   if (body !== undefined) {
-    // The body the gateway read is replayed as plain bytes (a compressed one was inflated).
-    delete headers['content-encoding'];
+    headers['content-type'] = 'application/json';
     headers['content-length'] = body.length;
   }
   return headers;
 }
 
+/** The upstream's response headers the client receives: end-to-end, without what describes the body. */
+function clientHeaders(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
+  const out = copyEndToEnd(headers);
+  for (const name of REPRESENTATION) delete out[name];
+  return out;
+}
+
 /**
- * Forwards one server's MCP endpoint over a keep-alive agent: the request body the gateway already
- * parsed is replayed (other requests stream through), Host is rewritten for the upstream's
- * DNS-rebinding guard, and the response is relayed by the gateway itself so listings are verified
- * and SSE streams pass event by event.
+ * Forwards one server's MCP endpoint over a keep-alive agent with node:http. The request carries
+ * only what the gateway decided on (its own serialization of the parsed messages, framed by an
+ * explicit Content-Length), and the answer is decided before anything of it reaches the client:
+ * JSON parsed whole, SSE event by event, anything else (a redirect, another media type, a body
+ * cut short, no answer in time) answered by the gateway with an error for each forwarded request.
  */
 export function createStreamableHttpProxy(options: StreamableHttpProxyOptions): StreamableHttpProxy {
   const target = new URL(options.url);
   const secure = target.protocol === 'https:';
+  const client = secure ? https : http;
   // Without a keep-alive agent every request would open a new upstream connection.
   const agent = secure
     ? new https.Agent({ keepAlive: true, maxSockets: 512 })
     : new http.Agent({ keepAlive: true, maxSockets: 512 });
+  const hostname = target.hostname.replace(/^\[(.*)\]$/, '$1');
+  const port = target.port === '' ? undefined : Number(target.port);
+  const path = target.pathname + target.search;
   const { logger } = options;
+  const bodyLimits = { maxBytes: options.maxResponseBytes, idleMs: options.streamIdleMs };
 
-  function onResponse(proxyRes: IncomingMessage, req: IncomingMessage, res: ServerResponse): void {
-    const exchange = exchangeOf(req);
-    const type = proxyRes.headers['content-type'] ?? '';
-    const status = proxyRes.statusCode ?? 502;
-    if (exchange !== undefined)
-      exchange.guard.alerts.telemetry.onUpstreamContact(exchange.guard.config.name, {
-        via: 'proxy',
-        status,
-        seconds: elapsedSince(req),
-      });
-    if (exchange !== undefined && status === 404 && req.headers['mcp-session-id'] !== undefined) {
-      exchange.guard.forgetSession(exchange.sessionKey);
+  function log(exchange: Exchange, event: string, err: string, message: string): void {
+    logger.warn(
+      { event, server: exchange.guard.config.name, session: sessionLabel(exchange.sessionKey), err },
+      message,
+    );
+  }
+
+  /** Answers the client with an error for each forwarded request (nothing of the upstream's answer). */
+  function fail(
+    exchange: Exchange,
+    res: ServerResponse,
+    status: number,
+    reason: UpstreamFailureReason,
+    message: string,
+    extra: Record<string, unknown> = {},
+    headers: OutgoingHttpHeaders = {},
+  ): void {
+    if (res.headersSent) {
+      res.end();
+      return;
     }
-    const onBroken = (error: Error): void => {
-      logger.warn(
-        {
-          event: 'upstream.stream_broken',
-          server: exchange?.guard.config.name,
-          session: exchange && sessionLabel(exchange.sessionKey),
-          err: error.message,
-        },
-        'upstream stream broke',
+    sendJson(res, status, headers, JSON.stringify(failurePayload(exchange, reason, message, extra)));
+  }
+
+  function onResponse(
+    exchange: Exchange,
+    req: IncomingMessage,
+    upstream: IncomingMessage,
+    res: ServerResponse,
+  ): void {
+    const { guard } = exchange;
+    const status = upstream.statusCode ?? 502;
+    if (status === 404 && req.headers['mcp-session-id'] !== undefined)
+      guard.forgetSession(exchange.sessionKey);
+    const headers = clientHeaders(upstream.headers);
+    if (status >= 300 && status < 400) {
+      upstream.resume();
+      log(exchange, 'upstream.refused_answer', `HTTP ${status}`, 'the upstream answered with a redirect');
+      fail(
+        exchange,
+        res,
+        502,
+        'redirect',
+        `toolpin: the upstream answered HTTP ${status}; redirects are not followed`,
       );
-    };
-    if (exchange !== undefined && type.includes('text/event-stream')) {
-      const relay = relaySseResponse(exchange, proxyRes, res, onBroken);
+      return;
+    }
+    const type = parseMediaType(upstream.headers['content-type']);
+    const kind = type !== undefined && isUtf8Charset(type) ? mcpBodyKind(type) : 'other';
+    const broken = (error: Error): void =>
+      log(exchange, 'upstream.stream_broken', error.message, 'upstream stream broke');
+    if (kind === 'sse' && status >= 200 && status < 300) {
+      const relay = relaySseResponse(exchange, upstream, res, {
+        headers,
+        idleMs: options.streamIdleMs,
+        onBroken: broken,
+        onDropped: (problem, reason) =>
+          log(exchange, 'upstream.invalid_message', reason, `dropped an upstream event: ${problem}`),
+      });
       // A GET stream or a 2026-07-28 subscriptions/listen has nothing in flight: shutdown ends it at once.
-      const kind =
+      const streamKind =
         req.method === 'GET' || req.headers['mcp-method'] === 'subscriptions/listen' ? 'listen' : 'response';
       res.once(
         'close',
-        exchange.guard.alerts.telemetry.onStreamOpened({
-          server: exchange.guard.config.name,
-          kind,
+        guard.alerts.telemetry.onStreamOpened({
+          server: guard.config.name,
+          kind: streamKind,
           end: relay.end,
         }),
       );
       return;
     }
-    if (
-      exchange !== undefined &&
-      type.includes('application/json') &&
-      (exchange.hasList || exchange.injected.length > 0)
-    ) {
-      relayJsonResponse(exchange, proxyRes, res, options.maxResponseBytes).catch((error: Error) => {
-        onBroken(error);
-        answerUpstreamFailure(
-          exchange,
-          res,
-          `toolpin: the upstream answer could not be read: ${error.message}`,
-        );
-      });
-      return;
-    }
-    if (exchange !== undefined && exchange.injected.length > 0 && status === 202) {
-      // Only notifications went upstream; the refused requests still need their answers.
-      proxyRes.resume();
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(exchange.batch ? exchange.injected : exchange.injected[0]));
-      return;
-    }
-    res.writeHead(status, responseHeadersFrom(proxyRes.headers, false));
-    proxyRes.pipe(res);
-  }
-
-  function onError(error: NodeJS.ErrnoException, req: IncomingMessage, res: ServerResponse): void {
-    // The client left first and the request was dropped with it: nobody to answer.
-    if (res.destroyed && !res.writableFinished) return;
-    const exchange = exchangeOf(req);
-    const code = error.code ?? error.message;
-    exchange?.guard.alerts.telemetry.onUpstreamContact(exchange.guard.config.name, {
-      via: 'proxy',
-      error: code,
-      seconds: elapsedSince(req),
+    const decided =
+      kind === 'json'
+        ? relayJsonResponse(exchange, upstream, res, headers, bodyLimits)
+        : readUpstreamBody(upstream, bodyLimits.maxBytes, bodyLimits.idleMs).then((body) => {
+            // A reply without a body (202 to notifications, 200 to a DELETE) says only its status.
+            if (body.length === 0 && status < 300) return sendAccepted(exchange, res, status, headers);
+            const label = upstream.headers['content-type'] ?? '(none)';
+            throw new UpstreamBodyError(
+              status < 300 ? 'media_type' : 'upstream_status',
+              `the upstream answered HTTP ${status} with a body of media type ${label}`,
+            );
+          });
+    decided.catch((error: unknown) => {
+      const reason = error instanceof UpstreamBodyError ? error.reason : 'malformed';
+      const message = (error as Error).message;
+      log(exchange, 'upstream.refused_answer', reason, `refused the upstream's answer: ${message}`);
+      // An HTTP refusal keeps its status (a 404 ends the session, a 401 asks for credentials).
+      const relayed = status >= 400 && status !== 502;
+      fail(
+        exchange,
+        res,
+        relayed ? status : 502,
+        reason,
+        `toolpin: ${message}`,
+        relayed ? { status } : {},
+        relayed ? headers : {},
+      );
     });
-    logger.error(
-      {
-        event: 'upstream.unreachable',
-        server: exchange?.guard.config.name,
-        upstream: target.origin,
-        err: error.message,
-      },
-      'upstream unreachable',
-    );
-    answerUpstreamFailure(exchange, res, `toolpin: the upstream is unreachable (${code})`);
   }
 
-  // http-proxy-middleware forwards; the gateway only shapes the request and relays the answer itself
-  // (selfHandleResponse), so listings are verified and SSE passes event by event.
-  const forward = createProxyMiddleware<IncomingMessage, ServerResponse>({
-    target: options.url,
-    ignorePath: true,
-    selfHandleResponse: true,
-    agent,
-    ejectPlugins: true,
-    plugins: [proxyEventsPlugin],
-    on: {
-      proxyReq: (proxyReq, req, res) => {
-        const body = exchangeOf(req)?.body;
-        // A client that leaves before the answer takes the upstream request with it (after the
-        // answer started, the relays drop the upstream stream themselves).
-        res.on('close', () => {
-          if (!res.writableFinished) proxyReq.destroy();
-        });
-        // The outgoing headers are exactly the gateway's: end-to-end ones, the pin's, Host for the upstream.
-        for (const name of proxyReq.getHeaderNames()) proxyReq.removeHeader(name);
-        for (const [name, value] of Object.entries(
-          upstreamHeaders(req, options.headers, target.host, body),
-        )) {
-          if (value !== undefined) proxyReq.setHeader(name, value);
-        }
-        // The body the gateway already read is replayed; the consumed request then ends the upload.
-        if (body !== undefined) proxyReq.write(body);
-      },
-      proxyRes: (proxyRes, req, res) => onResponse(proxyRes, req, res),
-      error: (error, req, res) => {
-        if ('writeHead' in res) onError(error as NodeJS.ErrnoException, req, res);
-        else res.destroy();
-      },
-    },
-  });
-
-  return async (req, res) => {
-    proxyStarted.set(req, performance.now());
-    await forward(req, res, () => undefined);
+  return (exchange, req, res) => {
+    const started = performance.now();
+    const telemetry = exchange.guard.alerts.telemetry;
+    const server = exchange.guard.config.name;
+    const upstreamReq = client.request({
+      protocol: target.protocol,
+      hostname,
+      port,
+      path,
+      method: req.method,
+      agent,
+      headers: upstreamHeaders(req, options.headers, target.host, exchange.body),
+    });
+    let answered = false;
+    const timer = setTimeout(() => {
+      if (answered) return;
+      answered = true;
+      telemetry.onUpstreamContact(server, {
+        via: 'proxy',
+        error: 'timeout',
+        seconds: options.timeoutMs / 1000,
+      });
+      log(exchange, 'upstream.timeout', `no answer within ${options.timeoutMs} ms`, 'upstream timed out');
+      fail(
+        exchange,
+        res,
+        504,
+        'timeout',
+        `toolpin: the upstream did not answer within ${options.timeoutMs} ms`,
+      );
+      upstreamReq.destroy();
+    }, options.timeoutMs);
+    // A client that leaves before the answer takes the upstream request with it (after the answer
+    // started, the relays drop the upstream stream themselves).
+    res.on('close', () => {
+      clearTimeout(timer);
+      if (!answered) upstreamReq.destroy();
+    });
+    upstreamReq.on('response', (upstream) => {
+      clearTimeout(timer);
+      if (answered) return void upstream.resume();
+      answered = true;
+      telemetry.onUpstreamContact(server, {
+        via: 'proxy',
+        status: upstream.statusCode ?? 502,
+        seconds: (performance.now() - started) / 1000,
+      });
+      try {
+        onResponse(exchange, req, upstream, res);
+      } catch (error) {
+        upstream.destroy();
+        logger.error(
+          { event: 'proxy.failed', server, err: (error as Error).message },
+          'relaying an answer failed',
+        );
+        fail(exchange, res, 502, 'malformed', 'toolpin: the upstream answer could not be relayed');
+      }
+    });
+    upstreamReq.on('error', (error: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      if (answered || res.destroyed) return;
+      answered = true;
+      const code = error.code ?? error.message;
+      telemetry.onUpstreamContact(server, {
+        via: 'proxy',
+        error: code,
+        seconds: (performance.now() - started) / 1000,
+      });
+      logger.error(
+        { event: 'upstream.unreachable', server, upstream: target.origin, err: error.message },
+        'upstream unreachable',
+      );
+      fail(exchange, res, 502, 'unreachable', `toolpin: the upstream is unreachable (${code})`);
+    });
+    upstreamReq.end(exchange.body);
   };
 }

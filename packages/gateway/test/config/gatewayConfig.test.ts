@@ -21,7 +21,7 @@ describe('loading the gateway file', () => {
       listen: { host: '127.0.0.1', port: 8080 },
       admin: { host: '127.0.0.1', port: 8081 },
       serversDir: join(dir, 'conf', 'servers'),
-      limits: { maxBodyBytes: 4194304, upstreamTimeoutMs: 30000 },
+      limits: { maxBodyBytes: 4194304, upstreamTimeoutMs: 30000, streamIdleMs: 300000 },
       sessions: { max: 10000, ttlSeconds: 3600 },
       log: { level: 'info' },
       servers: [],
@@ -43,14 +43,14 @@ describe('loading the gateway file', () => {
       listen: { host: '0.0.0.0', port: 0 },
       admin: { host: '127.0.0.1', port: 0, token: 'secret-token' },
       servers: './servers',
-      limits: { maxBodyBytes: 1024, upstreamTimeoutMs: 500 },
+      limits: { maxBodyBytes: 1024, upstreamTimeoutMs: 500, streamIdleMs: 2000 },
       sessions: { max: 10, ttlSeconds: 60 },
       log: { level: 'silent' },
     });
     const config = await loadGatewayConfig(await writeIn(join(dir, 'conf'), 'gateway.yaml', text));
     expect(config.listen).toEqual({ host: '0.0.0.0', port: 0 });
     expect(config.admin).toEqual({ host: '127.0.0.1', port: 0, token: 'secret-token' });
-    expect(config.limits).toEqual({ maxBodyBytes: 1024, upstreamTimeoutMs: 500 });
+    expect(config.limits).toEqual({ maxBodyBytes: 1024, upstreamTimeoutMs: 500, streamIdleMs: 2000 });
     expect(config.sessions).toEqual({ max: 10, ttlSeconds: 60 });
     expect(config.log.level).toBe('silent');
   });

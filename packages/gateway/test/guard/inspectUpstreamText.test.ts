@@ -1,6 +1,6 @@
 import { digestCatalog, TRACE_PROFILE } from '@toolpin/digest';
 import { parseServerConfig, type ServerConfig } from '../../src/config/index.js';
-import { ServerGuard } from '../../src/guard/serverGuard.js';
+import { ServerGuard, type UpstreamTextVerdict } from '../../src/guard/serverGuard.js';
 import { Alerts } from '../../src/observe/alerts.js';
 import { createLogger } from '../../src/observe/logger.js';
 import { SessionStore } from '../../src/state/sessionStore.js';
@@ -72,6 +72,12 @@ function startGuard(config: ServerConfig): {
   return { guard, digester, events };
 }
 
+/** The text the client receives for a verdict (the gateway's serialization of what it kept). */
+function sent(verdict: UpstreamTextVerdict): string {
+  if (!verdict.ok) throw new Error(`refused: ${verdict.problem}`);
+  return verdict.text ?? JSON.stringify(verdict.batch ? verdict.out : verdict.out[0]);
+}
+
 const listing = (tools: readonly unknown[], id: number | string, resultFirst = true): string =>
   JSON.stringify(
     resultFirst ? { result: { tools }, jsonrpc: '2.0', id } : { jsonrpc: '2.0', id, result: { tools } },
@@ -92,8 +98,8 @@ function compare(
     const fast = byText.guard.inspectUpstreamText('session-a', text);
     const parsed: unknown = JSON.parse(text);
     const full = JSON.stringify(byMessage.guard.inspectUpstreamMessage('session-a', parsed) ?? parsed);
-    expect(fast?.id).toBe(id);
-    expect(fast?.text).toBe(full);
+    expect(fast.ok && (fast.out[0] as { id: unknown }).id).toBe(id);
+    expect(sent(fast)).toBe(full);
     outputs.push(full);
     expect(byText.events().slice(0, index + 1)).toEqual(byMessage.events().slice(0, index + 1));
   });
@@ -147,9 +153,9 @@ describe('ServerGuard.inspectUpstreamText', () => {
 
   it('verifies the same text again under a new pin', () => {
     const { guard } = startGuard(configFor(TOOLS));
-    expect(guard.inspectUpstreamText('s', listing(TOOLS, 1))?.text).toBe(listing(TOOLS, 1));
+    expect(sent(guard.inspectUpstreamText('s', listing(TOOLS, 1)))).toBe(listing(TOOLS, 1));
     guard.replaceConfig(configFor(TOOLS.slice(0, 2)));
-    expect(guard.inspectUpstreamText('s', listing(TOOLS, 2))?.text).toBe(listing(TOOLS.slice(0, 2), 2));
+    expect(sent(guard.inspectUpstreamText('s', listing(TOOLS, 2)))).toBe(listing(TOOLS.slice(0, 2), 2));
   });
 
   it.each([
@@ -180,21 +186,62 @@ describe('ServerGuard.inspectUpstreamText', () => {
     const parsed: unknown = JSON.parse(text);
     const full = JSON.stringify(byMessage.guard.inspectUpstreamMessage('s', parsed) ?? parsed);
     expect(full).not.toBe(text);
-    expect(byText.guard.inspectUpstreamText('s', text)?.text).toBe(full);
+    expect(sent(byText.guard.inspectUpstreamText('s', text))).toBe(full);
     expect(byText.events()).toEqual(byMessage.events());
     expect(byText.events()).not.toEqual([]);
   });
 
-  it('passes a result that is not a listing unchanged, and leaves other messages to the parsing path', () => {
+  it('passes a result that is not a listing, and an error, as its own serialization of the parsed message', () => {
     const { guard, events } = startGuard(configFor(TOOLS));
-    const answer = '{"result":{"content":[{"type":"text","text":"hi"}]},"jsonrpc":"2.0","id":7}';
-    expect(guard.inspectUpstreamText('s', answer)).toEqual({ id: 7, text: answer });
-    expect(
-      guard.inspectUpstreamText('s', '{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"no"}}'),
-    ).toBeUndefined();
-    expect(
-      guard.inspectUpstreamText('s', '{"result":{"tools":[]},"x":1,"jsonrpc":"2.0","id":1}'),
-    ).toBeUndefined();
+    const answer = '{ "result" : {"content":[{"type":"text","text":"hi"}]},"jsonrpc":"2.0","id":7}';
+    expect(sent(guard.inspectUpstreamText('s', answer))).toBe(JSON.stringify(JSON.parse(answer)));
+    const error = '{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"no"}}';
+    expect(sent(guard.inspectUpstreamText('s', error))).toBe(error);
     expect(events()).toEqual([]);
+  });
+
+  it.each([
+    ['"error": null beside a result', '{"jsonrpc":"2.0","id":3,"result":{"tools":TOOLS},"error":null}'],
+    ['"error": false beside a result', '{"jsonrpc":"2.0","id":3,"result":{"tools":TOOLS},"error":false}'],
+    ['"method": null on a result', '{"jsonrpc":"2.0","id":3,"method":null,"result":{"tools":TOOLS}}'],
+    ['an error whose code is not an integer', '{"jsonrpc":"2.0","id":3,"error":{"code":"x","message":"m"}}'],
+    ['no jsonrpc member', '{"id":3,"result":{"tools":TOOLS}}'],
+  ])('turns a message with %s into a -32042 error for the request it answers', (_what, template) => {
+    const text = template.replace('TOOLS', JSON.stringify([tool('evil')]));
+    const { guard } = startGuard(configFor(TOOLS));
+    guard.expectList('s', 3, undefined);
+    const verdict = guard.inspectUpstreamText('s', text);
+    expect(verdict).toEqual({
+      ok: true,
+      batch: false,
+      out: [expect.objectContaining({ id: 3, error: expect.objectContaining({ code: -32042 }) }) as unknown],
+    });
+    expect(sent(verdict)).not.toContain('evil');
+    // Not answering a request the gateway knows of: dropped.
+    expect(guard.inspectUpstreamText('s', text)).toEqual({ ok: true, batch: false, out: [] });
+  });
+
+  it('inspects every message of an array, whichever request it answers', () => {
+    const { guard } = startGuard(configFor(TOOLS));
+    guard.expectList('s', 'list-1', undefined);
+    const text = JSON.stringify([
+      { jsonrpc: '2.0', id: 'ping-1', result: {} },
+      { jsonrpc: '2.0', id: 'list-1', result: { tools: [TOOLS[0], tool('evil')] } },
+    ]);
+    const out = sent(guard.inspectUpstreamText('s', text, ['ping-1']));
+    expect(JSON.parse(out)).toEqual([
+      { jsonrpc: '2.0', id: 'ping-1', result: {} },
+      { jsonrpc: '2.0', id: 'list-1', result: { tools: [TOOLS[0]] } },
+    ]);
+  });
+
+  it('refuses text that is not JSON, and JSON nested beyond the bound', () => {
+    const { guard } = startGuard(configFor(TOOLS));
+    expect(guard.inspectUpstreamText('s', '{"jsonrpc":"2.0","id":1,"result":{')).toMatchObject({
+      ok: false,
+      reason: 'malformed',
+    });
+    const deep = `{"jsonrpc":"2.0","id":1,"result":${'['.repeat(20_000)}${']'.repeat(20_000)}}`;
+    expect(guard.inspectUpstreamText('s', deep)).toMatchObject({ ok: false, reason: 'too_deep' });
   });
 });
