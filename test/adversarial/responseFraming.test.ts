@@ -172,7 +172,7 @@ describe('finding 5: an answer on the GET stream after a 202 on the POST', () =>
         connection.write(
           rawRequest('GET', rig.endpoint, [['Accept', 'text/event-stream'], ...Object.entries(session)]),
         );
-        await connection.waitFor((c) => c.responses.length > 0, 'the GET stream to answer');
+        await connection.waitFor((c) => c.responses.length > 0, 'the GET stream to answer', 3000);
         const listReply = await postJson(rig.endpoint, listRequest('l5'), session);
         expectNoLeak(listReply.received);
         const stream = connection.responses[0]!;
