@@ -1,7 +1,7 @@
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLogger, startGateway, type RunningGateway } from '@toolpin/gateway';
+import { createLogger, serializePinFile, startGateway, type RunningGateway } from '@toolpin/gateway';
 
 /** One parsed JSON log line of the gateway. */
 export type LogLine = Record<string, unknown> & { event?: string; msg?: string };
@@ -18,15 +18,24 @@ export interface GatewayHarness {
   close(): Promise<void>;
 }
 
-/** Writes a gateway file and one JSON pin file per server into a temp folder, then starts the gateway. */
+/**
+ * Writes a gateway file and one pin file per server into a temp folder (`<name>.json`, or
+ * `<name>.yaml` written by toolpin's own serializer with `format: 'yaml'`), then starts the gateway.
+ */
 export async function startGatewayHarness(
   pins: readonly Record<string, unknown>[],
   extra: Record<string, unknown> = {},
+  options: { readonly format?: 'json' | 'yaml' } = {},
 ): Promise<GatewayHarness> {
   const dir = await mkdtemp(join(tmpdir(), 'toolpin-e2e-'));
   await mkdir(join(dir, 'servers'));
-  for (const pin of pins)
-    await writeFile(join(dir, 'servers', `${String(pin.name)}.json`), JSON.stringify(pin, null, 2));
+  for (const pin of pins) {
+    const yaml = options.format === 'yaml';
+    const text = yaml
+      ? serializePinFile(pin as unknown as Parameters<typeof serializePinFile>[0], 'yaml')
+      : JSON.stringify(pin, null, 2);
+    await writeFile(join(dir, 'servers', `${String(pin.name)}.${yaml ? 'yaml' : 'json'}`), text);
+  }
   const gatewayFile = join(dir, 'gateway.json');
   await writeFile(
     gatewayFile,

@@ -12,6 +12,7 @@ import { digestTools } from './digestTools.js';
 import { fetchLiveCatalog, type LiveHttpTransport, type LiveTarget } from '../transports/fetchLiveCatalog.js';
 import { readDocument } from './readDocument.js';
 import { toolsFromDocument } from './toolsFromDocument.js';
+import { redactUrl } from '../wire/redactUrl.js';
 
 interface PinCommandOptions {
   name: string;
@@ -61,7 +62,7 @@ function sourceOf(options: PinCommandOptions): Source {
     return {
       upstream: { url: options.url },
       target: { url: options.url, headers, ...(transport === undefined ? {} : { transport }) },
-      describe: options.url,
+      describe: redactUrl(options.url),
     };
   }
   if (options.command !== undefined) {

@@ -84,9 +84,11 @@ export const pinAlertsSchema = z.strictObject({
   webhooks: z.array(webhookSchema).default([]),
 });
 
-/** `alerts` in the gateway file: webhooks for every server's events, and the repeat window. */
+/** `alerts` in the gateway file: webhooks for every server's events, the repeat and the aggregation windows. */
 export const gatewayAlertsSchema = z.strictObject({
   webhooks: z.array(webhookSchema).default([]),
   /** A catalog event identical to its server's previous one within this window is not sent again. */
   dedupeSeconds: z.int().min(0).default(300),
+  /** Call events after the first of a server, tool and reason are sent as one count per window of this length. */
+  aggregateSeconds: z.int().min(1).max(3600).default(10),
 });

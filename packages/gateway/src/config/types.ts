@@ -64,6 +64,8 @@ export interface AlertsConfig {
   readonly webhooks: readonly WebhookConfig[];
   /** Gateway file only: repeat window of identical catalog events, in seconds. @default 300 */
   readonly dedupeSeconds?: number;
+  /** Gateway file only: aggregation window of call events, in seconds. @default 10 */
+  readonly aggregateSeconds?: number;
 }
 
 /** One pinned upstream server, as parsed from its pin file. */

@@ -1,4 +1,5 @@
 import { GatewayError } from '../errors.js';
+import { redactUrl } from '../wire/redactUrl.js';
 import type { HttpUpstreamConfig, ServerConfig, StdioUpstreamConfig, UpstreamConfig } from './types.js';
 
 /** True for an upstream the gateway spawns (pin file `upstream.command`). */
@@ -32,7 +33,10 @@ export function upstreamIdentity(upstream: UpstreamConfig): string {
   return JSON.stringify(['http', upstream.url, upstream.transport, upstream.headers]);
 }
 
-/** A loggable description: the URL, or the program (never env values or arguments, which may hold secrets). */
+/**
+ * A description fit for logs and status output: the URL with its credentials redacted (redactUrl),
+ * or the program (never env values or arguments, which may hold secrets).
+ */
 export function describeUpstream(upstream: UpstreamConfig): string {
-  return isStdioUpstream(upstream) ? `stdio:${upstream.command[0]}` : upstream.url;
+  return isStdioUpstream(upstream) ? `stdio:${upstream.command[0]}` : redactUrl(upstream.url);
 }

@@ -1,7 +1,15 @@
 import type { AlertsConfig, WebhookConfig } from '../config/index.js';
 import type { AlertEvent } from './alerts.js';
+import { CallWindows } from './callWindows.js';
 import type { GatewayLogger } from './logger.js';
+import { isCallEvent, type CallAlertEvent, type WebhookEvent } from './webhookEvent.js';
 import { WebhookSink, type WebhookOutcome } from './webhookSink.js';
+
+/** Default length of a call-alert aggregation window (gateway file `alerts.aggregateSeconds`). */
+export const DEFAULT_AGGREGATE_SECONDS = 10;
+// Each round of a shutdown flush queues at least a queue's worth of aggregates, and there are at
+// most MAX_CALL_WINDOWS (plus a few overflow windows) of them: a few rounds always suffice.
+const MAX_FLUSH_ROUNDS = 16;
 
 /** Options of {@link AlertWebhooks}. */
 export interface AlertWebhooksOptions {
@@ -10,9 +18,14 @@ export interface AlertWebhooksOptions {
   /** A server's own `alerts` block from its pin file, as in force now. */
   readonly serverAlerts: (server: string) => AlertsConfig | undefined;
   readonly logger: GatewayLogger;
-  readonly onOutcome?: (webhook: string, outcome: WebhookOutcome | 'suppressed') => void;
+  readonly onOutcome?: (webhook: string, outcome: WebhookOutcome | 'suppressed' | 'aggregated') => void;
   /** First retry delay of every sink. @default 500 */
   readonly baseDelayMs?: number;
+}
+
+interface Target {
+  readonly sink: WebhookSink;
+  readonly calls: CallWindows;
 }
 
 /** The label of a webhook: its `name`, or the URL's host (the path of a webhook URL is often a secret). */
@@ -34,10 +47,12 @@ function fingerprint(event: AlertEvent): string | undefined {
  * its `events`. One {@link WebhookSink} (queue and worker) per distinct webhook, kept across pin
  * reloads. A catalog event identical to the previous one of its server within `dedupeSeconds` is
  * suppressed: every session that lists a drifted server sees the same drift, and on-call needs it once.
+ * Call events are aggregated per webhook, server, tool and reason over `aggregateSeconds`
+ * ({@link CallWindows}): a client sending refused calls in bulk costs a webhook one event per window.
  */
 export class AlertWebhooks {
   readonly #options: AlertWebhooksOptions;
-  readonly #sinks = new Map<string, WebhookSink>();
+  readonly #sinks = new Map<string, Target>();
   readonly #lastCatalogEvent = new Map<string, { fingerprint: string; at: number }>();
 
   constructor(options: AlertWebhooksOptions) {
@@ -55,24 +70,37 @@ export class AlertWebhooks {
       for (const target of targets) this.#options.onOutcome?.(webhookName(target), 'suppressed');
       return;
     }
-    for (const target of targets) this.#sinkFor(target).enqueue(event, new Date(now));
+    for (const target of targets) {
+      const { sink, calls } = this.#sinkFor(target);
+      if (isCallEvent(event)) {
+        if (calls.admit(event, now)) sink.enqueue(single(event), new Date(now));
+        else this.#options.onOutcome?.(sink.name, 'aggregated');
+      } else sink.enqueue(event, new Date(now));
+    }
   }
 
   /** Events waiting per webhook. */
   queues(): Map<string, number> {
     const depths = new Map<string, number>();
-    for (const sink of this.#sinks.values()) depths.set(sink.name, (depths.get(sink.name) ?? 0) + sink.depth);
+    for (const { sink } of this.#sinks.values())
+      depths.set(sink.name, (depths.get(sink.name) ?? 0) + sink.depth);
     return depths;
   }
 
   /** Resolves once every sink is idle (tests, shutdown). */
   async whenIdle(): Promise<void> {
-    await Promise.all([...this.#sinks.values()].map((sink) => sink.whenIdle()));
+    await Promise.all([...this.#sinks.values()].map(({ sink }) => sink.whenIdle()));
   }
 
-  /** Drains every sink for up to `graceMs`, then abandons what is left; resolves with the number abandoned. */
+  /**
+   * Ends every aggregation window (queuing what they counted), drains every sink for up to
+   * `graceMs`, then abandons what is left; resolves with the number abandoned.
+   */
   async close(graceMs = 0): Promise<number> {
-    const abandoned = await Promise.all([...this.#sinks.values()].map((sink) => sink.close(graceMs)));
+    const deadline = Date.now() + graceMs;
+    await Promise.all([...this.#sinks.values()].map((target) => flushWindows(target, deadline)));
+    const rest = Math.max(0, deadline - Date.now());
+    const abandoned = await Promise.all([...this.#sinks.values()].map(({ sink }) => sink.close(rest)));
     return abandoned.reduce((sum, count) => sum + count, 0);
   }
 
@@ -100,12 +128,31 @@ export class AlertWebhooks {
     return false;
   }
 
-  #sinkFor(config: WebhookConfig): WebhookSink {
+  #sinkFor(config: WebhookConfig): Target {
     const name = webhookName(config);
     const key = `${name}\n${config.url}\n${config.secret}\n${config.maxAttempts}\n${config.timeoutMs}\n${config.queueSize}`;
-    let sink = this.#sinks.get(key);
-    if (sink === undefined) {
-      sink = new WebhookSink({
+    let target = this.#sinks.get(key);
+    if (target === undefined) {
+      const seconds = this.#options.gateway?.aggregateSeconds ?? DEFAULT_AGGREGATE_SECONDS;
+      const calls = new CallWindows({
+        windowMs: seconds * 1000,
+        deliver: (event) => {
+          this.#options.logger.debug(
+            {
+              event: 'webhook.aggregated',
+              webhook: name,
+              alert: event.event,
+              server: event.server,
+              tool: event.tool,
+              reason: event.reason,
+              count: event.count,
+            },
+            'call events of one window sent as one',
+          );
+          sink.enqueue(event);
+        },
+      });
+      const sink: WebhookSink = new WebhookSink({
         name,
         url: config.url,
         secret: config.secret,
@@ -115,9 +162,34 @@ export class AlertWebhooks {
         queueSize: config.queueSize,
         ...(this.#options.baseDelayMs === undefined ? {} : { baseDelayMs: this.#options.baseDelayMs }),
         onOutcome: (outcome) => this.#options.onOutcome?.(name, outcome),
+        onShed: (event) => isCallEvent(event) && calls.carry(event),
       });
-      this.#sinks.set(key, sink);
+      target = { sink, calls };
+      this.#sinks.set(key, target);
     }
-    return sink;
+    return target;
   }
+}
+
+/**
+ * Ends a webhook's windows at shutdown. Aggregates the full queue sheds are carried back; each
+ * round waits for the queue to drain (which frees room for at least a queue's worth), until the
+ * deadline. Bounded in rounds and time; what is left is dropped and logged with its count.
+ */
+async function flushWindows({ sink, calls }: Target, deadline: number): Promise<void> {
+  for (let round = 0; round < MAX_FLUSH_ROUNDS && calls.flush() > 0; round++) {
+    const left = deadline - Date.now();
+    if (left <= 0) break;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      sink.whenIdle(),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, left))),
+    ]);
+    clearTimeout(timer);
+  }
+  calls.close();
+}
+
+function single(event: CallAlertEvent): WebhookEvent {
+  return { ...event, count: 1 };
 }

@@ -1,4 +1,4 @@
-import type { GatewayConfig, ServerConfig } from '../config/index.js';
+import { describeUpstream, type GatewayConfig, type ServerConfig } from '../config/index.js';
 import { createAdminApp } from './adminApp.js';
 import type { ReadinessReport } from './adminApp.js';
 import { AlertWebhooks } from './alertWebhooks.js';
@@ -6,7 +6,7 @@ import type { Alerts } from './alerts.js';
 import type { GatewayLogger } from './logger.js';
 import { GatewayMetrics } from './metrics.js';
 import { OpenStreams } from './openStreams.js';
-import { redactUpstream, StatusBoard, type ServerStatus } from './statusBoard.js';
+import { StatusBoard, type ServerStatus } from './statusBoard.js';
 import type { GatewayTelemetry, OpenStream, UpstreamContact } from './telemetry.js';
 
 /** What the observer reads from a gateway (see createGateway). */
@@ -106,7 +106,7 @@ export class GatewayObserver implements GatewayTelemetry {
       config: { file: this.#config.file, servers: this.#servers().length },
       upstreams: this.#servers().map((server) => ({
         server: server.name,
-        upstream: redactUpstream(server.upstream),
+        upstream: describeUpstream(server.upstream),
         lastContact: this.status.lastContact(server.name),
       })),
     };

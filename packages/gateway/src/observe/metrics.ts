@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AlertEvent } from './alerts.js';
 import type { UpstreamContact } from './telemetry.js';
+import type { WebhookOutcome } from './webhookSink.js';
 
 /** Where the gauges read their values at scrape time (the live gateway, which reloads change). */
 export interface MetricsSources {
@@ -103,7 +104,7 @@ export class GatewayMetrics {
     });
     this.#webhooks = new Counter({
       name: 'toolpin_webhook_events_total',
-      help: 'Webhook alert events by webhook and outcome (delivered, failed, retried, dropped, suppressed)',
+      help: 'Webhook alert events by webhook and outcome (delivered, failed, retried, dropped, suppressed, aggregated, carried)',
       labelNames: ['webhook', 'outcome'],
       registers,
     });
@@ -185,10 +186,7 @@ export class GatewayMetrics {
   }
 
   /** Counts one webhook outcome. */
-  recordWebhook(
-    webhook: string,
-    outcome: 'delivered' | 'failed' | 'retried' | 'dropped' | 'suppressed',
-  ): void {
+  recordWebhook(webhook: string, outcome: WebhookOutcome | 'suppressed' | 'aggregated'): void {
     this.#webhooks.inc({ webhook, outcome });
   }
 

@@ -1,5 +1,5 @@
 import { foldCatalog } from '@toolpin/digest';
-import type { ServerConfig } from '../config/index.js';
+import { describeUpstream, type ServerConfig } from '../config/index.js';
 import type { DriftFinding } from '../policy/driftFinding.js';
 import type { AlertEvent } from './alerts.js';
 import type { UpstreamContact } from './telemetry.js';
@@ -55,7 +55,7 @@ export interface ServerStatus {
   readonly route: string;
   readonly mode: string;
   readonly onDrift: string;
-  /** Upstream origin and path (never credentials or query). */
+  /** The upstream URL with its credentials redacted (userinfo, credential parameters), or `stdio:<program>`. */
   readonly upstream: string;
   readonly pinned: { readonly catalog: string; readonly tools: number };
   readonly observed: ObservedCatalog | null;
@@ -70,16 +70,6 @@ interface Entry {
   toolsSource?: { readonly pin: ServerConfig; readonly findings: readonly DriftFinding[] };
   lastDrift?: DriftStatus;
   lastContact?: ContactStatus;
-}
-
-/** An upstream as the admin API shows it: origin and path of a URL (no credentials, no query), or the program of a command. */
-export function redactUpstream(upstream: ServerConfig['upstream']): string {
-  const { url, command } = upstream as { url?: unknown; command?: unknown };
-  if (typeof url === 'string' && URL.canParse(url)) {
-    const parsed = new URL(url);
-    return `${parsed.origin}${parsed.pathname}`;
-  }
-  return Array.isArray(command) ? `stdio:${String(command[0])}` : '(unknown)';
 }
 
 function pinnedName(pin: ServerConfig, key: string): string | null {
@@ -213,7 +203,7 @@ export class StatusBoard {
         route: `/${server.name}/mcp`,
         mode: server.mode,
         onDrift: server.onDrift,
-        upstream: redactUpstream(server.upstream),
+        upstream: describeUpstream(server.upstream),
         pinned: { catalog: server.pin.catalog, tools: Object.keys(server.pin.tools).length },
         observed: entry.observed ?? null,
         tools:

@@ -1,10 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { AlertEvent } from './alerts.js';
+import { DeliveryQueue } from './deliveryQueue.js';
 import type { GatewayLogger } from './logger.js';
 import { signWebhookBody, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER } from './signWebhook.js';
+import { isCallEvent, webhookPriority, type WebhookEvent } from './webhookEvent.js';
 
-/** What happened to one event at one webhook (counted in metrics). */
-export type WebhookOutcome = 'delivered' | 'failed' | 'retried' | 'dropped';
+/**
+ * What happened to one event at one webhook (counted in metrics). `carried`: a call event the full
+ * queue shed, whose count went into its aggregation window instead of being lost.
+ */
+export type WebhookOutcome = 'delivered' | 'failed' | 'retried' | 'dropped' | 'carried';
 
 /** Options of {@link WebhookSink}. */
 export interface WebhookSinkOptions {
@@ -17,17 +21,26 @@ export interface WebhookSinkOptions {
   readonly maxAttempts?: number;
   /** Per attempt. @default 5000 */
   readonly timeoutMs?: number;
-  /** Events waiting beyond the one being delivered; more are dropped. @default 1000 */
+  /**
+   * Events waiting beyond the one being delivered. When full, a catalog event evicts the newest
+   * call event; a call event is shed. @default 1000
+   */
   readonly queueSize?: number;
   /** First retry delay; doubles per attempt (with jitter). @default 500 */
   readonly baseDelayMs?: number;
   /** @default 30000 */
   readonly maxDelayMs?: number;
   readonly onOutcome?: (outcome: WebhookOutcome) => void;
+  /**
+   * Called with each event the queue sheds (refused when full, or evicted by a catalog event);
+   * returns true when the caller carries it on (its count goes into an aggregate), false when it is lost.
+   */
+  readonly onShed?: (event: WebhookEvent) => boolean;
 }
 
 interface Delivery {
   readonly id: string;
+  readonly source: WebhookEvent;
   readonly event: string;
   readonly body: string;
   readonly timestamp: string;
@@ -41,15 +54,17 @@ type AttemptResult = {
 };
 
 /**
- * Delivers alert events to one webhook: a bounded queue drained by one worker (events arrive in
- * order), each POST signed with HMAC-SHA256, retried with exponential backoff on network errors,
- * timeouts, 429 and 5xx. `enqueue` never waits: when the queue is full the event is dropped,
- * counted and logged, so a slow receiver can never hold back MCP traffic.
+ * Delivers alert events to one webhook: a bounded queue with two priorities drained by one worker
+ * (catalog events first, then call events, each in order), each POST signed with HMAC-SHA256,
+ * retried with exponential backoff on network errors, timeouts, 429 and 5xx. `enqueue` never
+ * waits, so a slow receiver can never hold back MCP traffic: when the queue is full a catalog
+ * event evicts the newest call event, and a call event is shed (carried into its aggregate by
+ * `onShed`, or dropped); whatever is lost is counted and logged.
  */
 export class WebhookSink {
   readonly name: string;
   readonly #options: WebhookSinkOptions;
-  readonly #queue: Delivery[] = [];
+  readonly #queue: DeliveryQueue<Delivery>;
   readonly #abort = new AbortController();
   readonly #idle: (() => void)[] = [];
   #busy = false;
@@ -58,6 +73,7 @@ export class WebhookSink {
   constructor(options: WebhookSinkOptions) {
     this.name = options.name;
     this.#options = options;
+    this.#queue = new DeliveryQueue(options.queueSize ?? 1000);
   }
 
   /** Events waiting, plus the one being delivered. */
@@ -65,28 +81,54 @@ export class WebhookSink {
     return this.#queue.length + (this.#busy ? 1 : 0);
   }
 
-  /** Queues an event; false when it was dropped (queue full, or the sink is closed). */
-  enqueue(event: AlertEvent, now = new Date()): boolean {
-    if (this.#closed || this.#queue.length >= (this.#options.queueSize ?? 1000)) {
-      this.#options.onOutcome?.('dropped');
-      this.#options.logger.warn(
-        {
-          event: 'webhook.dropped',
-          webhook: this.name,
-          alert: event.event,
-          server: event.server,
-          queued: this.#queue.length,
-          closed: this.#closed,
-        },
-        'webhook queue full: alert event dropped',
-      );
+  /** Queues an event; false when it was shed (queue full of events as important, or the sink is closed). */
+  enqueue(event: WebhookEvent, now = new Date()): boolean {
+    if (this.#closed) {
+      this.#shed(event, 'closed');
       return false;
     }
     const id = randomUUID();
     const body = JSON.stringify({ ...event, time: now.toISOString(), delivery: id });
-    this.#queue.push({ id, event: event.event, body, timestamp: String(Math.floor(now.getTime() / 1000)) });
+    const delivery: Delivery = {
+      id,
+      source: event,
+      event: event.event,
+      body,
+      timestamp: String(Math.floor(now.getTime() / 1000)),
+    };
+    const { queued, evicted } = this.#queue.push(delivery, webhookPriority(event));
+    if (evicted !== undefined) this.#shed(evicted.source, 'evicted');
+    if (!queued) {
+      this.#shed(event, 'full');
+      return false;
+    }
     if (!this.#busy) void this.#drain();
     return true;
+  }
+
+  #shed(event: WebhookEvent, why: 'full' | 'evicted' | 'closed'): void {
+    if (this.#options.onShed?.(event) === true) {
+      this.#options.onOutcome?.('carried');
+      this.#options.logger.debug(
+        { event: 'webhook.carried', webhook: this.name, alert: event.event, server: event.server, why },
+        'webhook queue full: the call event is counted in its next aggregate',
+      );
+      return;
+    }
+    this.#options.onOutcome?.('dropped');
+    this.#options.logger.warn(
+      {
+        event: 'webhook.dropped',
+        webhook: this.name,
+        alert: event.event,
+        server: event.server,
+        ...(isCallEvent(event) ? { count: event.count } : {}),
+        why,
+        queued: this.#queue.length,
+        closed: this.#closed,
+      },
+      why === 'closed' ? 'webhook closed: alert event dropped' : 'webhook queue full: alert event dropped',
+    );
   }
 
   /** Resolves once every queued event was delivered or given up on. */
@@ -106,7 +148,7 @@ export class WebhookSink {
     clearTimeout(timer);
     const abandoned = this.depth;
     this.#abort.abort();
-    this.#queue.length = 0;
+    this.#queue.clear();
     if (abandoned > 0)
       this.#options.logger.warn(
         { event: 'webhook.abandoned', webhook: this.name, count: abandoned },

@@ -7,6 +7,7 @@ import { GatewayError } from '../errors.js';
 import { classifyAttemptFailure, describeError, type AttemptFailure } from './classifyAttemptFailure.js';
 import { catalogUnavailable } from './listAllPages.js';
 import { listWithV1, listWithV2, type ListingContext } from './listWithClients.js';
+import { redactUrlsInText } from '../wire/redactUrl.js';
 
 /** How an HTTP upstream is listed: one transport, or `auto` to detect a legacy HTTP+SSE server. */
 export type LiveHttpTransport = 'streamable-http' | 'sse' | 'auto';
@@ -94,7 +95,7 @@ async function listOverHttp(
   let detection: string | undefined;
   const fail = (last: Extract<Attempt, { failure: AttemptFailure }>, hint = ''): GatewayError =>
     catalogUnavailable(
-      `cannot connect to ${target.url}: ${outcomes.join('; ')}${hint}`,
+      redactUrlsInText(`cannot connect to ${target.url}: ${outcomes.join('; ')}${hint}`),
       { stage: 'connect', transport: choice, status: last.failure.status ?? null },
       last.error,
     );

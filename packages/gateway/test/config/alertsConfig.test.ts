@@ -36,6 +36,7 @@ describe('alerts, shutdown and revalidation in the gateway file', () => {
     });
     expect(config.alerts).toEqual({
       dedupeSeconds: 300,
+      aggregateSeconds: 10,
       webhooks: [
         {
           url: 'https://hooks.example/t/abc',

@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { digestCatalog } from '@toolpin/digest';
@@ -45,15 +46,23 @@ describe('watching the servers folder', () => {
   let lines: Line[];
   let watcher: PinWatcher;
   let file: string;
+  /** Runs on each log line as it is written (synchronously, inside the watcher). */
+  let onLine: (line: Line) => void;
 
-  beforeEach(async () => {
-    ({ dir, cleanup } = await tempDir());
-    file = join(dir, 'demo.json');
-    await writeFile(file, pinText(TOOLS));
+  async function start(text: string): Promise<void> {
+    await writeFile(file, text);
+    watcher.close();
     routes = new RouteLog();
     lines = [];
     const logger = createLogger({
-      destination: { write: (line: string) => lines.push(JSON.parse(line) as Line) },
+      level: 'debug',
+      destination: {
+        write: (text: string) => {
+          const line = JSON.parse(text) as Line;
+          lines.push(line);
+          onLine(line);
+        },
+      },
     });
     watcher = watchPinFiles({
       dir,
@@ -61,7 +70,16 @@ describe('watching the servers folder', () => {
       logger,
       initial: [await loadPinFile(file)],
       debounceMs: 20,
+      settleMs: 20,
     });
+  }
+
+  beforeEach(async () => {
+    ({ dir, cleanup } = await tempDir());
+    file = join(dir, 'demo.json');
+    onLine = () => undefined;
+    watcher = { reload: () => Promise.reject(new Error('not started')), close: () => undefined };
+    await start(pinText(TOOLS));
   });
 
   afterEach(async () => {
@@ -120,7 +138,64 @@ describe('watching the servers folder', () => {
 
   it('reloads on demand, ignoring dotfiles and files that did not change', async () => {
     await writeFile(join(dir, '.demo.json.swp'), 'not a pin');
-    expect(await watcher.reload()).toEqual({ added: [], updated: [], removed: [], failed: [] });
+    expect(await watcher.reload()).toEqual({
+      added: [],
+      updated: [],
+      removed: [],
+      failed: [],
+      deferred: [],
+    });
     expect(routes.upserts).toEqual([]);
+  });
+
+  it('never applies a file whose bytes change while it is read, and applies it once they stop', async () => {
+    // Between the watcher's two reads the file is written again: the first bytes are never applied.
+    let rewritten = false;
+    onLine = (line) => {
+      if (line.event !== 'pin.reload_settling' || rewritten) return;
+      rewritten = true;
+      writeFileSync(file, pinText([TOOLS[1] as object], { mode: 'enforce' }));
+    };
+    await writeFile(file, pinText([TOOLS[0] as object], { mode: 'monitor' }));
+    await until(() => routes.upserts.length > 0, 'the settled file');
+    expect(rewritten).toBe(true);
+    expect(events('pin.reload_deferred')[0]).toMatchObject({ file, server: 'demo', checks: 1 });
+    expect(routes.upserts.map((server) => [server.mode, server.pin.catalog])).toEqual([
+      ['enforce', digestCatalog([TOOLS[1]]).catalog],
+    ]);
+  });
+
+  it('refuses a reload that leaves out onDrift while the pin in force blocks the server, and takes an explicit one', async () => {
+    await start(pinText(TOOLS, { onDrift: 'block-server' }));
+    // A file cut off before its last field: valid, and it would default onDrift to filter.
+    await writeFile(file, pinText([TOOLS[0] as object]));
+    await until(() => events('pin.reload_failed').length > 0, 'the refusal');
+    expect(events('pin.reload_failed')[0]).toMatchObject({
+      code: 'GW_PIN_FILE_INVALID',
+      file,
+      field: 'onDrift',
+      server: 'demo',
+      expected: expect.stringContaining('block-server'),
+    });
+    expect(routes.upserts).toEqual([]);
+    await writeFile(file, pinText([TOOLS[0] as object], { onDrift: 'block-server' }));
+    await until(() => routes.upserts.length > 0, 'the complete file');
+    expect(routes.upserts.map((server) => server.onDrift)).toEqual(['block-server']);
+    // Weakening is allowed when it is written out.
+    await writeFile(file, pinText([TOOLS[0] as object], { onDrift: 'filter' }));
+    await until(() => routes.upserts.length > 1, 'the explicit filter');
+    expect(routes.upserts.map((server) => server.onDrift)).toEqual(['block-server', 'filter']);
+  });
+
+  it("refuses a reload that leaves out alerts while the server's own webhooks are in force", async () => {
+    const alerts = { webhooks: [{ url: 'https://hooks.example/t', secret: 'a-secret-of-16-chars' }] };
+    await start(pinText(TOOLS, { alerts }));
+    await writeFile(file, pinText([TOOLS[0] as object]));
+    await until(() => events('pin.reload_failed').length > 0, 'the refusal');
+    expect(events('pin.reload_failed')[0]).toMatchObject({ field: 'alerts', file });
+    expect(routes.upserts).toEqual([]);
+    await writeFile(file, pinText([TOOLS[0] as object], { alerts: { webhooks: [] } }));
+    await until(() => routes.upserts.length > 0, 'the explicit empty alerts');
+    expect(routes.upserts[0]?.alerts).toEqual({ webhooks: [] });
   });
 });

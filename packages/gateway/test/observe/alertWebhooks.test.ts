@@ -25,6 +25,17 @@ const drift = (server: string, observed: string): AlertEvent => ({
   mode: 'enforce',
   drift: [{ kind: 'changed', key: 'tool:echo', tool: 'echo', pinned: 'sha256:a', observed }],
 });
+const blocked = (
+  tool: string,
+  id: number,
+  reason: 'tool_drifted' | 'tool_not_pinned' = 'tool_drifted',
+): AlertEvent => ({
+  event: 'call.blocked',
+  server: 'demo',
+  session: `s${id % 4}`,
+  id,
+  decision: { reason, server: 'demo', tool, key: `tool:${tool}`, pinned: null, observed: null },
+});
 const verified = (server: string): AlertEvent => ({
   event: 'catalog.verified',
   server,
@@ -107,5 +118,78 @@ describe('AlertWebhooks', () => {
     const host = new URL(gatewayHook.url).host;
     expect(outcomes.filter((o) => o.endsWith('suppressed'))).toEqual([`${host} suppressed`]);
     expect(hooks.queues().get(host)).toBe(0);
+  });
+
+  it('aggregates a flood of refused calls per tool and reason, and the drift after it still arrives', async () => {
+    const outcomes: string[] = [];
+    hooks = new AlertWebhooks({
+      gateway: { webhooks: [webhook(gatewayHook.url, { queueSize: 10 })], dedupeSeconds: 300 },
+      serverAlerts: () => undefined,
+      logger: silent,
+      onOutcome: (_name, outcome) => outcomes.push(outcome),
+    });
+    // Before aggregation, the first 11 of these filled the queue and every later event, the drift
+    // included, was dropped.
+    for (let id = 0; id < 1000; id++) hooks.send(blocked('echo', id));
+    for (let id = 0; id < 30; id++) hooks.send(blocked('ghost', id, 'tool_not_pinned'));
+    hooks.send(drift('demo', 'sha256:b'));
+    expect(hooks.queues().get(new URL(gatewayHook.url).host)).toBe(3);
+    // Shutdown ends the windows: their counts go out before the sinks drain.
+    expect(await hooks.close(5000)).toBe(0);
+    hooks = undefined;
+    const bodies = gatewayHook.received.map((r) => JSON.parse(r.body) as Record<string, unknown>);
+    expect(bodies.filter((body) => body.event === 'catalog.drift')).toHaveLength(1);
+    const calls = bodies.filter((body) => body.event === 'call.blocked');
+    const total = (tool: string): number =>
+      calls
+        .filter((body) => (body.tool ?? (body.decision as { tool: string }).tool) === tool)
+        .reduce((sum, body) => sum + (body.count as number), 0);
+    expect(total('echo')).toBe(1000);
+    expect(total('ghost')).toBe(30);
+    expect(calls).toHaveLength(4);
+    expect(calls.find((body) => body.aggregated === true && body.tool === 'echo')).toMatchObject({
+      reason: 'tool_drifted',
+      count: 999,
+      sessions: ['s1', 's2', 's3', 's0'],
+    });
+    expect(outcomes.filter((o) => o === 'dropped')).toEqual([]);
+    expect(outcomes.filter((o) => o === 'aggregated')).toHaveLength(999 + 29);
+  });
+
+  it('keeps the count of call events a full queue shed, and lets the drift evict one', async () => {
+    let release: () => void = () => undefined;
+    const held = new Promise<number>((resolve) => (release = () => resolve(204)));
+    await gatewayHook.close();
+    gatewayHook = await startWebhookReceiver(() => held);
+    const outcomes: string[] = [];
+    hooks = new AlertWebhooks({
+      gateway: { webhooks: [webhook(gatewayHook.url, { queueSize: 2 })], dedupeSeconds: 300 },
+      serverAlerts: () => undefined,
+      logger: silent,
+      onOutcome: (_name, outcome) => outcomes.push(outcome),
+    });
+    // Ten tools: the first of each goes out at once; one is being delivered (held), two wait, seven
+    // are shed into their windows.
+    for (let id = 0; id < 200; id++) hooks.send(blocked(`tool${id % 10}`, id, 'tool_not_pinned'));
+    await gatewayHook.waitFor(1);
+    hooks.send(drift('demo', 'sha256:b'));
+    expect(outcomes.filter((o) => o === 'carried')).toHaveLength(7 + 1);
+    release();
+    await hooks.whenIdle();
+    expect(await hooks.close(5000)).toBe(0);
+    hooks = undefined;
+    const bodies = gatewayHook.received.map((r) => JSON.parse(r.body) as Record<string, unknown>);
+    expect(bodies.filter((body) => body.event === 'catalog.drift')).toHaveLength(1);
+    // The drift went ahead of the call events waiting in the queue.
+    expect(bodies[1]?.event).toBe('catalog.drift');
+    const counts = new Map<string, number>();
+    for (const body of bodies.filter((b) => b.event === 'call.blocked')) {
+      const tool = (body.tool ?? (body.decision as { tool: string }).tool) as string;
+      counts.set(tool, (counts.get(tool) ?? 0) + (body.count as number));
+    }
+    expect([...counts.entries()].sort()).toEqual(
+      Array.from({ length: 10 }, (_, i) => [`tool${i}`, 20]).sort(),
+    );
+    expect(outcomes.filter((o) => o === 'dropped')).toEqual([]);
   });
 });

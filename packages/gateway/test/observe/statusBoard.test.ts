@@ -16,7 +16,7 @@ describe('StatusBoard', () => {
       name: 'demo',
       route: '/demo/mcp',
       mode: 'enforce',
-      upstream: 'http://127.0.0.1:3001/mcp',
+      upstream: 'http://[redacted]@127.0.0.1:3001/mcp?key=[redacted]',
       pinned: { catalog: CATALOG, tools: 2 },
       observed: null,
       lastDrift: null,

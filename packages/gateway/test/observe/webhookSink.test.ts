@@ -2,17 +2,18 @@ import { Writable } from 'node:stream';
 import { createLogger } from '../../src/observe/logger.js';
 import { verifyWebhookSignature } from '../../src/observe/signWebhook.js';
 import { WebhookSink, type WebhookOutcome } from '../../src/observe/webhookSink.js';
-import type { AlertEvent } from '../../src/observe/alerts.js';
+import type { WebhookEvent } from '../../src/observe/webhookEvent.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhookReceiver.js';
 
 const SECRET = 'test-secret-0123456789';
 
-function blocked(id: number): AlertEvent {
+function blocked(id: number): WebhookEvent {
   return {
     event: 'call.blocked',
     server: 'demo',
     session: 'abc123',
     id,
+    count: 1,
     decision: {
       reason: 'tool_drifted',
       server: 'demo',
@@ -172,6 +173,53 @@ describe('WebhookSink', () => {
     release();
     await sink.whenIdle();
     expect(receiver.received.map((r) => (JSON.parse(r.body) as { id: number }).id)).toEqual([1, 2, 3]);
+  });
+
+  it('lets a drift evict the newest call event from a full queue, hands it to onShed, and delivers the drift first', async () => {
+    let release: () => void = () => undefined;
+    const held = new Promise<number>((resolve) => (release = () => resolve(204)));
+    receiver = await startWebhookReceiver(() => held);
+    const { logger, lines } = capture();
+    const outcomes: WebhookOutcome[] = [];
+    const shed: WebhookEvent[] = [];
+    sink = new WebhookSink({
+      name: 'hooks',
+      url: receiver.url,
+      secret: SECRET,
+      logger,
+      queueSize: 2,
+      onOutcome: (o) => outcomes.push(o),
+      onShed: (event) => {
+        shed.push(event);
+        return event.event === 'call.blocked';
+      },
+    });
+    const drift = (observed: string): WebhookEvent => ({
+      event: 'catalog.drift',
+      server: 'demo',
+      session: 's',
+      mode: 'enforce',
+      drift: [{ kind: 'changed', key: 'tool:echo', tool: 'echo', pinned: 'sha256:a', observed }],
+    });
+    // 1 is being delivered (held); 2 and 3 fill the queue; 4 is shed.
+    expect([1, 2, 3, 4].map((id) => sink?.enqueue(blocked(id)))).toEqual([true, true, true, false]);
+    expect(sink.enqueue(drift('sha256:b'))).toBe(true);
+    expect(sink.enqueue(drift('sha256:c'))).toBe(true);
+    // Full of drift: a third drift is refused, never a drift evicted for it, and it is lost.
+    expect(sink.enqueue(drift('sha256:d'))).toBe(false);
+    expect(shed.map((event) => ('id' in event ? event.id : event.event))).toEqual([4, 3, 2, 'catalog.drift']);
+    expect(outcomes).toEqual(['carried', 'carried', 'carried', 'dropped']);
+    expect(lines.filter((line) => line.event === 'webhook.dropped')).toEqual([
+      expect.objectContaining({ alert: 'catalog.drift', why: 'full', webhook: 'hooks' }),
+    ]);
+    release();
+    await sink.whenIdle();
+    expect(
+      receiver.received.map((r) => {
+        const body = JSON.parse(r.body) as { id?: number; drift?: { observed: string }[] };
+        return body.id ?? body.drift?.[0]?.observed;
+      }),
+    ).toEqual([1, 'sha256:b', 'sha256:c']);
   });
 
   it('close() abandons what the grace period could not deliver', async () => {
