@@ -62,6 +62,38 @@ export async function readUpstreamBody(
 }
 
 /**
+ * Waits for the end of an upstream body that must be empty (no media type was given for it): its
+ * first byte is a body the gateway cannot parse, refused at once, and so is silence past `idleMs`.
+ */
+export function expectNoBody(upstream: IncomingMessage, idleMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const refuse = (error: UpstreamBodyError): void => {
+      clearTimeout(timer);
+      upstream.destroy();
+      reject(error);
+    };
+    const timer = setTimeout(
+      () =>
+        refuse(new UpstreamBodyError('timeout', `the upstream sent nothing of its answer for ${idleMs} ms`)),
+      idleMs,
+    );
+    upstream.once('data', () =>
+      refuse(new UpstreamBodyError('media_type', 'the upstream answered with a body of no media type')),
+    );
+    upstream.once('end', () => {
+      clearTimeout(timer);
+      if (upstream.complete) resolve();
+      else reject(new UpstreamBodyError('closed', 'the upstream closed the connection mid-answer'));
+    });
+    upstream.once('error', (error) =>
+      refuse(
+        new UpstreamBodyError('closed', `the upstream closed the connection mid-answer (${error.message})`),
+      ),
+    );
+  });
+}
+
+/**
  * Decides a JSON answer: parsed, every message validated and inspected (listings verified), and
  * the client receives the gateway's serialization of the result, with refused batch members
  * beside the upstream's answers. An empty body (a 202 or a DELETE's 200) stays empty.

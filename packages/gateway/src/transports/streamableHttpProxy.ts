@@ -7,7 +7,7 @@ import { copyEndToEnd } from '../wire/httpHeaders.js';
 import { isUtf8Charset, mcpBodyKind, parseMediaType } from '../wire/mediaType.js';
 import { failurePayload, type Exchange, type UpstreamFailureReason } from './exchange.js';
 import {
-  readUpstreamBody,
+  expectNoBody,
   relayJsonResponse,
   sendAccepted,
   sendJson,
@@ -144,6 +144,16 @@ export function createStreamableHttpProxy(options: StreamableHttpProxyOptions): 
     }
     const type = parseMediaType(upstream.headers['content-type']);
     const kind = type !== undefined && isUtf8Charset(type) ? mcpBodyKind(type) : 'other';
+    if (kind === 'other' && upstream.headers['content-type'] !== undefined) {
+      // A body the gateway cannot parse is refused as soon as it is announced: it is never read.
+      upstream.destroy();
+      const label = upstream.headers['content-type'];
+      const reason = status < 300 ? 'media_type' : 'upstream_status';
+      const message = `the upstream answered HTTP ${status} with a body of media type ${label}`;
+      log(exchange, 'upstream.refused_answer', reason, `refused the upstream's answer: ${message}`);
+      refuseAnswer(exchange, res, status, headers, reason, message);
+      return;
+    }
     const broken = (error: Error): void =>
       log(exchange, 'upstream.stream_broken', error.message, 'upstream stream broke');
     if (kind === 'sse' && status >= 200 && status < 300) {
@@ -170,31 +180,39 @@ export function createStreamableHttpProxy(options: StreamableHttpProxyOptions): 
     const decided =
       kind === 'json'
         ? relayJsonResponse(exchange, upstream, res, headers, bodyLimits)
-        : readUpstreamBody(upstream, bodyLimits.maxBytes, bodyLimits.idleMs).then((body) => {
+        : expectNoBody(upstream, bodyLimits.idleMs).then(() => {
             // A reply without a body (202 to notifications, 200 to a DELETE) says only its status.
-            if (body.length === 0 && status < 300) return sendAccepted(exchange, res, status, headers);
-            const label = upstream.headers['content-type'] ?? '(none)';
-            throw new UpstreamBodyError(
-              status < 300 ? 'media_type' : 'upstream_status',
-              `the upstream answered HTTP ${status} with a body of media type ${label}`,
-            );
+            if (status < 300) return sendAccepted(exchange, res, status, headers);
+            throw new UpstreamBodyError('upstream_status', `the upstream answered HTTP ${status}`);
           });
     decided.catch((error: unknown) => {
       const reason = error instanceof UpstreamBodyError ? error.reason : 'malformed';
       const message = (error as Error).message;
       log(exchange, 'upstream.refused_answer', reason, `refused the upstream's answer: ${message}`);
-      // An HTTP refusal keeps its status (a 404 ends the session, a 401 asks for credentials).
-      const relayed = status >= 400 && status !== 502;
-      fail(
-        exchange,
-        res,
-        relayed ? status : 502,
-        reason,
-        `toolpin: ${message}`,
-        relayed ? { status } : {},
-        relayed ? headers : {},
-      );
+      refuseAnswer(exchange, res, status, headers, reason, message);
     });
+  }
+
+  /** Answers in place of an upstream answer the gateway refused; an HTTP refusal keeps its status. */
+  function refuseAnswer(
+    exchange: Exchange,
+    res: ServerResponse,
+    status: number,
+    headers: OutgoingHttpHeaders,
+    reason: UpstreamFailureReason,
+    message: string,
+  ): void {
+    // A 404 ends the session, a 401 with WWW-Authenticate asks for credentials: both stay what they are.
+    const relayed = status >= 400 && status !== 502;
+    fail(
+      exchange,
+      res,
+      relayed ? status : 502,
+      reason,
+      `toolpin: ${message}`,
+      relayed ? { status } : {},
+      relayed ? headers : {},
+    );
   }
 
   return (exchange, req, res) => {

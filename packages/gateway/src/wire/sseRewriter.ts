@@ -32,6 +32,8 @@ export class SseRewriter {
   readonly #parser: EventSourceParser;
   readonly #options: SseRewriterOptions;
   #failed = false;
+  /** The text fed so far ended with a CR (a following LF belongs to the same line ending). */
+  #afterCr = false;
 
   constructor(options: SseRewriterOptions) {
     this.#options = options;
@@ -51,10 +53,25 @@ export class SseRewriter {
   push(chunk: Buffer | string): void {
     if (this.#failed) return;
     try {
-      this.#parser.feed(typeof chunk === 'string' ? chunk : this.#decoder.write(chunk));
+      this.#parser.feed(this.#lineFeeds(typeof chunk === 'string' ? chunk : this.#decoder.write(chunk)));
     } catch (error) {
       this.#fail(error as Error);
     }
+  }
+
+  /**
+   * The text with every line ending (CRLF, CR, LF: all three end a line in SSE) written as LF. The
+   * parser holds a line that ends in a bare CR until the next character shows it is not a CRLF,
+   * so a stream that uses CR alone would have its last event held back for as long as the upstream
+   * keeps quiet; here a CR ends its line at once, and an LF right after it (even in the next
+   * chunk) is the same line ending.
+   */
+  #lineFeeds(text: string): string {
+    if (text === '') return text;
+    let out = text;
+    if (this.#afterCr && out.charCodeAt(0) === 10 /* \n */) out = out.slice(1);
+    this.#afterCr = out.charCodeAt(out.length - 1) === 13; /* \r */
+    return out.indexOf('\r') < 0 ? out : out.replace(/\r\n?/g, '\n');
   }
 
   /** Flushes a final event that lacked its blank line, as clients would dispatch nothing for it. */
