@@ -7,6 +7,19 @@ export interface PinForOptions {
   profile?: string;
   /** Keep the pinned definitions in the pin (for drift explanations). @default true */
   definitions?: boolean;
+  /**
+   * Record the members outside the six (`_meta`, `icons`…) in the definitions, as `toolpin pin`
+   * does; false writes a pin of the earlier format, whose tools reach clients with six members. @default true
+   */
+  extraMembers?: boolean;
+}
+
+// A definition as a pin file records it: every member with a value, or the six hashed ones only.
+function pinnedDefinition(tool: Record<string, unknown>, extraMembers: boolean): Record<string, unknown> {
+  if (!extraMembers) return restrictTool(tool);
+  return Object.fromEntries(
+    Object.entries(tool).filter(([, value]) => value !== null && value !== undefined),
+  );
 }
 
 /** A pin-file object approving exactly `tools` for the server at `url`. */
@@ -28,7 +41,10 @@ export function pinFor(
   };
   if (options.definitions ?? true) {
     pin.definitions = Object.fromEntries(
-      digest.tools.map((tool, index) => [tool.key, restrictTool(tools[index] as Record<string, unknown>)]),
+      digest.tools.map((tool, index) => [
+        tool.key,
+        pinnedDefinition(tools[index] as Record<string, unknown>, options.extraMembers ?? true),
+      ]),
     );
   }
   return pin;

@@ -34,6 +34,16 @@ function collectPaths(a: unknown, b: unknown, pointer: string, out: string[]): v
   out.push(pointer);
 }
 
+/**
+ * RFC 6901 pointers, each prefixed with `base`, of the deepest places where two JSON values differ
+ * (`undefined` stands for an absent value). Empty when the values are equal.
+ */
+export function changedPointers(before: unknown, after: unknown, base = ''): string[] {
+  const out: string[] = [];
+  collectPaths(before, after, base, out);
+  return out;
+}
+
 /** Which hashed members of two restricted definitions differ, in spec member order. */
 export function changedMembers(pinned: RestrictedTool, observed: RestrictedTool): HashedMember[] {
   return HASHED_MEMBERS.filter((member) => !sameJson(pinned[member] ?? null, observed[member] ?? null));

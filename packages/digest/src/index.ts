@@ -24,6 +24,8 @@ export type { CatalogFold } from './catalogFold.js';
 export { digestCatalog } from './catalogDigest.js';
 /** One tool of a digested catalog, and the whole result. */
 export type { ToolEntry, CatalogDigestResult } from './catalogDigest.js';
+/** RFC 6901 pointers of the deepest places where two JSON values differ. */
+export { changedPointers } from './definitionPaths.js';
 /** Compares a pinned catalog side with an observed one, naming changed members and paths. */
 export { diffCatalogs } from './catalogDiff.js';
 /** Inputs and output of diffCatalogs. */

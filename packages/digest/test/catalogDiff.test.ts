@@ -1,4 +1,10 @@
-import { diffCatalogs, digestCatalog, restrictTool, type CatalogSide } from '../src/index.js';
+import {
+  changedPointers,
+  diffCatalogs,
+  digestCatalog,
+  restrictTool,
+  type CatalogSide,
+} from '../src/index.js';
 import { catalogTools } from './fixtures.js';
 
 function side(file: string, withDefinitions = true): CatalogSide {
@@ -92,5 +98,22 @@ describe('diffCatalogs', () => {
       '/inputSchema/properties/q/type',
       '/inputSchema/properties/r',
     ]);
+  });
+});
+
+describe('changedPointers', () => {
+  it('points at the deepest differences under a base, escaping "/" and "~" (RFC 6901)', () => {
+    expect(
+      changedPointers(
+        { 'ui/resourceUri': 'ui://a', 'a~b': [1, 2], same: { x: 1 } },
+        { 'ui/resourceUri': 'ui://b', 'a~b': [1, 3], same: { x: 1 } },
+        '/_meta',
+      ),
+    ).toEqual(['/_meta/a~0b/1', '/_meta/ui~1resourceUri']);
+  });
+
+  it('is empty for equal values (by canonical form) and the whole value when one side is absent', () => {
+    expect(changedPointers({ a: 1, b: 2 }, { b: 2, a: 1.0 })).toEqual([]);
+    expect(changedPointers([{ src: 'x' }], undefined, '/icons')).toEqual(['/icons']);
   });
 });

@@ -23,6 +23,7 @@ export {
 export type {
   GatewayConfig,
   ServerConfig,
+  ExtraMembers,
   PinConfig,
   UpstreamConfig,
   Mode,
@@ -84,7 +85,10 @@ export type {
   ToolDriftKind,
   DefinitionChange,
   TextChange,
+  ExplainSide,
 } from './explain/explainDrift.js';
+/** A tool served with members its pin does not record (stripped by the gateway, recorded by approve). */
+export type { UnpinnedMembers } from './explain/explainExtraMembers.js';
 /** The explanation as text for people; a word-level diff of two texts; renames among removed and added tools. */
 export { formatDriftExplanation } from './explain/formatDriftExplanation.js';
 export { diffWords } from './explain/wordDiff.js';

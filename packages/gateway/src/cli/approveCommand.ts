@@ -5,6 +5,7 @@ import { rewritePinFile } from '../config/rewritePinFile.js';
 import { GatewayError } from '../errors.js';
 import { escapeInvisible } from '../explain/escapeInvisible.js';
 import type { ToolDrift } from '../explain/explainDrift.js';
+import type { UnpinnedMembers } from '../explain/explainExtraMembers.js';
 import { formatDriftExplanation } from '../explain/formatDriftExplanation.js';
 import { CliInputError, EXIT_BAD_INPUT, reportInputError } from './cliInputError.js';
 import {
@@ -34,6 +35,11 @@ function describe(entry: ToolDrift): string {
   return `${entry.kind} ${name}`;
 }
 
+function describeRecorded(entry: UnpinnedMembers): string {
+  const members = entry.members.map(escapeInvisible).join(', ');
+  return `pin ${members} of ${escapeInvisible(entry.tool ?? entry.key)} by value`;
+}
+
 // Interactive only on a terminal: a pipe or CI job must say --yes, so no approval is ever implicit.
 async function confirm(question: string): Promise<boolean> {
   const prompt = createInterface({ input: process.stdin, output: process.stderr });
@@ -59,16 +65,15 @@ async function runApprove(path: string, options: ApproveCommandOptions): Promise
   const planned = planPinUpdate(live.server, live.observed, options.tool);
   if (!planned.ok) throw new CliInputError(planned.message);
   const { plan } = planned;
-  if (plan.approved.length === 0) {
+  if (plan.approved.length === 0 && plan.recorded.length === 0) {
     process.stdout.write(
       `nothing to approve: the live catalog of ${live.server.name} matches ${live.file}\n`,
     );
     return;
   }
   process.stdout.write(formatDriftExplanation(plan.explanation));
-  process.stdout.write(
-    `to approve in ${live.file}:\n${plan.approved.map((entry) => `  ${describe(entry)}\n`).join('')}`,
-  );
+  const changes = [...plan.approved.map(describe), ...plan.recorded.map(describeRecorded)];
+  process.stdout.write(`to approve in ${live.file}:\n${changes.map((change) => `  ${change}\n`).join('')}`);
   if (options.yes !== true) {
     if (process.stdin.isTTY !== true) {
       process.stderr.write(
@@ -77,7 +82,7 @@ async function runApprove(path: string, options: ApproveCommandOptions): Promise
       process.exitCode = EXIT_BAD_INPUT;
       return;
     }
-    if (!(await confirm(`Approve ${plan.approved.length} change(s) and rewrite ${live.file}? [y/N] `))) {
+    if (!(await confirm(`Approve ${changes.length} change(s) and rewrite ${live.file}? [y/N] `))) {
       process.stderr.write('not approved; nothing was written\n');
       process.exitCode = EXIT_DECLINED;
       return;

@@ -2,7 +2,7 @@ import { diffCatalogs } from '@toolpin/digest';
 import type { Command } from 'commander';
 import { explainDrift } from '../explain/explainDrift.js';
 import { CliInputError, reportInputError } from './cliInputError.js';
-import { formatDiff } from './formatDiff.js';
+import { diffWithMembers, formatDiff } from './formatDiff.js';
 import { readCatalogSide } from './readCatalogSide.js';
 
 /** Exit code when the observed catalog drifted from the pinned one. */
@@ -34,9 +34,9 @@ export function registerDiffCommand(program: Command): void {
             `${observedPath} is under profile ${observed.profile} and ${pinnedPath} under ${pinned.profile}; digests under different profiles never match`,
           );
         }
-        const diff = diffCatalogs(pinned, observed);
-        // Word diffs of changed texts and renames, when both sides hold definitions.
+        // Word diffs of changed texts, renames and members pinned by value, when both sides hold definitions.
         const explanation = explainDrift(pinned, observed);
+        const diff = diffWithMembers(diffCatalogs(pinned, observed), explanation);
         process.stdout.write(
           options.json
             ? JSON.stringify({ ...diff, explanation }) + '\n'

@@ -1,22 +1,65 @@
-import type { CatalogDiff } from '@toolpin/digest';
-import type { DriftExplanation } from '../explain/explainDrift.js';
+import type { CatalogDiff, ToolChange } from '@toolpin/digest';
+import { escapeInvisible } from '../explain/escapeInvisible.js';
+import type { DriftExplanation, ToolDrift } from '../explain/explainDrift.js';
 import type { CatalogSideResult } from './readCatalogSide.js';
+
+/** A changed tool of `toolpin diff`: members pinned by value are named beside the hashed ones. */
+export type MemberChange = Omit<ToolChange, 'members'> & { members?: string[] };
+
+/** The digest diff of `toolpin diff` with the changes of members pinned by value. */
+export type MembersDiff = Omit<CatalogDiff, 'changed'> & { changed: MemberChange[] };
+
+/**
+ * The digest diff with the explanation's verdict: a tool whose digest is unchanged but whose
+ * members pinned by value differ is `changed`, not `unchanged`, and the sides are not `equal`.
+ */
+export function diffWithMembers(diff: CatalogDiff, explanation: DriftExplanation): MembersDiff {
+  const changed: MemberChange[] = explanation.drift
+    .filter((entry) => entry.kind === 'changed')
+    .map((entry) => ({
+      key: entry.key,
+      ...(entry.tool === null ? {} : { name: entry.tool }),
+      pinned: entry.pinned ?? '',
+      observed: entry.observed ?? '',
+      ...(entry.members === undefined ? {} : { members: [...entry.members] }),
+      ...(entry.paths === undefined ? {} : { paths: [...entry.paths] }),
+    }));
+  const changedKeys = new Set(changed.map((change) => change.key));
+  const unchanged = diff.unchanged.filter((key) => !changedKeys.has(key));
+  return { ...diff, equal: explanation.equal, changed, unchanged };
+}
+
+function changedLines(entry: ToolDrift): string[] {
+  const name = entry.tool === null ? '' : ` (${escapeInvisible(entry.tool)})`;
+  const lines = [`changed   ${escapeInvisible(entry.key)}${name}`];
+  if (entry.members !== undefined) lines.push(`  members   ${entry.members.map(escapeInvisible).join(', ')}`);
+  if (entry.paths !== undefined) lines.push(`  paths     ${entry.paths.map(escapeInvisible).join(', ')}`);
+  for (const { path, diff: words } of entry.text ?? [])
+    lines.push(`  text      ${escapeInvisible(path)}: ${words}`);
+  lines.push(`  pinned    ${entry.pinned ?? '-'}`, `  observed  ${entry.observed ?? '-'}`);
+  return lines;
+}
 
 /** The readable report of `toolpin diff`: sides, verdict, then each changed, added and removed tool. */
 export function formatDiff(
-  diff: CatalogDiff,
+  diff: MembersDiff,
   pinned: CatalogSideResult,
   observed: CatalogSideResult,
-  explanation?: DriftExplanation,
+  explanation: DriftExplanation,
 ): string {
   // A removed and an added key that differ only by name are one rename, shown once.
-  const renames = explanation?.drift.filter((entry) => entry.kind === 'renamed') ?? [];
+  const renames = explanation.drift.filter((entry) => entry.kind === 'renamed');
   const renamed = new Set(renames.flatMap((entry) => [entry.key, entry.from?.key ?? '']));
   const added = diff.added.filter(({ key }) => !renamed.has(key));
   const removed = diff.removed.filter(({ key }) => !renamed.has(key));
+  const changed = explanation.drift.filter((entry) => entry.kind === 'changed');
   const lines = [`pinned    ${pinned.catalog}`, `observed  ${observed.catalog}`];
-  if (diff.equal) {
-    lines.push(`equal: ${diff.unchanged.length} tools, profile ${pinned.profile}`);
+  const notPinned = explanation.unpinned.map(
+    ({ key, members }) =>
+      `not pinned ${key}: ${members.map(escapeInvisible).join(', ')} (the gateway strips them)`,
+  );
+  if (explanation.equal) {
+    lines.push(`equal: ${explanation.unchanged} tools, profile ${pinned.profile}`, ...notPinned);
     return lines.join('\n') + '\n';
   }
   if (diff.wrongSubject) {
@@ -24,23 +67,16 @@ export function formatDiff(
       `wrong subject: none of the ${diff.added.length} observed tools is pinned; this is another server's catalog`,
     );
   }
-  for (const change of diff.changed) {
-    lines.push(`changed   ${change.key}${change.name === undefined ? '' : ` (${change.name})`}`);
-    if (change.members !== undefined) lines.push(`  members   ${change.members.join(', ')}`);
-    if (change.paths !== undefined) lines.push(`  paths     ${change.paths.join(', ')}`);
-    const text =
-      explanation?.drift.find((entry) => entry.kind === 'changed' && entry.key === change.key)?.text ?? [];
-    for (const { path, diff: words } of text) lines.push(`  text      ${path}: ${words}`);
-    lines.push(`  pinned    ${change.pinned}`, `  observed  ${change.observed}`);
-  }
+  for (const entry of changed) lines.push(...changedLines(entry));
   for (const entry of renames)
     lines.push(`renamed   ${entry.from?.key ?? '?'} -> ${entry.key} (identical but for the name)`);
   for (const { key, digest } of added) lines.push(`added     ${key}  ${digest}`);
   for (const { key, digest } of removed) lines.push(`removed   ${key}  ${digest}`);
-  const counts = [diff.changed, added, removed, diff.unchanged].map((list) => list.length);
+  lines.push(...notPinned);
+  const counts = [changed, added, removed].map((list) => list.length);
   const renamedCount = renames.length === 0 ? '' : `${renames.length} renamed, `;
   lines.push(
-    `drift: ${counts[0]} changed, ${renamedCount}${counts[1]} added, ${counts[2]} removed, ${counts[3]} unchanged`,
+    `drift: ${counts[0]} changed, ${renamedCount}${counts[1]} added, ${counts[2]} removed, ${explanation.unchanged} unchanged`,
   );
   return lines.join('\n') + '\n';
 }

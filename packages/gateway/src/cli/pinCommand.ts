@@ -124,7 +124,8 @@ async function runPin(options: PinCommandOptions): Promise<void> {
   const { tools, upstream } = await readTools(source, options);
   // Every tool must have a digest: a pin that leaves one out would block it forever.
   digestTools(tools, options.profile, source.describe);
-  const { pin, definitions } = pinFromCatalog(tools, options.profile);
+  // Every member of every definition is recorded: the six by digest, the others by value.
+  const { pin, definitions, extraMembers } = pinFromCatalog(tools, options.profile);
   const out = options.out === undefined ? undefined : resolve(options.out);
   const format = out !== undefined && out.toLowerCase().endsWith('.json') ? 'json' : 'yaml';
   const text = serializePinFile(
@@ -135,6 +136,7 @@ async function runPin(options: PinCommandOptions): Promise<void> {
       profile: options.profile,
       pin,
       definitions,
+      extraMembers,
     },
     format,
   );

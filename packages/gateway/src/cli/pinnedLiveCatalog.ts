@@ -62,8 +62,16 @@ export async function comparePinWithLive(
   });
   const observed = observeCatalog(live.tools, server.profile);
   const explanation = explainDrift(
-    { tools: { ...server.pin.tools }, definitions: { ...server.definitions } },
-    { tools: { ...observed.pin.tools }, definitions: observed.definitions },
+    {
+      tools: { ...server.pin.tools },
+      definitions: { ...server.definitions },
+      extraMembers: server.extraMembers,
+    },
+    {
+      tools: { ...observed.pin.tools },
+      definitions: observed.definitions,
+      extraMembers: observed.extraMembers,
+    },
   );
   return { file, text, server, observed, explanation, pages: live.pages };
 }

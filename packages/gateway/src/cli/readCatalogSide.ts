@@ -5,13 +5,19 @@ import {
   type CatalogSide,
   type RestrictedTool,
 } from '@toolpin/digest';
+import { extraMembersOf, type ExtraMembers } from '../config/extraMembers.js';
 import { CliInputError } from './cliInputError.js';
 import { digestTools } from './digestTools.js';
 import { readDocument } from './readDocument.js';
 import { toolsFromDocument } from './toolsFromDocument.js';
 
 /** One side of `toolpin diff`, with the profile it was computed under and its catalog digest. */
-export type CatalogSideResult = CatalogSide & { profile: string; catalog: string };
+export type CatalogSideResult = CatalogSide & {
+  profile: string;
+  catalog: string;
+  /** Key -> members outside the six: as served (a catalog), or pinned by value (a pin file's definitions). */
+  extraMembers?: Record<string, ExtraMembers>;
+};
 
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
 
@@ -25,12 +31,16 @@ function sideFromCatalog(document: unknown, path: string, profile: string): Cata
   const counts = new Map<string, number>();
   for (const entry of result.tools) counts.set(entry.key, (counts.get(entry.key) ?? 0) + 1);
   const definitions: Record<string, RestrictedTool> = {};
+  const extraMembers: Record<string, ExtraMembers> = {};
   // A key shared by several tools has no single definition to compare, so it gets none.
   for (const entry of result.tools) {
-    if (counts.get(entry.key) === 1)
-      definitions[entry.key] = restrictTool(tools[entry.index] as Record<string, unknown>);
+    if (counts.get(entry.key) !== 1) continue;
+    const tool = tools[entry.index] as Record<string, unknown>;
+    definitions[entry.key] = restrictTool(tool);
+    const extras = extraMembersOf(tool);
+    if (extras !== undefined) extraMembers[entry.key] = extras;
   }
-  return { profile, catalog: result.catalog, tools: result.entries, definitions };
+  return { profile, catalog: result.catalog, tools: result.entries, definitions, extraMembers };
 }
 
 function pinProfile(document: Record<string, unknown>, path: string, requested: string | undefined): string {
@@ -79,11 +89,15 @@ function sideFromPin(
   if (document.definitions !== undefined) {
     if (!isObject(document.definitions)) throw new CliInputError(`${path}: definitions must be a mapping`);
     const definitions: Record<string, RestrictedTool> = {};
+    const extraMembers: Record<string, ExtraMembers> = {};
     for (const [key, definition] of Object.entries(document.definitions)) {
       if (!isObject(definition)) throw new CliInputError(`${path}: definitions["${key}"] must be a mapping`);
       definitions[key] = restrictTool(definition);
+      const extras = extraMembersOf(definition);
+      if (extras !== undefined) extraMembers[key] = extras;
     }
     side.definitions = definitions;
+    side.extraMembers = extraMembers;
   }
   return side;
 }

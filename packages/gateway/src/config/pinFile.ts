@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { restrictTool, type RestrictedTool } from '@toolpin/digest';
 import { fromZodError, invalidField } from './configError.js';
 import { deepFreeze } from './deepFreeze.js';
+import { extraMembersOf, type ExtraMembers } from './extraMembers.js';
 import { pinFileSchema, TRUST_ON_FIRST_USE, type PinFileData } from './pinFileSchema.js';
 import { parseDocumentText, readDocumentFile } from './readDocument.js';
 import type { ServerConfig, UpstreamConfig } from './types.js';
@@ -17,8 +18,12 @@ export function parseServerConfig(value: unknown, file: string): ServerConfig {
   const pending = (detached as { pin?: unknown } | null)?.pin === TRUST_ON_FIRST_USE;
   verifyPin(data, file);
   const definitions: Record<string, RestrictedTool> = {};
-  for (const [key, definition] of Object.entries(data.definitions))
+  const extraMembers: Record<string, ExtraMembers> = {};
+  for (const [key, definition] of Object.entries(data.definitions)) {
     definitions[key] = restrictTool(definition);
+    const extras = extraMembersOf(definition);
+    if (extras !== undefined) extraMembers[key] = extras;
+  }
   return deepFreeze({
     name: data.name,
     file,
@@ -28,6 +33,7 @@ export function parseServerConfig(value: unknown, file: string): ServerConfig {
     onDrift: data.onDrift,
     pin: { catalog: data.pin.catalog, tools: data.pin.tools },
     definitions,
+    extraMembers,
     ...(data.alerts === undefined ? {} : { alerts: data.alerts }),
     ...(pending ? { trustOnFirstUse: true as const } : {}),
   });

@@ -84,15 +84,20 @@ export const upstreamSchema = z.unknown().transform((value, ctx) => {
   return z.NEVER;
 });
 
-/** The hashed members of a pinned definition; anything else (such as `_meta`) is not pinned and is rejected. */
-export const definitionSchema = z.strictObject({
-  name: z.string().min(1),
-  title: z.unknown().optional(),
-  description: z.unknown().optional(),
-  inputSchema: z.unknown().optional(),
-  outputSchema: z.unknown().optional(),
-  annotations: z.unknown().optional(),
-});
+/**
+ * A pinned definition: the six hashed members (verified against the pinned digest), and any other
+ * member (`icons`, `execution`, `_meta`, vendor keys) pinned by value (see extraMembers.ts).
+ */
+export const definitionSchema = z
+  .object({
+    name: z.string().min(1),
+    title: z.unknown().optional(),
+    description: z.unknown().optional(),
+    inputSchema: z.unknown().optional(),
+    outputSchema: z.unknown().optional(),
+    annotations: z.unknown().optional(),
+  })
+  .catchall(z.unknown());
 
 /** The pin: the catalog digest and the folded per-key digests it is computed over. */
 export const pinSchema = z.strictObject({

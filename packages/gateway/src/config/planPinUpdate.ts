@@ -1,5 +1,7 @@
-import { canonicalizeJson, encodeToolKey, type RestrictedTool } from '@toolpin/digest';
+import { encodeToolKey } from '@toolpin/digest';
 import { explainDrift, type DriftExplanation, type ToolDrift } from '../explain/explainDrift.js';
+import type { UnpinnedMembers } from '../explain/explainExtraMembers.js';
+import { joinDefinition, sameJsonValue, type PinnedDefinition } from './extraMembers.js';
 import type { CatalogPin } from './pinFromCatalog.js';
 import type { PinDocumentUpdate } from './updatePinDocument.js';
 import type { ServerConfig } from './types.js';
@@ -10,6 +12,8 @@ export interface PinUpdatePlan extends PinDocumentUpdate {
   readonly explanation: DriftExplanation;
   /** The drift entries this update approves (all of them, or those of the named tools). */
   readonly approved: readonly ToolDrift[];
+  /** The served members, not recorded so far, that this update pins by value (all, or the named tools'). */
+  readonly recorded: readonly UnpinnedMembers[];
 }
 
 /** The outcome of {@link planPinUpdate}: a plan, or why the request cannot be planned. */
@@ -18,34 +22,45 @@ export type PinUpdatePlanResult =
 
 const OVERFLOW_KEY = 'tools:overflow';
 
-function sameDefinition(a: RestrictedTool | undefined, b: RestrictedTool | undefined): boolean {
-  if (a === undefined || b === undefined) return a === b;
-  try {
-    return canonicalizeJson(a) === canonicalizeJson(b);
-  } catch {
-    return false;
-  }
+type Side = Pick<CatalogPin, 'definitions' | 'extraMembers'>;
+
+/** The whole definition a side holds for a key (every member), if it holds one. */
+function pinnedDefinitionOf(side: Side, key: string): PinnedDefinition | undefined {
+  if (!Object.hasOwn(side.definitions, key)) return undefined;
+  const extras = Object.hasOwn(side.extraMembers, key) ? side.extraMembers[key] : undefined;
+  return joinDefinition(side.definitions[key] ?? {}, extras);
+}
+
+interface Selection {
+  readonly entries: ToolDrift[];
+  readonly recorded: UnpinnedMembers[];
 }
 
 function selectEntries(
   explanation: DriftExplanation,
   names: readonly string[],
-): { entries: ToolDrift[] } | { message: string } {
+): Selection | { message: string } {
   const entries = new Set<ToolDrift>();
+  const recorded = new Set<UnpinnedMembers>();
   for (const name of names) {
     const key = encodeToolKey(name);
     const matches = explanation.drift.filter((entry) => entry.key === key || entry.from?.key === key);
-    if (matches.length === 0)
-      return { message: `--tool ${JSON.stringify(name)}: the live catalog shows no drift for this tool` };
+    const unpinned = explanation.unpinned.filter((entry) => entry.key === key);
+    if (matches.length === 0 && unpinned.length === 0)
+      return {
+        message: `--tool ${JSON.stringify(name)}: the live catalog shows no drift and no unpinned member for this tool`,
+      };
     for (const entry of matches) entries.add(entry);
+    for (const entry of unpinned) recorded.add(entry);
   }
-  return { entries: [...entries] };
+  return { entries: [...entries], recorded: [...recorded] };
 }
 
 /**
  * Plans the approval of an observed catalog against a server's current pin: with no `tools`, the
- * pin becomes the observed catalog; with tool names, only their entries change (a rename moves
- * both keys). The new catalog digest is the fold of the resulting tool digests.
+ * pin becomes the observed catalog, every member of every definition recorded; with tool names,
+ * only their entries change (a rename moves both keys). The new catalog digest is the fold of the
+ * resulting tool digests.
  */
 export function planPinUpdate(
   current: ServerConfig,
@@ -53,13 +68,23 @@ export function planPinUpdate(
   tools?: readonly string[],
 ): PinUpdatePlanResult {
   const explanation = explainDrift(
-    { tools: { ...current.pin.tools }, definitions: { ...current.definitions } },
-    { tools: { ...observed.pin.tools }, definitions: observed.definitions },
+    {
+      tools: { ...current.pin.tools },
+      definitions: { ...current.definitions },
+      extraMembers: current.extraMembers,
+    },
+    {
+      tools: { ...observed.pin.tools },
+      definitions: observed.definitions,
+      extraMembers: observed.extraMembers,
+    },
   );
   if (tools === undefined || tools.length === 0) {
-    const set: Record<string, RestrictedTool> = {};
-    for (const [key, definition] of Object.entries(observed.definitions)) {
-      if (!sameDefinition(current.definitions[key], definition)) set[key] = definition;
+    const set: Record<string, PinnedDefinition> = {};
+    for (const key of Object.keys(observed.definitions)) {
+      const definition = pinnedDefinitionOf(observed, key);
+      if (definition !== undefined && !sameJsonValue(pinnedDefinitionOf(current, key), definition))
+        set[key] = definition;
     }
     const remove = Object.keys(current.definitions).filter(
       (key) => !Object.hasOwn(observed.definitions, key),
@@ -69,6 +94,7 @@ export function planPinUpdate(
       definitions: { set, remove },
       explanation,
       approved: explanation.drift,
+      recorded: explanation.unpinned,
     };
     return { ok: true, plan };
   }
@@ -82,19 +108,29 @@ export function planPinUpdate(
   const selected = selectEntries(explanation, tools);
   if ('message' in selected) return { ok: false, message: selected.message };
   const next: Record<string, string> = { ...current.pin.tools };
-  const set: Record<string, RestrictedTool> = {};
+  const set: Record<string, PinnedDefinition> = {};
   const remove: string[] = [];
-  const keys = selected.entries.flatMap((entry) =>
-    entry.from === undefined ? [entry.key] : [entry.from.key, entry.key],
-  );
+  const keys = new Set([
+    ...selected.entries.flatMap((entry) =>
+      entry.from === undefined ? [entry.key] : [entry.from.key, entry.key],
+    ),
+    ...selected.recorded.map((entry) => entry.key),
+  ]);
   for (const key of keys) {
     const digest = observed.pin.tools[key];
-    const definition = observed.definitions[key];
+    const definition = pinnedDefinitionOf(observed, key);
     if (digest === undefined) delete next[key];
     else next[key] = digest;
     if (definition !== undefined) set[key] = definition;
     else if (Object.hasOwn(current.definitions, key)) remove.push(key);
   }
   const pin = { catalog: catalogOfFoldedTools(next), tools: next };
-  return { ok: true, plan: { pin, definitions: { set, remove }, explanation, approved: selected.entries } };
+  const plan = {
+    pin,
+    definitions: { set, remove },
+    explanation,
+    approved: selected.entries,
+    recorded: selected.recorded,
+  };
+  return { ok: true, plan };
 }

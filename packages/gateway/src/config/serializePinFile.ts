@@ -1,5 +1,6 @@
-import { HASHED_MEMBERS, TRACE_PROFILE, type RestrictedTool } from '@toolpin/digest';
+import { TRACE_PROFILE } from '@toolpin/digest';
 import { stringify } from 'yaml';
+import { joinDefinition } from './extraMembers.js';
 import { TRUST_ON_FIRST_USE } from './pinFileSchema.js';
 import type { AlertsConfig, PinFileInput } from './types.js';
 
@@ -9,8 +10,8 @@ export type PinFileFormat = 'yaml' | 'json';
 /**
  * Writes a pin file in the documented member order (name, upstream, mode, profile, onDrift, pin,
  * definitions), with every default spelled out (empty headers, args and env left out), tool keys
- * sorted and definition members in hashed order, so that re-pinning the same catalog yields the
- * same bytes. `file` is not written.
+ * sorted, definition members in hashed order and then the members pinned by value sorted by name,
+ * so that re-pinning the same catalog yields the same bytes. `file` is not written.
  */
 export function serializePinFile(server: PinFileInput, format: PinFileFormat): string {
   const document = toDocument(server);
@@ -35,8 +36,13 @@ function toDocument(server: PinFileInput): Record<string, unknown> {
         : { catalog: server.pin.catalog, tools: sortKeys(server.pin.tools) },
   };
   if (Object.keys(definitions).length > 0) {
-    const ordered: Record<string, RestrictedTool> = {};
-    for (const key of Object.keys(definitions).sort()) ordered[key] = orderMembers(definitions[key] ?? {});
+    const extras = server.extraMembers ?? {};
+    const ordered: Record<string, Record<string, unknown>> = {};
+    for (const key of Object.keys(definitions).sort())
+      ordered[key] = joinDefinition(
+        definitions[key] ?? {},
+        Object.hasOwn(extras, key) ? extras[key] : undefined,
+      );
     document.definitions = ordered;
   }
   return document;
@@ -74,15 +80,6 @@ function upstreamDocument(upstream: PinFileInput['upstream']): Record<string, un
     ...(Object.keys(env).length === 0 ? {} : { env: sortKeys(env) }),
     ...(upstream.cwd === undefined ? {} : { cwd: upstream.cwd }),
   };
-}
-
-function orderMembers(definition: RestrictedTool): RestrictedTool {
-  const ordered: RestrictedTool = {};
-  for (const member of HASHED_MEMBERS) {
-    const value = definition[member];
-    if (value !== undefined && value !== null) ordered[member] = value;
-  }
-  return ordered;
 }
 
 function sortKeys<T>(record: Readonly<Record<string, T>>): Record<string, T> {

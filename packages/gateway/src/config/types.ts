@@ -1,4 +1,5 @@
 import type { RestrictedTool } from '@toolpin/digest';
+import type { ExtraMembers } from './extraMembers.js';
 
 /** What the gateway does when a catalog disagrees with its pin: `enforce` blocks, `monitor` only reports. */
 export type Mode = 'enforce' | 'monitor';
@@ -78,7 +79,13 @@ export interface ServerConfig {
   readonly profile: string;
   readonly onDrift: OnDrift;
   readonly pin: PinConfig;
+  /** Key -> the six hashed members of the pinned definition (explains drift). */
   readonly definitions: Readonly<Record<string, RestrictedTool>>;
+  /**
+   * Key -> the other members of the pinned definition, pinned by value; absent for a key whose
+   * definition records none (its tools reach clients with the six hashed members only).
+   */
+  readonly extraMembers: Readonly<Record<string, ExtraMembers>>;
   /** This server's own webhooks (beside the gateway's); absent when the pin file has none. */
   readonly alerts?: AlertsConfig;
   /** Set when the pin file says `pin: trust-on-first-use`: `pin` is empty until the first complete observation is written. */
@@ -139,6 +146,8 @@ export interface PinFileInput {
   readonly pin: PinConfig;
   /** @default {} */
   readonly definitions?: Readonly<Record<string, RestrictedTool>>;
+  /** Written into each key's definition after the six hashed members. @default {} */
+  readonly extraMembers?: Readonly<Record<string, ExtraMembers>>;
   /** Written only when present. */
   readonly alerts?: AlertsConfig;
   /** Writes `pin: trust-on-first-use` instead of `pin`. */

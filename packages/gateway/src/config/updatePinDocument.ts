@@ -1,21 +1,19 @@
-import { HASHED_MEMBERS, type RestrictedTool } from '@toolpin/digest';
+import { restrictTool } from '@toolpin/digest';
 import { isMap, parseDocument, type Document } from 'yaml';
+import { extraMembersOf, joinDefinition, type PinnedDefinition } from './extraMembers.js';
 import type { PinConfig } from './types.js';
 
-/** What a pin rewrite changes: the whole new pin, and the definitions to set or drop. */
+/** What a pin rewrite changes: the whole new pin, and the definitions to set (every member) or drop. */
 export interface PinDocumentUpdate {
   readonly pin: PinConfig;
   readonly definitions: {
-    readonly set: Readonly<Record<string, RestrictedTool>>;
+    readonly set: Readonly<Record<string, PinnedDefinition>>;
     readonly remove: readonly string[];
   };
 }
 
-function orderMembers(definition: RestrictedTool): Record<string, unknown> {
-  const ordered: Record<string, unknown> = {};
-  for (const member of HASHED_MEMBERS)
-    if (definition[member] !== undefined) ordered[member] = definition[member];
-  return ordered;
+function orderMembers(definition: PinnedDefinition): PinnedDefinition {
+  return joinDefinition(restrictTool(definition), extraMembersOf(definition));
 }
 
 function sorted<T>(record: Readonly<Record<string, T>>): Record<string, T> {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { digestTool, encodeToolKey } from '@toolpin/digest';
+import { canonicalizeJson, digestTool, encodeToolKey } from '@toolpin/digest';
 import { invalidField } from './configError.js';
+import { extraMembersOf } from './extraMembers.js';
 import { formatFieldPath } from './fieldPath.js';
 import type { PinFileData } from './pinFileSchema.js';
 
@@ -92,5 +93,23 @@ function verifyDefinition(
       data: { actual: digest },
       note: `(it hashes to ${digest} under ${data.profile})`,
     });
+  }
+  verifyExtraMembers(key, definition, file);
+}
+
+// A member pinned by value is compared by its RFC 8785 form: one without (a YAML .nan, say) could
+// never match what a server serves, so the file is refused rather than the tool blocked forever.
+function verifyExtraMembers(key: string, definition: Readonly<Record<string, unknown>>, file: string): void {
+  for (const [member, value] of Object.entries(extraMembersOf(definition) ?? {})) {
+    try {
+      canonicalizeJson(value);
+    } catch (cause) {
+      const reason = cause instanceof Error ? cause.message : String(cause);
+      const field = formatFieldPath(['definitions', key, member]);
+      throw invalidField('GW_PIN_FILE_INVALID', file, field, 'a JSON value (pinned by value)', {
+        note: `(${reason})`,
+        cause,
+      });
+    }
   }
 }

@@ -1,19 +1,15 @@
-import { diffCatalogs, type CatalogSide, type HashedMember, type RestrictedTool } from '@toolpin/digest';
+import { diffCatalogs, type CatalogDiff, type CatalogSide, type RestrictedTool } from '@toolpin/digest';
+import type { ExtraMembers } from '../config/extraMembers.js';
 import { detectRenames } from './detectRenames.js';
-import { diffWords } from './wordDiff.js';
+import { explainExtraMembers, unpinnedMembers, type UnpinnedMembers } from './explainExtraMembers.js';
+import { textChanges, type TextChange } from './textChanges.js';
 
-/** A word-level diff of one changed text value, at its JSON Pointer in the definition. */
-export interface TextChange {
-  /** RFC 6901 pointer, e.g. `/description` or `/inputSchema/properties/q/description`. */
-  readonly path: string;
-  /** `… unchanged words [-deleted-] [+inserted+] …` (see diffWords). */
-  readonly diff: string;
-}
+export type { TextChange } from './textChanges.js';
 
 /** How two definitions of one tool differ. */
 export interface DefinitionChange {
-  /** The hashed members that differ, in spec order. */
-  readonly members: readonly HashedMember[];
+  /** The members that differ: hashed ones in spec order, then members pinned by value, sorted. */
+  readonly members: readonly string[];
   /** RFC 6901 pointers of the differing values. */
   readonly paths: readonly string[];
   /** Word diffs of the changed text values (description, title, annotations.title, schema texts). */
@@ -35,7 +31,7 @@ export interface ToolDrift {
   /** For `renamed`: the pinned key and name. */
   readonly from?: { readonly key: string; readonly tool: string | null };
   /** For `changed` and `renamed` when both definitions are known. */
-  readonly members?: readonly HashedMember[];
+  readonly members?: readonly string[];
   readonly paths?: readonly string[];
   readonly text?: readonly TextChange[];
 }
@@ -50,40 +46,22 @@ export interface DriftExplanation {
   readonly drift: readonly ToolDrift[];
   /** How many tools are unchanged. */
   readonly unchanged: number;
+  /**
+   * Tools (changed or unchanged) whose observed definition has members the pin does not record:
+   * the gateway strips them until `toolpin approve` records them. Not drift.
+   */
+  readonly unpinned: readonly UnpinnedMembers[];
+}
+
+/** One side of an explanation: digests, definitions, and the members outside the six per key. */
+export interface ExplainSide extends CatalogSide {
+  /** Key -> members outside the six: pinned by value (a pin), or as served (a catalog). */
+  readonly extraMembers?: Readonly<Record<string, ExtraMembers>>;
 }
 
 // The text members the issue names, checked even when a whole parent object appeared or vanished
 // (then the changed path is `/annotations`, not `/annotations/title`).
 const TEXT_POINTERS = ['/title', '/description', '/annotations/title'];
-const MAX_TEXT_CHANGES = 10;
-
-function valueAt(value: unknown, pointer: string): unknown {
-  let current = value;
-  for (const token of pointer.split('/').slice(1)) {
-    const name = token.replace(/~1/g, '/').replace(/~0/g, '~');
-    if (typeof current !== 'object' || current === null || !Object.hasOwn(current, name)) return undefined;
-    current = (current as Record<string, unknown>)[name];
-  }
-  return current;
-}
-
-function textChanges(
-  pinned: RestrictedTool,
-  observed: RestrictedTool,
-  paths: readonly string[],
-): TextChange[] {
-  const changes: TextChange[] = [];
-  for (const path of new Set([...TEXT_POINTERS, ...paths])) {
-    if (changes.length >= MAX_TEXT_CHANGES) break;
-    const before = valueAt(pinned, path);
-    const after = valueAt(observed, path);
-    const isText = (v: unknown): boolean => typeof v === 'string' || v === undefined;
-    if (before === after || !isText(before) || !isText(after)) continue;
-    const diff = diffWords((before as string | undefined) ?? '', (after as string | undefined) ?? '');
-    if (diff !== '') changes.push({ path, diff });
-  }
-  return changes;
-}
 
 /** Which members and paths of two definitions of one tool differ, with word diffs of changed texts. */
 export function explainDefinitionChange(pinned: RestrictedTool, observed: RestrictedTool): DefinitionChange {
@@ -95,7 +73,7 @@ export function explainDefinitionChange(pinned: RestrictedTool, observed: Restri
   ).changed[0];
   const members = change?.members ?? [];
   const paths = change?.paths ?? [];
-  return { members, paths, text: textChanges(pinned, observed, paths) };
+  return { members, paths, text: textChanges(pinned, observed, paths, { pointers: TEXT_POINTERS }) };
 }
 
 function nameOf(side: CatalogSide, key: string): string | null {
@@ -120,13 +98,85 @@ function explained(
   return explainDefinitionChange(pinned, observed);
 }
 
+function extrasOf(side: ExplainSide, key: string): ExtraMembers | undefined {
+  return side.extraMembers !== undefined && Object.hasOwn(side.extraMembers, key)
+    ? side.extraMembers[key]
+    : undefined;
+}
+
+// The members pinned by value are compared only where the observed side holds the definition: a
+// side of digests alone says nothing about them.
+function extrasChange(pinned: ExplainSide, observed: ExplainSide, key: string): DefinitionChange | undefined {
+  const recorded = extrasOf(pinned, key);
+  if (recorded === undefined || definitionOf(observed, key) === undefined) return undefined;
+  const change = explainExtraMembers(recorded, extrasOf(observed, key));
+  return change.members.length === 0 ? undefined : change;
+}
+
+/** Two explanations of one tool as one: hashed members first (what the digest says), then the members pinned by value. */
+export function joinChanges(
+  hashed: Partial<DefinitionChange>,
+  extras: DefinitionChange | undefined,
+): Partial<DefinitionChange> {
+  if (extras === undefined) return hashed;
+  return {
+    members: [...(hashed.members ?? []), ...extras.members],
+    paths: [...(hashed.paths ?? []), ...extras.paths],
+    text: [...(hashed.text ?? []), ...extras.text],
+  };
+}
+
+function changedEntries(pinned: ExplainSide, observed: ExplainSide, diff: CatalogDiff): ToolDrift[] {
+  const entries: ToolDrift[] = [];
+  for (const change of diff.changed) {
+    const hashed = explained(definitionOf(pinned, change.key), definitionOf(observed, change.key));
+    const explanation = joinChanges(
+      {
+        ...(change.members === undefined ? {} : { members: change.members }),
+        ...(change.paths === undefined ? {} : { paths: change.paths }),
+        ...(hashed.text === undefined ? {} : { text: hashed.text }),
+      },
+      extrasChange(pinned, observed, change.key),
+    );
+    entries.push({
+      kind: 'changed',
+      key: change.key,
+      tool: change.name ?? null,
+      pinned: change.pinned,
+      observed: change.observed,
+      ...explanation,
+    });
+  }
+  // Same digest, but a member pinned by value differs: drift like any other.
+  for (const key of diff.unchanged) {
+    const extras = extrasChange(pinned, observed, key);
+    if (extras === undefined) continue;
+    const digest = pinned.tools[key] ?? null;
+    const tool = nameOf(observed, key) ?? nameOf(pinned, key);
+    entries.push({ kind: 'changed', key, tool, pinned: digest, observed: digest, ...extras });
+  }
+  return entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+function unpinnedOf(pinned: ExplainSide, observed: ExplainSide, diff: CatalogDiff): UnpinnedMembers[] {
+  const found: UnpinnedMembers[] = [];
+  const keys = [...diff.changed.map((change) => change.key), ...diff.unchanged].sort();
+  for (const key of keys) {
+    if (definitionOf(observed, key) === undefined) continue;
+    const members = unpinnedMembers(extrasOf(pinned, key), extrasOf(observed, key));
+    if (members.length > 0) found.push({ key, tool: nameOf(observed, key), members });
+  }
+  return found;
+}
+
 /**
  * Compares a pinned catalog with an observed one and explains each difference: for a changed
  * tool the members, JSON Pointer paths and word diffs of texts (when the pin holds the pinned
- * definition); a removed and an added key whose definitions are identical but for the name are
- * one `renamed` entry.
+ * definition), including the members pinned by value, whose change is drift even under an equal
+ * digest; a removed and an added key whose definitions are identical but for the name are one
+ * `renamed` entry. Served members the pin does not record are listed in `unpinned`, not as drift.
  */
-export function explainDrift(pinned: CatalogSide, observed: CatalogSide): DriftExplanation {
+export function explainDrift(pinned: ExplainSide, observed: ExplainSide): DriftExplanation {
   const diff = diffCatalogs(pinned, observed);
   const renames = detectRenames(
     diff.removed.map(({ key }) => ({ key, definition: definitionOf(pinned, key) })),
@@ -134,20 +184,8 @@ export function explainDrift(pinned: CatalogSide, observed: CatalogSide): DriftE
   );
   const renamedFrom = new Set(renames.map((rename) => rename.from));
   const renamedTo = new Set(renames.map((rename) => rename.to));
-  const drift: ToolDrift[] = [];
-  for (const change of diff.changed) {
-    const text = explained(definitionOf(pinned, change.key), definitionOf(observed, change.key)).text;
-    drift.push({
-      kind: 'changed',
-      key: change.key,
-      tool: change.name ?? null,
-      pinned: change.pinned,
-      observed: change.observed,
-      ...(change.members === undefined ? {} : { members: change.members }),
-      ...(change.paths === undefined ? {} : { paths: change.paths }),
-      ...(text === undefined ? {} : { text }),
-    });
-  }
+  const drift = changedEntries(pinned, observed, diff);
+  const changedByMembers = drift.length - diff.changed.length;
   for (const { from, to } of renames) {
     drift.push({
       kind: 'renamed',
@@ -167,5 +205,11 @@ export function explainDrift(pinned: CatalogSide, observed: CatalogSide): DriftE
     if (!renamedFrom.has(key))
       drift.push({ kind: 'removed', key, tool: nameOf(pinned, key), pinned: digest, observed: null });
   }
-  return { equal: diff.equal, wrongSubject: diff.wrongSubject, drift, unchanged: diff.unchanged.length };
+  return {
+    equal: diff.equal && changedByMembers === 0,
+    wrongSubject: diff.wrongSubject,
+    drift,
+    unchanged: diff.unchanged.length - changedByMembers,
+    unpinned: unpinnedOf(pinned, observed, diff),
+  };
 }

@@ -16,12 +16,15 @@ function formatTool(entry: ToolDrift): string[] {
     if (entry.members === undefined) {
       lines.push('  the pin holds no definition of this tool: re-pin with definitions to see what changed');
     } else {
-      lines.push(`  members: ${entry.members.join(', ')}`);
-      lines.push(`  paths:   ${(entry.paths ?? []).join(' ')}`);
+      // Members pinned by value are named by the server: escaped like every served text.
+      lines.push(`  members: ${entry.members.map(escapeInvisible).join(', ')}`);
+      lines.push(`  paths:   ${(entry.paths ?? []).map(escapeInvisible).join(' ')}`);
     }
   }
-  for (const change of entry.text ?? []) lines.push(`  ${change.path}: ${change.diff}`);
-  if (entry.kind === 'changed' || entry.kind === 'renamed') {
+  for (const change of entry.text ?? []) lines.push(`  ${escapeInvisible(change.path)}: ${change.diff}`);
+  if (entry.kind === 'changed' && entry.pinned !== null && entry.pinned === entry.observed) {
+    lines.push(`  digest:  ${entry.pinned} (unchanged: a member pinned by value differs)`);
+  } else if (entry.kind === 'changed' || entry.kind === 'renamed') {
     lines.push(`  digest:  ${entry.pinned ?? '-'} -> ${entry.observed ?? '-'}`);
   } else {
     lines.push(`  digest:  ${entry.pinned ?? entry.observed ?? '-'}`);
@@ -35,8 +38,9 @@ function countOf(explanation: DriftExplanation, kind: ToolDrift['kind']): number
 
 /**
  * The explanation as text for people (CLI output, review before approve): one summary line, then
- * per tool its kind, name and key, changed members and paths, word diffs and digests. Names and
- * texts from the server are shown with invisible characters escaped.
+ * per tool its kind, name and key, changed members and paths, word diffs and digests; then the
+ * served members the pin does not record. Names and texts from the server are shown with invisible
+ * characters escaped.
  */
 export function formatDriftExplanation(explanation: DriftExplanation): string {
   const counts = (['changed', 'renamed', 'added', 'removed'] as const)
@@ -51,5 +55,9 @@ export function formatDriftExplanation(explanation: DriftExplanation): string {
     lines.push('wrong subject: no observed tool is pinned; this is not the pinned server');
   }
   for (const entry of explanation.drift) lines.push(...formatTool(entry));
+  for (const { key, tool, members } of explanation.unpinned) {
+    const names = members.map(escapeInvisible).join(', ');
+    lines.push(`not pinned ${label(tool, key)}: ${names} (the gateway strips them; approve to pin them)`);
+  }
   return lines.join('\n') + '\n';
 }

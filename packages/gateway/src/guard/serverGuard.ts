@@ -8,6 +8,7 @@ import type { CallDecision } from '../policy/decision.js';
 import type { PageInspection } from '../policy/inspectToolsPage.js';
 import { decideCall } from '../policy/decideCall.js';
 import { inspectToolsPage } from '../policy/inspectToolsPage.js';
+import { UnpinnedMembersNotice } from '../policy/unpinnedMembersNotice.js';
 import type { FetchedPage } from '../state/fetchToolPages.js';
 import type { CatalogCompletion, SessionCatalog } from '../state/sessionCatalog.js';
 import type { SessionState, SessionStore } from '../state/sessionStore.js';
@@ -80,6 +81,7 @@ export class ServerGuard {
   readonly #logger: GatewayLogger;
   readonly #verified = new VerifiedListings();
   readonly #firstUse: FirstUseRecorder;
+  readonly #unpinned: UnpinnedMembersNotice;
 
   constructor(options: ServerGuardOptions) {
     this.#config = options.config;
@@ -88,6 +90,7 @@ export class ServerGuard {
     this.#alerts = options.alerts;
     this.#logger = options.logger;
     this.#firstUse = new FirstUseRecorder(options.logger);
+    this.#unpinned = new UnpinnedMembersNotice(options.logger);
   }
 
   /** The server's configuration and pin in force. */
@@ -292,6 +295,7 @@ export class ServerGuard {
     const trusted = this.#firstUse.observePage(config, sessionKey, result.tools, cursor === undefined, last);
     if (trusted !== undefined) config = this.#config = trusted;
     const inspection = inspectToolsPage(config, result.tools, this.#digester);
+    this.#unpinned.note(config, inspection.unpinned);
     const completion = catalog.addPage(config, inspection, cursor === undefined, last);
     if (completion !== undefined) this.#report(sessionKey, catalog, completion);
     // The client receives the value that was verified, re-serialized, never the upstream bytes.

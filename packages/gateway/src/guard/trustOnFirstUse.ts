@@ -61,6 +61,7 @@ export class FirstUseRecorder {
       ...rest,
       pin: observed.pin,
       definitions: observed.definitions,
+      extraMembers: observed.extraMembers,
     });
     this.#logger.warn(
       {

@@ -1,4 +1,3 @@
-import type { HashedMember } from '@toolpin/digest';
 import type { TextChange } from '../explain/explainDrift.js';
 
 /** Kinds of finding in a `catalog.drift` event. */
@@ -11,8 +10,11 @@ export interface DriftFinding {
   readonly tool: string | null;
   readonly pinned: string | null;
   readonly observed: string | null;
-  /** For `changed`, when the pin file holds the pinned definition: which members differ. */
-  readonly members?: readonly HashedMember[];
+  /**
+   * For `changed`, when the pin file holds the pinned definition: which members differ, hashed ones
+   * first, then members pinned by value (`_meta`, `icons`…), whose change is drift under an equal digest.
+   */
+  readonly members?: readonly string[];
   /** For `changed`: RFC 6901 pointers of the differing values. */
   readonly paths?: readonly string[];
   /** For `changed`: word diffs of the changed texts (description, title, annotations.title, schema texts). */

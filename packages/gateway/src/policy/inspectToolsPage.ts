@@ -1,27 +1,38 @@
 import { restrictTool } from '@toolpin/digest';
-import { explainDefinitionChange } from '../explain/explainDrift.js';
+import { explainDefinitionChange, joinChanges } from '../explain/explainDrift.js';
+import { explainExtraMembers, type UnpinnedMembers } from '../explain/explainExtraMembers.js';
 import type { ToolDigester } from '../state/toolDigester.js';
 import type { ToolObservation } from '../state/toolObservation.js';
 import type { ToolVerdict } from './decision.js';
 import type { DriftFinding } from './driftFinding.js';
+import { clientDefinition, recordedMembers, recordedMembersMatch } from './pinnedMembers.js';
 import type { PinView } from './pinView.js';
 
 /** The outcome of inspecting one page of a tools/list result. */
 export interface PageInspection {
-  /** The definitions the client may see: in enforce mode only verified ones, in monitor mode all. */
+  /**
+   * The definitions the client may see: in enforce mode only verified ones, each with only the
+   * members its pin covers; in monitor mode all, as served.
+   */
   readonly kept: unknown[];
   /** Every definition on the page, verified or not, in page order. */
   readonly observed: ToolObservation[];
   /** Findings for the drift event (changed, added, unverifiable). */
   readonly findings: DriftFinding[];
+  /** Verified tools served with members the pin does not record: stripped in enforce mode, passed in monitor mode. */
+  readonly unpinned: UnpinnedMembers[];
 }
 
-/** How one observed tool stands against the server's pin. */
+/**
+ * How one observed tool stands against the server's pin: verified only when its digest is the
+ * pinned one and every member the pin records by value is served unchanged.
+ */
 export function judgeTool(pin: PinView, tool: ToolObservation): ToolVerdict {
   if (tool.digest === undefined) return 'unverifiable';
   const pinned = pin.pin.tools[tool.key];
   if (pinned === undefined) return 'added';
-  return pinned === tool.digest ? 'verified' : 'changed';
+  if (pinned !== tool.digest) return 'changed';
+  return recordedMembersMatch(recordedMembers(pin, tool.key), tool.extras) ? 'verified' : 'changed';
 }
 
 /**
@@ -51,14 +62,17 @@ function explainChange(
 ): Pick<DriftFinding, 'members' | 'paths' | 'text'> {
   const pinnedDefinition = pin.definitions[tool.key];
   if (pinnedDefinition === undefined || tool.digest === undefined) return {};
-  const change = explainDefinitionChange(
-    pinnedDefinition,
-    restrictTool(definition as Record<string, unknown>),
-  );
+  const hashed =
+    pin.pin.tools[tool.key] === tool.digest
+      ? { members: [], paths: [], text: [] }
+      : explainDefinitionChange(pinnedDefinition, restrictTool(definition as Record<string, unknown>));
+  const recorded = recordedMembers(pin, tool.key);
+  const extras = recorded === undefined ? undefined : explainExtraMembers(recorded, tool.extras);
+  const change = joinChanges(hashed, extras);
   return {
-    members: change.members,
-    paths: change.paths,
-    ...(change.text.length > 0 ? { text: change.text } : {}),
+    members: change.members ?? [],
+    paths: change.paths ?? [],
+    ...(change.text !== undefined && change.text.length > 0 ? { text: change.text } : {}),
   };
 }
 
@@ -75,7 +89,11 @@ function findingFor(
   return { kind: 'unverifiable', ...base, problem: tool.problem ?? 'no digest' };
 }
 
-/** Digests one page of tools, judges each against the pin, and filters it in enforce mode. */
+/**
+ * Digests one page of tools, judges each against the pin, and filters it in enforce mode: a
+ * verified tool is sent with only the members its pin covers (the six hashed ones and those
+ * recorded by value); any other member is stripped and reported in `unpinned`.
+ */
 export function inspectToolsPage(
   pin: PinView,
   tools: readonly unknown[],
@@ -84,10 +102,25 @@ export function inspectToolsPage(
   const observed = markAmbiguousNames(tools.map((tool) => digester.observe(tool, pin.profile)));
   const kept: unknown[] = [];
   const findings: DriftFinding[] = [];
+  const unpinned: UnpinnedMembers[] = [];
   observed.forEach((tool, index) => {
+    const definition = tools[index];
     const verdict = judgeTool(pin, tool);
-    if (verdict === 'verified' || pin.mode === 'monitor') kept.push(tools[index]);
-    if (verdict !== 'verified') findings.push(findingFor(pin, tool, verdict, tools[index]));
+    if (verdict !== 'verified') {
+      if (pin.mode === 'monitor') kept.push(definition);
+      findings.push(findingFor(pin, tool, verdict, definition));
+      return;
+    }
+    // A verified tool has a digest, so it is an object.
+    const stripped: string[] = [];
+    const sent = clientDefinition(
+      definition as Record<string, unknown>,
+      recordedMembers(pin, tool.key),
+      stripped,
+    );
+    kept.push(pin.mode === 'monitor' ? definition : sent);
+    if (stripped.length > 0)
+      unpinned.push({ key: tool.key, tool: tool.name ?? null, members: stripped.sort() });
   });
-  return { kept, observed, findings };
+  return { kept, observed, findings, unpinned };
 }

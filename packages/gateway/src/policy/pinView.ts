@@ -1,4 +1,5 @@
 import type { RestrictedTool } from '@toolpin/digest';
+import type { ExtraMembers } from '../config/extraMembers.js';
 
 /** What the policy needs of a server's configuration; hot reload swaps the whole object. */
 export interface PinView {
@@ -8,4 +9,6 @@ export interface PinView {
   readonly onDrift: 'filter' | 'block-server';
   readonly pin: { readonly catalog: string; readonly tools: Readonly<Record<string, string>> };
   readonly definitions: Readonly<Record<string, RestrictedTool>>;
+  /** Key -> the members outside the six that the pin records by value (see config/extraMembers). */
+  readonly extraMembers: Readonly<Record<string, ExtraMembers>>;
 }

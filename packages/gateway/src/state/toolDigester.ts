@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { DigestError, digestTool, encodeToolKey } from '@toolpin/digest';
+import { extraMembersOf } from '../config/extraMembers.js';
 import type { ToolObservation } from './toolObservation.js';
 
 /** Options of {@link ToolDigester}. */
@@ -46,7 +47,13 @@ function digestObservation(tool: Record<string, unknown>, profile: string): Tool
   const name = typeof tool.name === 'string' ? tool.name : undefined;
   const key = encodeToolKey(tool.name);
   try {
-    return Object.freeze({ name, key, digest: digestTool(tool, { profile }) });
+    const digest = digestTool(tool, { profile });
+    // Kept by reference, not canonicalized: most pins record no such member, and the policy
+    // canonicalizes a member only when the pin records it (policy/pinnedMembers.ts).
+    const extras = extraMembersOf(tool);
+    return Object.freeze(
+      extras === undefined ? { name, key, digest } : { name, key, digest, extras: Object.freeze(extras) },
+    );
   } catch (error) {
     if (!(error instanceof DigestError)) throw error;
     return Object.freeze({ name, key, problem: error.message });

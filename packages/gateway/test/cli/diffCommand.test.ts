@@ -97,6 +97,53 @@ describe('toolpin diff', () => {
     expect(runCli('diff', pin, deepwiki).code).toBe(0);
   });
 
+  it('diffs the members a pin records by value: a changed _meta is drift under an equal digest', () => {
+    const pinned = runCli(
+      'pin',
+      '--name',
+      'deepwiki',
+      '--from-file',
+      deepwiki,
+      '--upstream',
+      'https://x/mcp',
+    );
+    expect(pinned.code).toBe(0);
+    const pin = join(dir, 'deepwiki.full.pin.yaml');
+    writeFileSync(pin, pinned.stdout);
+    expect(runCli('diff', pin, deepwiki)).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining('equal: 3 tools'),
+    });
+    const { tools } = JSON.parse(readFileSync(deepwiki, 'utf8')) as { tools: Record<string, unknown>[] };
+    const tagged = join(dir, 'deepwiki-tagged.json');
+    writeFileSync(
+      tagged,
+      JSON.stringify({ tools: tools.map((tool) => ({ ...tool, _meta: { _fastmcp: { tags: ['x'] } } })) }),
+    );
+    const result = runCli('diff', pin, tagged);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(
+      [
+        'changed   tool:ask_wiki_question (ask_wiki_question)',
+        '  members   _meta',
+        '  paths     /_meta/_fastmcp/tags',
+        '  text      /_meta/_fastmcp/tags: [-[]-] [+["x"]+]',
+      ].join('\n'),
+    );
+    expect(result.stdout).toContain('drift: 3 changed, 0 added, 0 removed, 0 unchanged');
+    const json = JSON.parse(runCli('diff', pin, tagged, '--json').stdout);
+    expect(json.equal).toBe(false);
+    expect(json.unchanged).toEqual([]);
+    expect(json.changed[0]).toMatchObject({ members: ['_meta'], paths: ['/_meta/_fastmcp/tags'] });
+  });
+
+  it('says which served members a pin of the earlier format does not record, without calling it drift', () => {
+    const pin = pinFileFor(deepwiki, 'deepwiki.six.pin.yaml');
+    const result = runCli('diff', pin, deepwiki);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('not pinned tool:ask_wiki_question: _meta (the gateway strips them)');
+  });
+
   it('exits 2 when the pin catalog is not the fold of its tools', () => {
     const path = join(dir, 'corrupt.pin.yaml');
     writeFileSync(

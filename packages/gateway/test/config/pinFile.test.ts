@@ -68,7 +68,20 @@ describe('loading a pin file', () => {
       onDrift: 'filter',
       pin: { catalog: CATALOG, tools: TOOL_DIGESTS },
       definitions: { 'tool:echo': TOOLS[0], 'tool:add': TOOLS[1] },
+      extraMembers: {},
     });
+  });
+
+  test('keeps the members of a definition outside the six apart, pinned by value', () => {
+    const meta = { 'ui/resourceUri': 'ui://echo/app.html' };
+    const icons = [{ src: 'https://example.com/echo.png', mimeType: 'image/png' }];
+    const server = parseServerConfig(
+      withChange((p) => Object.assign(p.definitions['tool:echo'], { _meta: meta, icons, title: null })),
+      FILE,
+    );
+    expect(server.definitions['tool:echo']).toEqual(TOOLS[0]);
+    expect(server.extraMembers).toEqual({ 'tool:echo': { _meta: meta, icons } });
+    expect(Object.isFrozen(server.extraMembers['tool:echo']?._meta)).toBe(true);
   });
 
   test('loads a valid JSON pin file', async () => {
@@ -181,11 +194,12 @@ describe('rejecting a broken pin file', () => {
     expectInvalid(error, 'definitions["tool:echo"].name');
   });
 
-  test('rejects a definition with a member that is not hashed', () => {
-    expectInvalid(
-      rejection(withChange((p) => (p.definitions['tool:echo']._meta = {}))),
-      'definitions["tool:echo"]._meta',
+  test('rejects a member pinned by value that has no JSON value (a YAML .nan)', () => {
+    const error = textRejection(
+      stringify(validPin()).replace(/^( +)name: echo$/m, '$1name: echo\n$1x-score: .nan'),
     );
+    expectInvalid(error, 'definitions["tool:echo"]["x-score"]');
+    expect(error.data.expected).toBe('a JSON value (pinned by value)');
   });
 
   test('rejects a mode other than enforce or monitor', () => {

@@ -1,5 +1,5 @@
 import { readdir, readFile } from 'node:fs/promises';
-import { digestCatalog } from '@toolpin/digest';
+import { digestCatalog, TRACE_PROFILE } from '@toolpin/digest';
 import { parsePinFile, parseServerConfig, serializePinFile } from '../../src/config/index.js';
 import { pinFromCatalog } from '../../src/config/pinFromCatalog.js';
 import { planPinUpdate } from '../../src/config/planPinUpdate.js';
@@ -97,6 +97,49 @@ describe('rewriting a pin file', () => {
       ok: false,
       message: expect.stringContaining('"add": the live catalog shows no drift'),
     });
+  });
+
+  it('records members pinned by value on approval: a changed one is drift, a new one is recorded', () => {
+    const pinned = [{ ...TOOLS[0], _meta: { 'ui/resourceUri': 'ui://echo/v1' } }, TOOLS[1]];
+    const text = serializePinFile(
+      {
+        name: 'demo',
+        upstream: { url: 'http://127.0.0.1:3001/mcp' },
+        ...pinFromCatalog(pinned, TRACE_PROFILE),
+      },
+      'yaml',
+    );
+    const current = parsePinFile(text, '/pins/demo.yaml');
+    const live = [
+      { ...TOOLS[0], _meta: { 'ui/resourceUri': 'ui://echo/v2' } },
+      { ...TOOLS[1], icons: [] },
+    ];
+    const result = planPinUpdate(current, pinFromCatalog(live, current.profile));
+    if (!result.ok) throw new Error(result.message);
+    expect(result.plan.approved).toEqual([
+      expect.objectContaining({ kind: 'changed', key: 'tool:echo', members: ['_meta'] }),
+    ]);
+    expect(result.plan.recorded).toEqual([{ key: 'tool:add', tool: 'add', members: ['icons'] }]);
+    const next = parsePinFile(updatePinDocument(text, 'yaml', result.plan), '/pins/demo.yaml');
+    expect(next.pin).toEqual(current.pin);
+    expect(next.extraMembers).toEqual({
+      'tool:echo': { _meta: { 'ui/resourceUri': 'ui://echo/v2' } },
+      'tool:add': { icons: [] },
+    });
+  });
+
+  it('records the unpinned members of a named tool only', () => {
+    const current = parseServerConfig(validPin(), '/pins/demo.yaml');
+    const live = [
+      { ...TOOLS[0], _meta: { a: 1 } },
+      { ...TOOLS[1], _meta: { b: 2 } },
+    ];
+    const result = planPinUpdate(current, pinFromCatalog(live, current.profile), ['add']);
+    if (!result.ok) throw new Error(result.message);
+    expect(result.plan.approved).toEqual([]);
+    expect(result.plan.recorded.map((entry) => entry.key)).toEqual(['tool:add']);
+    expect(Object.keys(result.plan.definitions.set)).toEqual(['tool:add']);
+    expect(result.plan.definitions.set['tool:add']).toMatchObject({ name: 'add', _meta: { b: 2 } });
   });
 
   it('writes atomically, leaves no temporary file, and writes nothing when the file changed meanwhile', async () => {

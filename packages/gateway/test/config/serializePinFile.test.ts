@@ -1,4 +1,7 @@
+import { TRACE_PROFILE } from '@toolpin/digest';
+import { parse } from 'yaml';
 import { parsePinFile, parseServerConfig, serializePinFile } from '../../src/config/index.js';
+import { pinFromCatalog } from '../../src/config/pinFromCatalog.js';
 import { CATALOG, TOOL_DIGESTS, validPin } from './fixtures.js';
 
 const FILE = '/pins/demo.yaml';
@@ -67,5 +70,28 @@ describe('serializing a pin file', () => {
     );
     expect(text).not.toMatch(/[&*]a\d/);
     expect(text.indexOf('name: y')).toBeLessThan(text.indexOf('inputSchema'));
+  });
+
+  test('writes the members pinned by value after the hashed ones, sorted, and reads them back', () => {
+    const tool = {
+      'x-foo': { tier: 'gold' },
+      _meta: { 'ui/resourceUri': 'ui://echo/app.html' },
+      name: 'echo',
+      icons: [{ src: 'https://example.com/echo.png' }],
+      description: 'Echoes.',
+    };
+    const pinned = pinFromCatalog([tool], TRACE_PROFILE);
+    const input = { name: 'demo', upstream: { url: 'http://127.0.0.1:3001/mcp' }, ...pinned };
+    const text = serializePinFile(input, 'yaml');
+    const definition = (parse(text) as { definitions: Record<string, object> }).definitions['tool:echo'];
+    expect(Object.keys(definition ?? {})).toEqual(['name', 'description', '_meta', 'icons', 'x-foo']);
+    const server = parsePinFile(text, FILE);
+    expect(server.extraMembers).toEqual({
+      'tool:echo': { _meta: tool._meta, icons: tool.icons, 'x-foo': tool['x-foo'] },
+    });
+    expect(serializePinFile(server, 'yaml')).toBe(text);
+    expect(parsePinFile(serializePinFile(input, 'json'), '/pins/demo.json').extraMembers).toEqual(
+      server.extraMembers,
+    );
   });
 });

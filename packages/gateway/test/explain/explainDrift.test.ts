@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { digestCatalog, restrictTool, type CatalogSide } from '@toolpin/digest';
-import { explainDefinitionChange, explainDrift } from '../../src/explain/explainDrift.js';
+import { digestCatalog, restrictTool, TRACE_PROFILE, type CatalogSide } from '@toolpin/digest';
+import { pinFromCatalog } from '../../src/config/pinFromCatalog.js';
+import { explainDefinitionChange, explainDrift, type ExplainSide } from '../../src/explain/explainDrift.js';
 import { formatDriftExplanation } from '../../src/explain/formatDriftExplanation.js';
 
 function catalogFixture(file: string): Record<string, unknown>[] {
@@ -94,8 +95,66 @@ describe('explainDrift', () => {
   it('says no drift for equal catalogs', () => {
     const side = sideOf(catalogFixture('deepwiki-tools-list.json'));
     const explanation = explainDrift(side, side);
-    expect(explanation).toEqual({ equal: true, wrongSubject: false, drift: [], unchanged: 3 });
+    expect(explanation).toEqual({ equal: true, wrongSubject: false, drift: [], unchanged: 3, unpinned: [] });
     expect(formatDriftExplanation(explanation)).toBe('no drift: 3 tools match the pin\n');
+  });
+});
+
+describe('explainDrift: members pinned by value', () => {
+  // The deepwiki tools carry `_meta: {_fastmcp: {tags: []}}`: as `toolpin pin` records it.
+  function fullSide(tools: Record<string, unknown>[]): ExplainSide {
+    const pinned = pinFromCatalog(tools, TRACE_PROFILE);
+    return { tools: pinned.pin.tools, definitions: pinned.definitions, extraMembers: pinned.extraMembers };
+  }
+
+  it('reports a changed _meta under an equal digest as changed, with member, pointer and old -> new', () => {
+    const tools = catalogFixture('deepwiki-tools-list.json');
+    const tagged = tools.map((tool) =>
+      tool.name === 'read_wiki_structure' ? { ...tool, _meta: { _fastmcp: { tags: ['admin'] } } } : tool,
+    );
+    const explanation = explainDrift(fullSide(tools), fullSide(tagged));
+    expect(explanation.equal).toBe(false);
+    expect(explanation.unchanged).toBe(2);
+    const digest = fullSide(tools).tools['tool:read_wiki_structure'];
+    expect(explanation.drift).toEqual([
+      {
+        kind: 'changed',
+        key: 'tool:read_wiki_structure',
+        tool: 'read_wiki_structure',
+        pinned: digest,
+        observed: digest,
+        members: ['_meta'],
+        paths: ['/_meta/_fastmcp/tags'],
+        text: [{ path: '/_meta/_fastmcp/tags', diff: '[-[]-] [+["admin"]+]' }],
+      },
+    ]);
+    const text = formatDriftExplanation(explanation);
+    expect(text).toContain('drift: 1 changed, 0 renamed, 0 added, 0 removed, 2 unchanged');
+    expect(text).toContain('  members: _meta\n  paths:   /_meta/_fastmcp/tags\n');
+    expect(text).toContain(`  digest:  ${String(digest)} (unchanged: a member pinned by value differs)`);
+  });
+
+  it('lists served members the pin does not record apart, as no drift', () => {
+    const tools = catalogFixture('deepwiki-tools-list.json');
+    const earlier = sideOf(tools); // a pin of the earlier format: the six members only
+    const explanation = explainDrift(earlier, fullSide(tools));
+    expect(explanation.equal).toBe(true);
+    expect(explanation.unpinned.map((entry) => [entry.tool, entry.members])).toEqual([
+      ['ask_wiki_question', ['_meta']],
+      ['read_wiki_contents', ['_meta']],
+      ['read_wiki_structure', ['_meta']],
+    ]);
+    expect(formatDriftExplanation(explanation)).toContain(
+      'not pinned ask_wiki_question (tool:ask_wiki_question): _meta (the gateway strips them; approve to pin them)',
+    );
+  });
+
+  it('escapes invisible characters in member names a server chose', () => {
+    const tools = [{ name: 'a', 'x-\u202eevil': 1 }];
+    const changed = [{ name: 'a', 'x-\u202eevil': 2 }];
+    const text = formatDriftExplanation(explainDrift(fullSide(tools), fullSide(changed)));
+    expect(text).toContain('members: x-\\u{202e}evil');
+    expect(text).not.toContain('\u202e');
   });
 });
 
