@@ -117,6 +117,16 @@ export class ServerGuard {
     this.#state(sessionKey).expectList(idKey(id), { cursor });
   }
 
+  /**
+   * The upstream sent this session something the gateway refused (an answer it could not parse or
+   * verify, a timeout): a listing may have been lost with it, so the session's catalog is not
+   * trusted for the next call, which lists upstream first (fetch on miss).
+   */
+  distrust(sessionKey: string): void {
+    const catalog = this.#sessions.peek(`${this.#config.name}\n${sessionKey}`)?.catalog;
+    if (catalog !== undefined) catalog.stale = true;
+  }
+
   /** Forgets a session's state (the session ended). */
   forgetSession(sessionKey: string): void {
     this.#sessions.delete(`${this.#config.name}\n${sessionKey}`);
@@ -235,6 +245,7 @@ export class ServerGuard {
     const known =
       (typeof id === 'string' || typeof id === 'number') &&
       (expected.includes(id) || this.#state(sessionKey).takeList(idKey(id)) !== undefined);
+    this.distrust(sessionKey);
     this.#logger.warn(
       {
         event: 'upstream.invalid_message',

@@ -112,6 +112,7 @@ export function createStreamableHttpProxy(options: StreamableHttpProxyOptions): 
     extra: Record<string, unknown> = {},
     headers: OutgoingHttpHeaders = {},
   ): void {
+    exchange.guard.distrust(exchange.sessionKey);
     if (res.headersSent) {
       res.end();
       return;
@@ -161,8 +162,10 @@ export function createStreamableHttpProxy(options: StreamableHttpProxyOptions): 
         headers,
         idleMs: options.streamIdleMs,
         onBroken: broken,
-        onDropped: (problem, reason) =>
-          log(exchange, 'upstream.invalid_message', reason, `dropped an upstream event: ${problem}`),
+        onDropped: (problem, reason) => {
+          guard.distrust(exchange.sessionKey);
+          log(exchange, 'upstream.invalid_message', reason, `dropped an upstream event: ${problem}`);
+        },
       });
       // A GET stream or a 2026-07-28 subscriptions/listen has nothing in flight: shutdown ends it at once.
       const streamKind =
