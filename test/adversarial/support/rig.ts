@@ -1,0 +1,87 @@
+import { startGatewayHarness, type GatewayHarness } from '../../support/gatewayHarness.js';
+import { pinFor } from '../../support/pinFor.js';
+import { initializeRequest } from '../../support/rawMcp.js';
+import {
+  startMaliciousUpstream,
+  type MaliciousUpstream,
+  type MaliciousUpstreamOptions,
+} from './maliciousUpstream.js';
+import { exchangeRaw, headerOf, rawPost, type RawResponse } from './rawClient.js';
+import { PINNED_TOOLS } from './tools.js';
+
+/** The server name the adversarial pins use. */
+export const SERVER = 'mal';
+
+/** A malicious upstream and a gateway pinning `[echo]` for it at `/mal/mcp`. */
+export interface Rig {
+  readonly upstream: MaliciousUpstream;
+  readonly gateway: GatewayHarness;
+  /** The gateway's `/mal/mcp`. */
+  readonly endpoint: string;
+  close(): Promise<void>;
+}
+
+/** Options of {@link startRig}. */
+export interface RigOptions {
+  readonly upstream?: MaliciousUpstreamOptions;
+  /** Merged into the gateway file (e.g. `limits`). */
+  readonly gateway?: Record<string, unknown>;
+  /** Merged into the pin file. */
+  readonly pin?: Record<string, unknown>;
+}
+
+/** Starts the upstream, then a gateway in-process whose pin approves exactly {@link PINNED_TOOLS}. */
+export async function startRig(options: RigOptions = {}): Promise<Rig> {
+  const upstream = await startMaliciousUpstream(options.upstream);
+  let gateway: GatewayHarness;
+  try {
+    gateway = await startGatewayHarness(
+      [{ ...pinFor(SERVER, upstream.url, PINNED_TOOLS), ...options.pin }],
+      options.gateway,
+    );
+  } catch (error) {
+    await upstream.close();
+    throw error;
+  }
+  return {
+    upstream,
+    gateway,
+    endpoint: `${gateway.url}/${SERVER}/mcp`,
+    close: async () => {
+      await gateway.close();
+      await upstream.close();
+    },
+  };
+}
+
+/** A complete response and every byte of the connection it came on. */
+export type RawReply = RawResponse & { received: string };
+
+/** POSTs one JSON-RPC value (or exact text) with a correct Content-Length and these header lines. */
+export function postJson(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+  waitMs?: number,
+): Promise<RawReply> {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  return exchangeRaw(url, rawPost(url, text, Object.entries(headers)), waitMs);
+}
+
+/** Opens a 2025-06-18 session over the raw client; returns the headers its later requests carry. */
+export async function openSession(url: string): Promise<Record<string, string>> {
+  const reply = await postJson(url, initializeRequest('init-1'));
+  if (reply.status !== 200) throw new Error(`initialize answered HTTP ${reply.status}: ${reply.body}`);
+  const headers: Record<string, string> = { 'Mcp-Protocol-Version': '2025-06-18' };
+  const session = headerOf(reply, 'mcp-session-id');
+  if (session !== undefined) headers['Mcp-Session-Id'] = session;
+  const initialized = await postJson(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
+  if (initialized.status !== 202)
+    throw new Error(`notifications/initialized answered HTTP ${initialized.status}`);
+  return headers;
+}
+
+/** A tools/list request. */
+export function listRequest(id: string | number): Record<string, unknown> {
+  return { jsonrpc: '2.0', id, method: 'tools/list' };
+}
