@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { GatewayError } from '../errors.js';
 import { startGateway } from '../front/startGateway.js';
+import { logUnhandledRejections } from '../observe/lastResort.js';
 
 /** SIGTERM grace period when the gateway file has no `shutdown.graceMs`. */
 const DEFAULT_GRACE_MS = 10_000;
@@ -28,6 +29,7 @@ export function registerServeCommand(program: Command): void {
         process.stderr.write(`toolpin: cannot start: ${detail}\n`);
         process.exit(2);
       }
+      logUnhandledRejections(running.gateway.logger);
       let stopping = false;
       // SIGTERM drains: no new connections, listening streams end, in-flight calls get the grace period.
       const stop = (signal: string): void => {

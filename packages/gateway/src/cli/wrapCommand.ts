@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { loadPinFile } from '../config/index.js';
 import { GatewayError } from '../errors.js';
 import { runStdioFront } from '../front/stdioFront.js';
+import { logUnhandledRejections } from '../observe/lastResort.js';
 import { createLogger } from '../observe/logger.js';
 
 interface WrapOptions {
@@ -30,6 +31,7 @@ export function registerWrapCommand(program: Command): void {
       const destination =
         options.logFile === undefined ? process.stderr : createWriteStream(options.logFile, { flags: 'a' });
       const logger = createLogger({ level: options.logLevel, destination });
+      logUnhandledRejections(logger);
       const finish = (code: number): void => {
         logger.flush?.();
         if (destination === process.stderr) process.exit(code);

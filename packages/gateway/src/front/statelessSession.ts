@@ -12,7 +12,7 @@ import { sessionLabel } from '../observe/sessionLabel.js';
 import type { BridgeEnd } from '../transports/messageBridge.js';
 import { openUpstream } from '../transports/openUpstream.js';
 import { SharedUpstream } from '../transports/sharedUpstream.js';
-import { logInvalidMessage } from '../transports/upstreamMessage.js';
+import { logInvalidMessage } from '../observe/invalidMessage.js';
 import { createForwardingServer } from './forwardingServer.js';
 import { settleWithin } from '../transports/settleWithin.js';
 

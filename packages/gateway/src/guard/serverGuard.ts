@@ -2,6 +2,7 @@ import { foldCatalog } from '@toolpin/digest';
 import type { ServerConfig } from '../config/index.js';
 import type { Alerts } from '../observe/alerts.js';
 import type { GatewayLogger } from '../observe/logger.js';
+import { logInvalidMessage } from '../observe/invalidMessage.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
 import { reportContact } from '../observe/telemetry.js';
 import type { CallDecision } from '../policy/decision.js';
@@ -15,15 +16,12 @@ import type { SessionState, SessionStore } from '../state/sessionStore.js';
 import type { ToolDigester } from '../state/toolDigester.js';
 import { FirstUseRecorder } from './trustOnFirstUse.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
-import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../wire/jsonDepth.js';
+import { idKey, isResponse, jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../wire/jsonRpc.js';
 import {
-  idKey,
-  isResponse,
-  jsonRpcError,
-  messageProblem,
-  type JsonRpcId,
-  type JsonRpcResponse,
-} from '../wire/jsonRpc.js';
+  checkUpstreamMessage,
+  unverifiableAnswer,
+  type InvalidUpstreamMessage,
+} from '../wire/upstreamMessage.js';
 import { matchResultEnvelope } from '../wire/resultEnvelope.js';
 import { VerifiedListings, type VerifiedListing } from './verifiedListings.js';
 
@@ -61,7 +59,7 @@ export type UpstreamTextVerdict =
       /** The serialization of `out[0]` when it is already known (a listing verified before). */
       readonly text?: string;
     }
-  | { readonly ok: false; readonly reason: 'malformed' | 'too_deep'; readonly problem: string };
+  | { readonly ok: false; readonly reason: 'malformed'; readonly problem: string };
 
 /** A server still waiting for its first-use pin gathers every listing's tools: no shortcut applies. */
 function awaitsFirstUse(config: ServerConfig): boolean {
@@ -181,15 +179,13 @@ export class ServerGuard {
     } catch (error) {
       return { ok: false, reason: 'malformed', problem: `not JSON (${(error as Error).message})` };
     }
-    if (exceedsJsonDepth(value))
-      return { ok: false, reason: 'too_deep', problem: `nested deeper than ${MAX_JSON_DEPTH} levels` };
     const batch = Array.isArray(value);
     const messages: unknown[] = batch ? (value as unknown[]) : [value];
     const out: unknown[] = [];
     for (const message of messages) {
-      const problem = messageProblem(message);
-      if (problem !== undefined) {
-        const refusal = this.#refuseInvalid(sessionKey, message, problem, expected);
+      const invalid = checkUpstreamMessage(message);
+      if (invalid !== undefined) {
+        const refusal = this.#refuseInvalid(sessionKey, invalid, expected);
         if (refusal !== undefined) out.push(refusal);
         continue;
       }
@@ -237,32 +233,22 @@ export class ServerGuard {
   /** Logs an upstream message that is not valid JSON-RPC; its pending request (if any) gets -32042. */
   #refuseInvalid(
     sessionKey: string,
-    message: unknown,
-    problem: string,
+    invalid: InvalidUpstreamMessage,
     expected: readonly JsonRpcId[],
   ): JsonRpcResponse | undefined {
-    const id = isObject(message) ? message.id : undefined;
+    const { id } = invalid;
     const known =
-      (typeof id === 'string' || typeof id === 'number') &&
+      id !== undefined &&
+      id !== null &&
       (expected.includes(id) || this.#state(sessionKey).takeList(idKey(id)) !== undefined);
     this.distrust(sessionKey);
-    this.#logger.warn(
-      {
-        event: 'upstream.invalid_message',
-        server: this.#config.name,
-        session: sessionLabel(sessionKey),
-        problem,
-        answered: known ? id : undefined,
-      },
-      'dropped an upstream message that is not valid JSON-RPC',
+    logInvalidMessage(
+      this.#logger,
+      { server: this.#config.name, session: sessionLabel(sessionKey) },
+      invalid,
+      known,
     );
-    if (!known) return undefined;
-    return jsonRpcError(
-      id,
-      ErrorCodes.UPSTREAM_INVALID,
-      `toolpin: the upstream's answer is not valid JSON-RPC (${problem})`,
-      { reason: 'invalid_message', server: this.#config.name },
-    );
+    return known ? unverifiableAnswer(id, invalid, this.#config.name) : undefined;
   }
 
   // #knownListing replays what this does for a listing it verified before: keep both in step.

@@ -3,7 +3,11 @@ import { createParser } from 'eventsource-parser';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { mcpBodyKind, parseMediaType } from '../wire/mediaType.js';
 import { idKey, isResponse, jsonRpcError, type JsonRpcId } from '../wire/jsonRpc.js';
-import { checkUpstreamMessage, unverifiableAnswer, type InvalidUpstreamMessage } from './upstreamMessage.js';
+import {
+  checkUpstreamMessage,
+  unverifiableAnswer,
+  type InvalidUpstreamMessage,
+} from '../wire/upstreamMessage.js';
 
 /** What {@link checkedFetch} reports and names. */
 export interface CheckedFetchOptions {

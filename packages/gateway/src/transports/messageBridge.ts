@@ -24,12 +24,12 @@ import type { UpstreamConnection } from './openUpstream.js';
 import { PendingReplies } from './pendingReplies.js';
 import { StdioChildTransport } from './stdioChildTransport.js';
 import { settleWithin } from './settleWithin.js';
+import { logInvalidMessage } from '../observe/invalidMessage.js';
 import {
   checkUpstreamMessage,
-  logInvalidMessage,
   unverifiableAnswer,
   type InvalidUpstreamMessage,
-} from './upstreamMessage.js';
+} from '../wire/upstreamMessage.js';
 
 const FLUSH_MS = 1000;
 
@@ -304,6 +304,9 @@ export class MessageBridge {
       // The gateway's ids are UUIDs under a prefix no client uses: they never collide with the client's.
       const id = `toolpin-${randomUUID()}`;
       const answer = this.#own.expect(id, this.#options.timeoutMs);
+      // The wait starts before the send (the answer may come at once); when the send fails nothing
+      // awaits it, and its later rejection (timeout, session end) must not reach the event loop.
+      answer.catch(() => undefined);
       // A 2026-07-28 upstream serves claim-less requests as 2025-era ones (and may pin its connection
       // to that era): the listing carries the client's envelope, as the client's own requests do.
       const params = {

@@ -7,7 +7,7 @@ import type { GatewayLogger } from '../observe/logger.js';
 import { checkedFetch } from './checkedFetch.js';
 import { LegacySseClientTransport, LegacySseStreamError } from './legacySseClient.js';
 import { StdioChildTransport } from './stdioChildTransport.js';
-import { logInvalidMessage } from './upstreamMessage.js';
+import { logInvalidMessage } from '../observe/invalidMessage.js';
 
 /** Options of {@link openUpstream}. */
 export interface OpenUpstreamOptions {

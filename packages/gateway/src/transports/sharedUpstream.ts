@@ -11,7 +11,8 @@ import { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import type { UpstreamConnection } from './openUpstream.js';
 import { StdioChildTransport } from './stdioChildTransport.js';
-import { CheckedUpstreamTransport, type InvalidUpstreamMessage } from './upstreamMessage.js';
+import type { InvalidUpstreamMessage } from '../wire/upstreamMessage.js';
+import { CheckedUpstreamTransport } from './checkedUpstreamTransport.js';
 
 /** Any result, kept as the upstream sent it: no SDK schema may drop or coerce a member. */
 const rawResult = z.looseObject({});

@@ -235,13 +235,22 @@ describe('ServerGuard.inspectUpstreamText', () => {
     ]);
   });
 
-  it('refuses text that is not JSON, and JSON nested beyond the bound', () => {
+  it('refuses text that is not JSON, and a message nested beyond the bound', () => {
     const { guard } = startGuard(configFor(TOOLS));
     expect(guard.inspectUpstreamText('s', '{"jsonrpc":"2.0","id":1,"result":{')).toMatchObject({
       ok: false,
       reason: 'malformed',
     });
     const deep = `{"jsonrpc":"2.0","id":1,"result":${'['.repeat(20_000)}${']'.repeat(20_000)}}`;
-    expect(guard.inspectUpstreamText('s', deep)).toMatchObject({ ok: false, reason: 'too_deep' });
+    expect(guard.inspectUpstreamText('s', deep, [1])).toEqual({
+      ok: true,
+      batch: false,
+      out: [
+        expect.objectContaining({
+          id: 1,
+          error: expect.objectContaining({ code: -32042, data: { reason: 'too_deep', server: 'srv' } }),
+        }) as unknown,
+      ],
+    });
   });
 });
