@@ -1,5 +1,5 @@
 import type { RestrictedTool } from '@toolpin/digest';
-import type { ExtraMembers } from '../config/extraMembers.js';
+import type { ExtraMembers } from '../explain/extraMembers.js';
 
 /** What the policy needs of a server's configuration; hot reload swaps the whole object. */
 export interface PinView {

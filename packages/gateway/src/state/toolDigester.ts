@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { DigestError, digestTool, encodeToolKey } from '@toolpin/digest';
-import { extraMembersOf } from '../config/extraMembers.js';
+import { extraMembersOf } from '../explain/extraMembers.js';
 import type { ToolObservation } from './toolObservation.js';
 
 /** Options of {@link ToolDigester}. */
