@@ -1,5 +1,5 @@
 import { encodeToolKey } from '@toolpin/digest';
-import type { SessionCatalog } from '../state/sessionCatalog.js';
+import type { CatalogView } from './catalogView.js';
 import type { CallDecision, DenyData, DenyReason } from './decision.js';
 import { judgeTool } from './inspectToolsPage.js';
 import type { PinView } from './pinView.js';
@@ -24,7 +24,7 @@ function refuse(pin: PinView, reason: DenyReason, data: Omit<DenyData, 'reason' 
  */
 export function decideCall(
   pin: PinView,
-  catalog: SessionCatalog | undefined,
+  catalog: CatalogView | undefined,
   toolName: string,
 ): CallDecision {
   const key = encodeToolKey(toolName);
