@@ -9,7 +9,7 @@ import type { CallDecision } from '../policy/decision.js';
 import type { PageInspection } from '../policy/inspectToolsPage.js';
 import { decideCall } from '../policy/decideCall.js';
 import { inspectToolsPage } from '../policy/inspectToolsPage.js';
-import { UnpinnedMembersNotice } from '../policy/unpinnedMembersNotice.js';
+import { UnpinnedMembersNotice } from '../observe/unpinnedMembersNotice.js';
 import type { FetchedPage } from '../state/fetchToolPages.js';
 import type { CatalogCompletion, SessionCatalog } from '../state/sessionCatalog.js';
 import type { SessionState, SessionStore } from '../state/sessionStore.js';
