@@ -96,8 +96,8 @@ export type { WordDiffOptions } from './explain/wordDiff.js';
 export { detectRenames } from './explain/detectRenames.js';
 export type { DetectedRename, RenameCandidate } from './explain/detectRenames.js';
 /** Pin lifecycle: watch a servers folder (hot reload), plan and write an approval (atomic, comments kept), pin a catalog. */
-export { watchPinFiles } from './config/pinWatcher.js';
-export type { PinWatcher, PinWatcherOptions, PinWatcherTarget, ReloadSummary } from './config/pinWatcher.js';
+export { watchPinFiles } from './front/pinWatcher.js';
+export type { PinWatcher, PinWatcherOptions, PinWatcherTarget, ReloadSummary } from './front/pinWatcher.js';
 export { planPinUpdate } from './config/planPinUpdate.js';
 export type { PinUpdatePlan, PinUpdatePlanResult } from './config/planPinUpdate.js';
 export { rewritePinFile } from './config/rewritePinFile.js';
