@@ -9,6 +9,6 @@ export interface PinView {
   readonly onDrift: 'filter' | 'block-server';
   readonly pin: { readonly catalog: string; readonly tools: Readonly<Record<string, string>> };
   readonly definitions: Readonly<Record<string, RestrictedTool>>;
-  /** Key -> the members outside the six that the pin records by value (see config/extraMembers). */
+  /** Key -> the members outside the six that the pin records by value (see explain/extraMembers). */
   readonly extraMembers: Readonly<Record<string, ExtraMembers>>;
 }
