@@ -2,14 +2,9 @@
 // into no-restricted-imports rules and that docs/architecture.md prints (test/layers.test.ts
 // checks both). A floor may import only from floors below it and from itself.
 
-/**
- * @typedef {object} Floor
- * @property {string} name  A folder of src/ (`wire`), or a file of src/ without `.ts` (`errors`, `index`).
- * @property {'folder' | 'file'} kind
- * @property {string} role  What the floor is for, one line (printed in docs/architecture.md).
- */
+// Types: layers.d.ts.
 
-/** @type {readonly Floor[]} */
+/** Each floor: `name` (a folder of src/, or a file of src/ without `.ts`), `kind`, `role` (one line). */
 export const GATEWAY_FLOORS = Object.freeze([
   { name: 'errors', kind: 'file', role: 'GatewayError and its codes; imports nothing' },
   {

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ESLint } from 'eslint';
-import { GATEWAY_FLOORS, floorsLine } from '../layers.js';
+import { GATEWAY_FLOORS, floorsLine, type Floor } from '../layers.js';
 
 // The layering of docs/architecture.md, enforced by eslint.config.js: these tests lint source
 // text in process (ESLint's Node API, the repository's own config) as if it lived in src/.
@@ -23,12 +23,12 @@ async function lint(
 }
 
 /** An import of `floor` as written from a file of `from` (a folder of src/ or src/errors.ts). */
-function importOf(from: (typeof GATEWAY_FLOORS)[number], floor: (typeof GATEWAY_FLOORS)[number]): string {
+function importOf(from: Floor, floor: Floor): string {
   const base = from.kind === 'folder' ? '..' : '.';
   return floor.kind === 'folder' ? `${base}/${floor.name}/someModule.js` : `${base}/${floor.name}.js`;
 }
 
-function fileOf(floor: (typeof GATEWAY_FLOORS)[number]): string {
+function fileOf(floor: Floor): string {
   return floor.kind === 'folder'
     ? `packages/gateway/src/${floor.name}/layeringProbe.ts`
     : `packages/gateway/src/${floor.name}.ts`;
