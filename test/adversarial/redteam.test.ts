@@ -1,0 +1,553 @@
+// Red-team findings against the single-parser gateway (issue 11, after the rework). Each
+// `describe` is one way through; the first test of each proves the attack is real against a
+// direct connection, the others show the gateway lets it through (they fail until it is fixed).
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
+import { pinFor } from '../support/pinFor.js';
+import { initializeRequest } from '../support/rawMcp.js';
+import { connectWrap, stdioPinFor, writePin, type WrapHandle } from '../transports/support.js';
+import { lenientMessages, responsesIn } from './support/lenientRead.js';
+import { answerJson, startMaliciousUpstream, type MaliciousUpstream } from './support/maliciousUpstream.js';
+import { exchangeRaw, RawConnection, rawPost, rawRequest } from './support/rawClient.js';
+import { openSession, postJson, SERVER, startRig, type Rig } from './support/rig.js';
+import { ECHO, ECHO_DRIFTED, PINNED_TOOLS } from './support/tools.js';
+
+/**
+ * A JSON-RPC 2.0 notification of `tools/call`: a request without an id. JSON-RPC 2.0 (section 4.1)
+ * says the server runs the method and only sends no reply; generic JSON-RPC servers (and the raw
+ * upstream here) execute it.
+ */
+function callNotification(name: string): Record<string, unknown> {
+  return { jsonrpc: '2.0', method: 'tools/call', params: { name, arguments: { cmd: 'id', text: 'x' } } };
+}
+
+describe('redteam A: a tools/call sent as a notification (no id) is never decided', () => {
+  let rig: Rig;
+
+  beforeAll(async () => {
+    rig = await startRig();
+  });
+  afterAll(async () => rig.close());
+  beforeEach(() => rig.upstream.reset());
+
+  it('is real: an upstream that runs JSON-RPC notifications executes the unpinned tool', async () => {
+    const reply = await exchangeRaw(
+      rig.upstream.url,
+      rawPost(rig.upstream.url, JSON.stringify(callNotification('evil'))),
+    );
+    expect(reply.status).toBe(202);
+    expect(rig.upstream.executed).toEqual(['evil']);
+  });
+
+  it('session client on /mal/mcp: the unpinned tool never reaches the upstream', async () => {
+    const session = await openSession(rig.endpoint);
+    rig.upstream.reset();
+    const reply = await exchangeRaw(
+      rig.endpoint,
+      rawPost(rig.endpoint, JSON.stringify(callNotification('evil')), Object.entries(session)),
+    );
+    // Whatever the gateway answers, the upstream must not have received the call.
+    expect({ status: reply.status, executed: rig.upstream.executed }).toEqual({
+      status: expect.any(Number),
+      executed: [],
+    });
+  });
+
+  it('session client on /mal/mcp: a drifted tool called as a notification never reaches the upstream', async () => {
+    const session = await openSession(rig.endpoint);
+    rig.upstream.reset();
+    rig.upstream.catalog = 'drifted';
+    await exchangeRaw(
+      rig.endpoint,
+      rawPost(rig.endpoint, JSON.stringify(callNotification('echo')), Object.entries(session)),
+    );
+    expect(rig.upstream.executed).toEqual([]);
+  });
+
+  it('inside a batch beside a ping: the call never reaches the upstream', async () => {
+    const session = await openSession(rig.endpoint);
+    rig.upstream.reset();
+    await exchangeRaw(
+      rig.endpoint,
+      rawPost(
+        rig.endpoint,
+        JSON.stringify([{ jsonrpc: '2.0', id: 'p', method: 'ping' }, callNotification('evil')]),
+        Object.entries(session),
+      ),
+    );
+    expect(rig.upstream.executed).toEqual([]);
+  });
+
+  it('2026-07-28 client (Mcp-Method/Mcp-Name agree with the body): the call never reaches the upstream', async () => {
+    const body = JSON.stringify({
+      ...callNotification('evil'),
+      params: {
+        name: 'evil',
+        arguments: { cmd: 'id' },
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientInfo': { name: 'raw-adversary', version: '1.0.0' },
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    });
+    await exchangeRaw(
+      rig.endpoint,
+      rawPost(rig.endpoint, body, [
+        ['Mcp-Protocol-Version', '2026-07-28'],
+        ['Mcp-Method', 'tools/call'],
+        ['Mcp-Name', 'evil'],
+      ]),
+    );
+    expect(rig.upstream.executed).toEqual([]);
+  });
+
+  it('legacy HTTP+SSE client on /mal/sse: the call never reaches the upstream', async () => {
+    const url = rig.endpoint.replace(/\/mcp$/, '/sse');
+    const stream = await RawConnection.open(url);
+    try {
+      stream.write(rawRequest('GET', url, [['Accept', 'text/event-stream']]));
+      await stream.waitFor(
+        (c) => /event: endpoint\r?\ndata: [^\r\n]+/.test(c.received),
+        'the endpoint event',
+      );
+      const post = new URL(/event: endpoint\r?\ndata: ([^\r\n]+)/.exec(stream.received)?.[1] ?? '', url).href;
+      const send = (message: unknown): Promise<unknown> =>
+        exchangeRaw(post, rawPost(post, JSON.stringify(message)));
+      await send({
+        jsonrpc: '2.0',
+        id: 'init',
+        method: 'initialize',
+        params: {
+          protocolVersion: '2024-11-05',
+          capabilities: {},
+          clientInfo: { name: 'raw', version: '1' },
+        },
+      });
+      const ids = (): unknown[] =>
+        lenientMessages(stream.responses[0]?.body ?? '').map((message) => (message as { id?: unknown }).id);
+      await stream.waitFor((c) => ids().includes('init') || c.closed, 'the initialize answer');
+      await send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      rig.upstream.reset();
+      await send(callNotification('evil'));
+      // A ping after it: once answered, the notification (sent before, in order) has been handled.
+      await send({ jsonrpc: '2.0', id: 'after', method: 'ping' });
+      await stream.waitFor((c) => ids().includes('after') || c.closed, 'the ping answer');
+      expect(rig.upstream.executed).toEqual([]);
+    } finally {
+      stream.close();
+    }
+  });
+});
+
+/**
+ * A stdio MCP server written by hand (no SDK): one JSON-RPC message per line, and, as JSON-RPC 2.0
+ * says, a request without an id is still run. Every tools/call it runs is appended to CALL_LOG.
+ */
+const RAW_STDIO_SERVER = `
+const { appendFileSync } = require('node:fs');
+const echo = JSON.parse(process.env.ECHO_TOOL);
+let buffer = '';
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (chunk) => {
+  buffer += chunk;
+  let end;
+  while ((end = buffer.indexOf('\\n')) >= 0) {
+    const line = buffer.slice(0, end);
+    buffer = buffer.slice(end + 1);
+    if (line.trim() === '') continue;
+    const message = JSON.parse(line);
+    let result;
+    if (message.method === 'initialize')
+      result = { protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'raw-stdio', version: '1.0.0' } };
+    else if (message.method === 'tools/list') result = { tools: [echo] };
+    else if (message.method === 'tools/call') {
+      appendFileSync(process.env.CALL_LOG, message.params.name + '\\n');
+      result = { content: [{ type: 'text', text: 'ran ' + message.params.name }] };
+    } else result = {};
+    if (message.id !== undefined && 'method' in message)
+      process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }) + '\\n');
+  }
+});
+`;
+
+describe('redteam A (bridged stdio route): a tools/call notification reaches the child', () => {
+  let dir: string;
+  let callLog: string;
+  let script: string;
+  let gateway: GatewayHarness;
+  let endpoint: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'toolpin-redteam-'));
+    callLog = join(dir, 'calls.log');
+    script = join(dir, 'rawStdioServer.cjs');
+    await writeFile(script, RAW_STDIO_SERVER);
+    gateway = await startGatewayHarness([
+      stdioPinFor('raw', [process.execPath, script], [ECHO], {
+        CALL_LOG: callLog,
+        ECHO_TOOL: JSON.stringify(ECHO),
+      }),
+    ]);
+    endpoint = `${gateway.url}/raw/mcp`;
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function executed(): Promise<string[]> {
+    return (await readFile(callLog, 'utf8').catch(() => '')).split('\n').filter((line) => line !== '');
+  }
+
+  it('is real: the child runs a tools/call that has no id', async () => {
+    // Through the gateway, a decided call with an id runs: the child and the log work.
+    const session = await openSession(endpoint);
+    const allowed = await postJson(
+      endpoint,
+      { jsonrpc: '2.0', id: 'ok', method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } },
+      session,
+    );
+    expect(lenientMessages(allowed.body)).toEqual([
+      expect.objectContaining({ id: 'ok', result: expect.anything() }),
+    ]);
+    expect(await executed()).toEqual(['echo']);
+  });
+
+  it('the unpinned tool, called as a notification, never reaches the child', async () => {
+    const session = await openSession(endpoint);
+    const before = await executed();
+    await postJson(endpoint, callNotification('evil'), session);
+    // A request after it on the same session: the bridge handles client messages in order, so once
+    // this is answered the notification was handled too.
+    const ping = await postJson(endpoint, { jsonrpc: '2.0', id: 'after', method: 'ping' }, session);
+    expect(lenientMessages(ping.body)).toEqual([expect.objectContaining({ id: 'after' })]);
+    expect((await executed()).slice(before.length)).toEqual([]);
+  });
+});
+
+describe('redteam A (toolpin wrap): a tools/call notification reaches the wrapped server', () => {
+  let dir: string;
+  let callLog: string;
+  let wrap: WrapHandle;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'toolpin-redteam-wrap-'));
+    callLog = join(dir, 'calls.log');
+    const script = join(dir, 'rawStdioServer.cjs');
+    await writeFile(script, RAW_STDIO_SERVER);
+    const pinFile = await writePin(dir, pinFor('raw', 'http://127.0.0.1:9/mcp', [ECHO]));
+    wrap = await connectWrap(pinFile, [process.execPath, script], {
+      CALL_LOG: callLog,
+      ECHO_TOOL: JSON.stringify(ECHO),
+    });
+  }, 20_000);
+  afterAll(async () => {
+    await wrap?.client.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  async function executed(): Promise<string[]> {
+    return (await readFile(callLog, 'utf8').catch(() => '')).split('\n').filter((line) => line !== '');
+  }
+
+  it('is real: a decided call runs on the wrapped server', async () => {
+    await wrap.client.callTool({ name: 'echo', arguments: { text: 'x' } });
+    expect(await executed()).toEqual(['echo']);
+  });
+
+  it('the unpinned tool, sent as a notification, never runs', async () => {
+    const before = await executed();
+    // The SDK client sends any notification method it is given: exactly the bytes of a JSON-RPC notification.
+    await wrap.client.notification({
+      method: 'tools/call',
+      params: { name: 'evil', arguments: { cmd: 'id' } },
+    } as unknown as Parameters<WrapHandle['client']['notification']>[0]);
+    // Handled in order: once the ping is answered, the notification went wherever it went.
+    await wrap.client.ping();
+    expect((await executed()).slice(before.length)).toEqual([]);
+  });
+});
+
+describe('redteam B: a URL credential that contains an apostrophe is logged in clear', () => {
+  // The WHATWG URL serializer leaves "'" unescaped in userinfo; the log redaction stops a URL at a
+  // quote, cannot parse the cut URL ("http://agent:Pa"), and leaves the text as it was.
+  const PASSWORD = "Pa'ss-S3CRET-PW";
+  let upstream: MaliciousUpstream;
+  let gateway: GatewayHarness;
+  let endpoint: string;
+
+  beforeAll(async () => {
+    upstream = await startMaliciousUpstream();
+    const { port } = new URL(upstream.url);
+    gateway = await startGatewayHarness([
+      pinFor(SERVER, `http://agent:${PASSWORD}@127.0.0.1:${port}/mcp`, PINNED_TOOLS),
+    ]);
+    endpoint = `${gateway.url}/${SERVER}/mcp`;
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await upstream?.close();
+  });
+
+  it('is real: the URL parser keeps the apostrophe, so the password is in the URL text as written', () => {
+    expect(new URL(`http://agent:${PASSWORD}@127.0.0.1:1/mcp`).href).toContain(PASSWORD);
+  });
+
+  it('no log line shows the password (a call makes the gateway list upstream: fetch on miss)', async () => {
+    const reply = await postJson(endpoint, {
+      jsonrpc: '2.0',
+      id: 'c',
+      method: 'tools/call',
+      params: { name: 'echo', arguments: { text: 'x' } },
+    });
+    expect(reply.body).not.toContain('S3CRET');
+    const leaked = gateway.logs.filter((line) => JSON.stringify(line).includes('S3CRET'));
+    expect(leaked.map((line) => line.event)).toEqual([]);
+  });
+});
+
+describe('redteam C: tool arguments and results reach the log inside JSON parse errors', () => {
+  let rig: Rig;
+
+  beforeAll(async () => {
+    rig = await startRig();
+  });
+  afterAll(async () => rig.close());
+  beforeEach(() => rig.upstream.reset());
+
+  it("a client's malformed tools/call: its argument is never logged", async () => {
+    const session = await openSession(rig.endpoint);
+    // A client bug (an unquoted value): V8's JSON.parse message quotes the text around the error.
+    const body =
+      '{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"echo","arguments":{"text":ARGSECRET42}}}';
+    const reply = await postJson(rig.endpoint, body, session);
+    expect(reply.status).toBe(400);
+    const leaked = rig.gateway.logs.filter((line) => JSON.stringify(line).includes('ARGSECRET'));
+    expect(leaked.map((line) => line.event)).toEqual([]);
+  });
+
+  it("an upstream's malformed tools/call result: its content is never logged", async () => {
+    const session = await openSession(rig.endpoint);
+    rig.upstream.behaviour = ({ res, message }) => {
+      if (message.method !== 'tools/call') return false;
+      const text = `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":{"content":[{"type":"text","text":RESULTSECRET42}]}}`;
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+      return true;
+    };
+    await postJson(rig.endpoint, { jsonrpc: '2.0', id: 'l', method: 'tools/list' }, session);
+    const reply = await postJson(
+      rig.endpoint,
+      { jsonrpc: '2.0', id: 'c', method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } },
+      session,
+    );
+    expect(responsesIn(reply.body)).toEqual([
+      expect.objectContaining({ id: 'c', error: expect.objectContaining({ code: -32042 }) }),
+    ]);
+    const leaked = rig.gateway.logs.filter((line) => JSON.stringify(line).includes('RESULTSECRET'));
+    expect(leaked.map((line) => line.event)).toEqual([]);
+  });
+});
+
+describe('redteam D: fetch on miss reads an unbounded total (1000 pages of up to 64 MiB each)', () => {
+  const PAGE_PAD = 2 * 1024 * 1024;
+  // The bound a proxied listing has (docs/boundary.md: 64 MiB per answer); the gateway may read one
+  // page past it before it knows.
+  const BOUND = 64 * 1024 * 1024 + PAGE_PAD + 64 * 1024;
+  const SERVED_BEFORE_LAST = 80 * 1024 * 1024;
+  let rig: Rig;
+
+  beforeAll(async () => {
+    rig = await startRig();
+  });
+  afterAll(async () => rig.close());
+
+  it('stops reading (and refuses the call) past the bound instead of holding every page', async () => {
+    const session = await openSession(rig.endpoint);
+    let served = 0;
+    let pages = 0;
+    const pad = 'p'.repeat(PAGE_PAD);
+    rig.upstream.behaviour = ({ res, message }) => {
+      if (message.method !== 'tools/list') return false;
+      pages += 1;
+      // Empty pages padded with a member clients ignore, chained by nextCursor, until 80 MiB went out.
+      const last = served >= SERVED_BEFORE_LAST;
+      const result = last ? { tools: [ECHO] } : { tools: [], nextCursor: `c${pages}`, pad };
+      const text = JSON.stringify({ jsonrpc: '2.0', id: message.id, result });
+      served += Buffer.byteLength(text);
+      answerJson(res, { jsonrpc: '2.0', id: message.id, result });
+      return true;
+    };
+    // No listing yet in this session: the call makes the gateway list every page itself.
+    await postJson(
+      rig.endpoint,
+      { jsonrpc: '2.0', id: 'c', method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } },
+      session,
+      30_000,
+    );
+    expect({ pages, served: served <= BOUND }).toEqual({ pages: expect.any(Number), served: true });
+  }, 60_000);
+});
+
+describe('redteam E: the per-client quota of bridged sessions is keyed on a header the client chooses', () => {
+  // A stdio route has no authentication: the gateway cannot tell a credential from any string, so
+  // one client (one address) rotating `Authorization` values gets a fresh quota each time, up to the
+  // server's bound (100 children held for the idle time), after which every other client gets 503.
+  let dir: string;
+  let gateway: GatewayHarness;
+  let endpoint: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'toolpin-redteam-quota-'));
+    const script = join(dir, 'rawStdioServer.cjs');
+    await writeFile(script, RAW_STDIO_SERVER);
+    gateway = await startGatewayHarness(
+      [
+        stdioPinFor('raw', [process.execPath, script], [ECHO], {
+          CALL_LOG: join(dir, 'calls.log'),
+          ECHO_TOOL: JSON.stringify(ECHO),
+        }),
+      ],
+      { sessions: { bridgedPerClient: 2 } },
+    );
+    endpoint = `${gateway.url}/raw/mcp`;
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('is real: the quota holds for one client that keeps its credential', async () => {
+    const statuses: number[] = [];
+    for (let n = 0; n < 3; n++) {
+      const reply = await postJson(endpoint, initializeRequest(`same-${n}`), {
+        Authorization: 'Bearer same',
+      });
+      statuses.push(reply.status);
+    }
+    expect(statuses).toEqual([200, 200, 429]);
+  });
+
+  it('one address rotating Authorization values gets no more than its quota of children', async () => {
+    const statuses: number[] = [];
+    for (let n = 0; n < 5; n++) {
+      const reply = await postJson(endpoint, initializeRequest(`rot-${n}`), {
+        Authorization: `Bearer rotated-${n}`,
+      });
+      statuses.push(reply.status);
+    }
+    // 127.0.0.1 already holds 2 sessions (above): every further one is over a quota of 2.
+    expect(statuses.filter((status) => status === 200)).toEqual([]);
+  });
+});
+
+describe('redteam F: an SSE answer is relayed without backpressure', () => {
+  // relaySseResponse writes every upstream event to the client with res.write() and never pauses
+  // the upstream: a client that does not read makes the gateway buffer all the upstream sends.
+  const EVENT_BYTES = 512 * 1024;
+  const EVENTS = 128; // 64 MiB offered
+  const ACCEPTABLE = 32 * 1024 * 1024;
+  let rig: Rig;
+
+  beforeAll(async () => {
+    rig = await startRig();
+  });
+  afterAll(async () => rig.close());
+
+  it('a client that reads nothing stalls the upstream, instead of the gateway holding 64 MiB', async () => {
+    const session = await openSession(rig.endpoint);
+    let accepted = 0;
+    let finished!: () => void;
+    const done = new Promise<void>((resolve) => (finished = resolve));
+    rig.upstream.behaviour = async ({ res, message }) => {
+      if (message.method !== 'ping') return false;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const filler = 'f'.repeat(EVENT_BYTES);
+      for (let n = 0; n < EVENTS; n++) {
+        const event = `data: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"${filler}"}}\n\n`;
+        if (!res.write(event)) {
+          // Backpressure reached the upstream: wait for it to clear, at most a second.
+          const drained = await new Promise<boolean>((resolve) => {
+            const timer = setTimeout(() => resolve(false), 1000);
+            res.once('drain', () => {
+              clearTimeout(timer);
+              resolve(true);
+            });
+          });
+          if (!drained) break;
+        }
+        accepted += Buffer.byteLength(event);
+      }
+      res.end(`data: {"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":{}}\n\n`);
+      finished();
+      return true;
+    };
+    const { hostname, port, pathname } = new URL(rig.endpoint);
+    const socket = connect(Number(port), hostname);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.once('connect', resolve);
+        socket.once('error', reject);
+      });
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 'p', method: 'ping' });
+      const head = [
+        `POST ${pathname} HTTP/1.1`,
+        `Host: ${hostname}:${port}`,
+        'Content-Type: application/json',
+        'Accept: application/json, text/event-stream',
+        `Content-Length: ${Buffer.byteLength(body)}`,
+        ...Object.entries(session).map(([name, value]) => `${name}: ${value}`),
+      ];
+      socket.write(`${head.join('\r\n')}\r\n\r\n${body}`);
+      // Never read: the receive window fills and the gateway's writes to this client back up.
+      socket.pause();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([done, new Promise((resolve) => (timer = setTimeout(resolve, 30_000)))]);
+      clearTimeout(timer);
+    } finally {
+      socket.destroy();
+    }
+    expect(accepted).toBeLessThanOrEqual(ACCEPTABLE);
+  }, 40_000);
+});
+
+describe('redteam G: one listing repeating a drifted tool costs the gateway work and log per copy', () => {
+  // Identical copies share one digest, so they are not "ambiguous": each copy is judged 'changed'
+  // and explained again (word diffs of every text member, up to 250,000 LCS cells each), and the
+  // catalog.drift event (one log line, one webhook body) carries one finding per copy. The upstream
+  // changes any byte of the result (a cursor) to defeat the listing cache, listing after listing.
+  const COPIES = 5000;
+  let rig: Rig;
+
+  beforeAll(async () => {
+    rig = await startRig();
+  });
+  afterAll(async () => rig.close());
+
+  it('reports a drifted tool once per listing, however many times the upstream repeats it', async () => {
+    const session = await openSession(rig.endpoint);
+    rig.upstream.behaviour = ({ res, message }) => {
+      if (message.method !== 'tools/list') return false;
+      answerJson(res, {
+        jsonrpc: '2.0',
+        id: message.id,
+        result: { tools: Array.from({ length: COPIES }, () => ECHO_DRIFTED) },
+      });
+      return true;
+    };
+    const reply = await postJson(
+      rig.endpoint,
+      { jsonrpc: '2.0', id: 'l', method: 'tools/list' },
+      session,
+      30_000,
+    );
+    expect(responsesIn(reply.body)).toEqual([expect.objectContaining({ id: 'l', result: { tools: [] } })]);
+    const drift = rig.gateway.events('catalog.drift').at(-1) as { drift?: { key: string }[] } | undefined;
+    const echoFindings = (drift?.drift ?? []).filter((finding) => finding.key === 'tool:echo');
+    expect(echoFindings.length).toBe(1);
+  }, 40_000);
+});
