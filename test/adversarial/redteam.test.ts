@@ -348,7 +348,28 @@ describe('redteam C: tool arguments and results reach the log inside JSON parse 
     expect(responsesIn(reply.body)).toEqual([
       expect.objectContaining({ id: 'c', error: expect.objectContaining({ code: -32042 }) }),
     ]);
-    const leaked = rig.gateway.logs.filter((line) => JSON.stringify(line).includes('RESULTSECRET'));
+    // V8 quotes about ten characters from where the parse failed: the first nine of the value.
+    const leaked = rig.gateway.logs.filter((line) => JSON.stringify(line).includes('RESULTSEC'));
+    expect(leaked.map((line) => line.event)).toEqual([]);
+  });
+
+  it("an upstream's malformed SSE event (a tool result): its content is never logged", async () => {
+    const session = await openSession(rig.endpoint);
+    rig.upstream.behaviour = ({ res, message }) => {
+      if (message.method !== 'tools/call') return false;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(
+        `data: {"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":{"content":[{"type":"text","text":SSESECRET42}]}}\n\n`,
+      );
+      return true;
+    };
+    await postJson(rig.endpoint, { jsonrpc: '2.0', id: 'l', method: 'tools/list' }, session);
+    await postJson(
+      rig.endpoint,
+      { jsonrpc: '2.0', id: 'c', method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } },
+      session,
+    );
+    const leaked = rig.gateway.logs.filter((line) => JSON.stringify(line).includes('SSESECRET'));
     expect(leaked.map((line) => line.event)).toEqual([]);
   });
 });
@@ -550,4 +571,88 @@ describe('redteam G: one listing repeating a drifted tool costs the gateway work
     const echoFindings = (drift?.drift ?? []).filter((finding) => finding.key === 'tool:echo');
     expect(echoFindings.length).toBe(1);
   }, 40_000);
+});
+
+/** The 2026-07-28 envelope every request carries in `params._meta`. */
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'raw-adversary', version: '1.0.0' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+
+describe('redteam H: users told apart by a header other than Authorization/Cookie share one catalog', () => {
+  // sessionKeyOf hashes only Authorization and Cookie, while every other end-to-end header (X-Api-Key
+  // here) reaches the upstream, and fetch on miss forwards it too because it may carry identity. Two
+  // 2026-07-28 users of an upstream that authenticates by X-Api-Key (and serves each its own catalog)
+  // share one catalog in the gateway: user 2's call of a tool drifted for user 2 is decided from the
+  // catalog user 1 was served.
+  let rig: Rig;
+
+  beforeAll(async () => {
+    rig = await startRig({ upstream: { sessions: false } });
+  });
+  afterAll(async () => rig.close());
+
+  function modern(id: string, method: string, user: string, params: Record<string, unknown> = {}): Buffer {
+    const headers: [string, string][] = [
+      ['Mcp-Protocol-Version', '2026-07-28'],
+      ['Mcp-Method', method],
+      ['X-Api-Key', user],
+    ];
+    if (method === 'tools/call') headers.push(['Mcp-Name', String(params.name)]);
+    const body = JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: ENVELOPE } });
+    return rawPost(rig.endpoint, body, headers);
+  }
+
+  function callsBy(user: string): string[] {
+    return rig.upstream.requests
+      .filter((request) => request.headers['x-api-key'] === user)
+      .flatMap((request) => request.messages)
+      .filter((message) => message.method === 'tools/call')
+      .map((message) => String((message.params as { name?: unknown }).name));
+  }
+
+  beforeEach(() => {
+    rig.upstream.reset();
+    // User 2's catalog was rug-pulled; user 1's was not.
+    rig.upstream.behaviour = ({ res, request, message }) => {
+      if (message.method !== 'tools/list') return false;
+      const tools = request.headers['x-api-key'] === 'user-2' ? [ECHO_DRIFTED] : [ECHO];
+      answerJson(res, { jsonrpc: '2.0', id: message.id, result: { tools } });
+      return true;
+    };
+  });
+
+  it('is real: the upstream serves user 2 the drifted echo, and the gateway refuses user 2 its call', async () => {
+    const direct = await exchangeRaw(
+      rig.upstream.url,
+      rawPost(rig.upstream.url, JSON.stringify({ jsonrpc: '2.0', id: 'd', method: 'tools/list' }), [
+        ['X-Api-Key', 'user-2'],
+      ]),
+    );
+    expect(direct.body).toContain('DRIFT-7f3a');
+    await exchangeRaw(rig.endpoint, modern('l2', 'tools/list', 'user-2'));
+    const call = await exchangeRaw(
+      rig.endpoint,
+      modern('c2', 'tools/call', 'user-2', { name: 'echo', arguments: { text: 'x' } }),
+    );
+    expect(responsesIn(call.body)).toEqual([
+      expect.objectContaining({ id: 'c2', error: expect.objectContaining({ code: -32040 }) }),
+    ]);
+    expect(callsBy('user-2')).toEqual([]);
+  });
+
+  it("user 2's call of its drifted echo is not decided from user 1's listing", async () => {
+    await exchangeRaw(rig.endpoint, modern('l2', 'tools/list', 'user-2'));
+    // User 1 lists after user 2: the shared catalog now holds user 1's (pinned) echo.
+    await exchangeRaw(rig.endpoint, modern('l1', 'tools/list', 'user-1'));
+    const call = await exchangeRaw(
+      rig.endpoint,
+      modern('c2', 'tools/call', 'user-2', { name: 'echo', arguments: { text: 'x' } }),
+    );
+    expect(responsesIn(call.body)).toEqual([
+      expect.objectContaining({ id: 'c2', error: expect.objectContaining({ code: -32040 }) }),
+    ]);
+    expect(callsBy('user-2')).toEqual([]);
+  });
 });
