@@ -166,6 +166,7 @@ process.stdin.on('data', (chunk) => {
     else if (message.method === 'tools/list') result = { tools: [echo] };
     else if (message.method === 'tools/call') {
       appendFileSync(process.env.CALL_LOG, message.params.name + '\\n');
+      if (process.env.HANG_CALLS === '1') continue;
       result = { content: [{ type: 'text', text: 'ran ' + message.params.name }] };
     } else result = {};
     if (message.id !== undefined && 'method' in message)
@@ -655,4 +656,54 @@ describe('redteam H: users told apart by a header other than Authorization/Cooki
     ]);
     expect(callsBy('user-2')).toEqual([]);
   });
+});
+
+describe('redteam I: a bridged request the stdio child never answers is never timed out', () => {
+  // The HTTP proxy answers -32041 timeout after limits.upstreamTimeoutMs; the bridge applies its
+  // timeout only to its own tools/list. A child that never answers holds the client's request, and
+  // with its response open the session never goes idle: the child is held for as long as the
+  // client's connection lasts (docs/boundary.md: "the same rules, applied where the messages pass").
+  let dir: string;
+  let gateway: GatewayHarness;
+  let endpoint: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'toolpin-redteam-hang-'));
+    const script = join(dir, 'rawStdioServer.cjs');
+    await writeFile(script, RAW_STDIO_SERVER);
+    gateway = await startGatewayHarness(
+      [
+        stdioPinFor('raw', [process.execPath, script], [ECHO], {
+          CALL_LOG: join(dir, 'calls.log'),
+          ECHO_TOOL: JSON.stringify(ECHO),
+          HANG_CALLS: '1',
+        }),
+      ],
+      { limits: { upstreamTimeoutMs: 300, streamIdleMs: 600 } },
+    );
+    endpoint = `${gateway.url}/raw/mcp`;
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('answers -32041 for a call the child leaves unanswered', async () => {
+    const session = await openSession(endpoint);
+    // The bound of the wait is the test's, twenty times the configured upstream timeout.
+    const reply = await postJson(
+      endpoint,
+      {
+        jsonrpc: '2.0',
+        id: 'hang',
+        method: 'tools/call',
+        params: { name: 'echo', arguments: { text: 'x' } },
+      },
+      session,
+      6000,
+    ).catch((error: Error) => error);
+    expect(reply instanceof Error ? reply.message : responsesIn(reply.body)).toEqual([
+      expect.objectContaining({ id: 'hang', error: expect.objectContaining({ code: -32041 }) }),
+    ]);
+  }, 15_000);
 });
