@@ -111,18 +111,18 @@ export async function relayJsonResponse(
     sendAccepted(exchange, res, status, headers);
     return;
   }
-  const verdict = exchange.guard.inspectUpstreamText(
-    exchange.sessionKey,
-    raw.toString('utf8'),
-    exchange.requestIds,
-  );
+  const text = raw.toString('utf8');
+  const verdict = exchange.guard.inspectUpstreamText(exchange.sessionKey, text, exchange.requestIds);
   if (!verdict.ok) throw new UpstreamBodyError(verdict.reason, `the upstream answer is ${verdict.problem}`);
   // A successful JSON answer carries the answers of every request forwarded: one it left out
   // gets an error rather than an endless wait.
   const out =
     status >= 200 && status < 300 ? [...verdict.out, ...unanswered(exchange, verdict.out)] : verdict.out;
-  let body: string;
-  if (verdict.text !== undefined && out.length === 1 && exchange.injected.length === 0) body = verdict.text;
+  let body: string | Buffer;
+  if (verdict.text !== undefined && out.length === 1 && exchange.injected.length === 0)
+    // A listing verified before and unchanged is answered with the very text the gateway's own
+    // serialization gives: those are the bytes it read (no second encoding of a large listing).
+    body = verdict.text === text ? raw : verdict.text;
   else if (verdict.batch || exchange.injected.length > 0 || out.length !== 1)
     body = JSON.stringify([...out, ...exchange.injected]);
   else body = JSON.stringify(out[0]);
@@ -168,7 +168,7 @@ export function sendJson(
   res: ServerResponse,
   status: number,
   headers: OutgoingHttpHeaders,
-  body: string,
+  body: string | Buffer,
 ): void {
   res.writeHead(status, {
     ...headers,
