@@ -37,6 +37,11 @@ export const GATEWAY_FLOORS = Object.freeze([
     role: 'what clients connect to (HTTP routes, stdio front) and the runtime (start, reload, pin watcher)',
   },
   { name: 'cli', kind: 'folder', role: 'the toolpin commands' },
+  {
+    name: 'entries',
+    kind: 'folder',
+    role: 'the subpath barrels (`@toolpin/gateway/pin`, `/explain`, `/transports`, `/webhooks`)',
+  },
   { name: 'index', kind: 'file', role: 'the public barrel of @toolpin/gateway' },
 ]);
 

@@ -19,7 +19,7 @@ export class UpstreamBodyError extends Error {
  * decided on. A body cut short (the connection closed before its Content-Length or final chunk)
  * is an error, never a shorter answer.
  */
-export async function readUpstreamBody(
+async function readUpstreamBody(
   upstream: IncomingMessage,
   maxBytes: number,
   idleMs: number,
