@@ -15,6 +15,7 @@ import { collectToolPages } from '../state/fetchToolPages.js';
 import type { SharedUpstream } from '../transports/sharedUpstream.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import type { JsonRpcResponse } from '../wire/jsonRpc.js';
+import { DEFAULT_MAX_PAGES } from '../defaults.js';
 
 /** What one forwarding server instance acts for. */
 export interface ForwardingServerOptions {
@@ -80,7 +81,7 @@ function refusalError(refusal: JsonRpcResponse): ProtocolError {
  */
 export function createForwardingServer(options: ForwardingServerOptions): Server {
   const { guard, sessionKey, upstream, timeoutMs } = options;
-  const maxPages = options.maxPages ?? 1000;
+  const maxPages = options.maxPages ?? DEFAULT_MAX_PAGES;
   const server = new Server(upstream.serverInfo ?? { name: guard.config.name, version: '0.0.0' }, {
     // The 2025 and 2026 capability shapes agree on what a forwarding server can declare.
     capabilities: forwardedCapabilities(upstream.capabilities),

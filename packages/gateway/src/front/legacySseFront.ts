@@ -84,7 +84,8 @@ export function legacySseFront(
   async function post(req: Request, res: Response): Promise<void> {
     const id = typeof req.query.sessionId === 'string' ? req.query.sessionId : '';
     const session = sessions.get(id, req.headers);
-    if (session === undefined) return replyJson(res, 404, jsonRpcError(null, -32001, 'Session not found'));
+    if (session === undefined)
+      return replyJson(res, 404, jsonRpcError(null, ErrorCodes.SESSION_NOT_FOUND, 'Session not found'));
     const parsed = parseJsonRpcBody(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '');
     if (!parsed.ok) return replyJson(res, 400, jsonRpcError(null, parsed.code, parsed.message));
     if (parsed.body.batch)

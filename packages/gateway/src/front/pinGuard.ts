@@ -25,6 +25,7 @@ import { forwardedCredentials } from './forwardedCredentials.js';
 import { isIdentityEncoded, readRequestBody } from './readRequestBody.js';
 import { checkRequestFraming, type FramingRefusal } from './requestBoundary.js';
 import { sessionKeyOf } from './sessionKey.js';
+import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_UPSTREAM_BYTES, DEFAULT_TIMEOUT_MS } from '../defaults.js';
 
 /** Options of {@link pinGuard}. */
 export interface PinGuardOptions {
@@ -89,14 +90,14 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
     alerts: options.alerts ?? new Alerts(logger),
     logger,
   });
-  const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024;
-  const timeoutMs = options.upstreamTimeoutMs ?? 30_000;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const timeoutMs = options.upstreamTimeoutMs ?? DEFAULT_TIMEOUT_MS;
   const http = httpUpstreamOf(config);
   const proxy = createStreamableHttpProxy({
     url: http.url,
     headers: http.headers,
     logger,
-    maxResponseBytes: 64 * 1024 * 1024,
+    maxResponseBytes: DEFAULT_MAX_UPSTREAM_BYTES,
     timeoutMs,
     streamIdleMs: options.streamIdleMs ?? 300_000,
   });

@@ -55,7 +55,8 @@ export function streamableFront(
     const id = headerValue(req.headers, 'mcp-session-id');
     if (id !== undefined) {
       const session = sessions.get(id, req.headers);
-      if (session === undefined) return answer(res, 404, null, -32001, 'Session not found');
+      if (session === undefined)
+        return answer(res, 404, null, ErrorCodes.SESSION_NOT_FOUND, 'Session not found');
       sessions.track(id, res);
       await session.front.handleRequest(req, res, body);
       return;
@@ -68,7 +69,7 @@ export function streamableFront(
         res,
         400,
         null,
-        -32000,
+        ErrorCodes.SESSION_REQUIRED,
         'Bad Request: Mcp-Session-Id header is required (initialize first)',
       );
     }

@@ -5,6 +5,7 @@ import { exceedsJsonDepth } from '../wire/jsonDepth.js';
 import { isResponse, messageProblem, type JsonRpcResponse } from '../wire/jsonRpc.js';
 import { isUtf8Charset, mcpBodyKind, parseMediaType } from '../wire/mediaType.js';
 import { listingMeta } from '../wire/mcpEra.js';
+import { DEFAULT_MAX_PAGES, DEFAULT_MAX_UPSTREAM_BYTES } from '../defaults.js';
 
 /** Options of {@link fetchToolPages}. */
 export interface FetchToolPagesOptions {
@@ -149,7 +150,7 @@ async function requestPage(options: FetchToolPagesOptions, cursor: string | unde
   }
   let message: JsonRpcResponse | undefined;
   try {
-    message = await readAnswer(response, id, kind === 'sse', options.maxBytes ?? 64 * 1024 * 1024);
+    message = await readAnswer(response, id, kind === 'sse', options.maxBytes ?? DEFAULT_MAX_UPSTREAM_BYTES);
   } catch (error) {
     if (error instanceof GatewayError) throw error;
     throw unavailable(`tools/list response could not be read: ${(error as Error).message}`, error);
@@ -186,5 +187,5 @@ export async function collectToolPages(
  * session's own headers, so the server answers what it would answer that client.
  */
 export async function fetchToolPages(options: FetchToolPagesOptions): Promise<FetchedPage[]> {
-  return collectToolPages((cursor) => requestPage(options, cursor), options.maxPages ?? 1000);
+  return collectToolPages((cursor) => requestPage(options, cursor), options.maxPages ?? DEFAULT_MAX_PAGES);
 }

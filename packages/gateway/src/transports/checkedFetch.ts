@@ -8,6 +8,7 @@ import {
   unverifiableAnswer,
   type InvalidUpstreamMessage,
 } from '../wire/upstreamMessage.js';
+import { DEFAULT_MAX_UPSTREAM_BYTES } from '../defaults.js';
 
 /** What {@link checkedFetch} reports and names. */
 export interface CheckedFetchOptions {
@@ -84,7 +85,7 @@ async function readBounded(body: ReadableStream<Uint8Array>, max: number): Promi
  * all (a redirect, another media type, a body that is not JSON) becomes -32042 for each request.
  */
 export function checkedFetch(options: CheckedFetchOptions, base: FetchLike = fetch): FetchLike {
-  const max = options.maxBodyBytes ?? 64 * 1024 * 1024;
+  const max = options.maxBodyBytes ?? DEFAULT_MAX_UPSTREAM_BYTES;
   const refuseAll = (upstream: Response, ids: JsonRpcId[], reason: Unverifiable): Response => {
     const errors = ids.map((id) =>
       jsonRpcError(id, ErrorCodes.UPSTREAM_INVALID, `toolpin: ${DESCRIPTIONS[reason]}`, {

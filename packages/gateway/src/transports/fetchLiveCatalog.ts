@@ -8,6 +8,7 @@ import { classifyAttemptFailure, describeError, type AttemptFailure } from './cl
 import { catalogUnavailable } from './listAllPages.js';
 import { listWithV1, listWithV2, type ListingContext } from './listWithClients.js';
 import { redactUrlsInText } from '../wire/redactUrl.js';
+import { DEFAULT_MAX_PAGES, DEFAULT_TIMEOUT_MS } from '../defaults.js';
 
 /** How an HTTP upstream is listed: one transport, or `auto` to detect a legacy HTTP+SSE server. */
 export type LiveHttpTransport = 'streamable-http' | 'sse' | 'auto';
@@ -178,8 +179,8 @@ export async function fetchLiveCatalog(
 ): Promise<LiveCatalog> {
   const context: Context = {
     capabilities: options.capabilities,
-    timeout: options.timeoutMs ?? 30_000,
-    maxPages: options.maxPages ?? 1000,
+    timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    maxPages: options.maxPages ?? DEFAULT_MAX_PAGES,
     baseDir: options.baseDir,
   };
   return 'command' in target ? listOverStdio(target, context) : listOverHttp(target, context);

@@ -8,6 +8,7 @@ import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdi
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { listAllPages, pageSchema } from './listAllPages.js';
+import { CLIENT_INFO } from '../defaults.js';
 
 /** What one listing client needs besides its transport. */
 export interface ListingContext {
@@ -22,8 +23,6 @@ export interface Listing {
   readonly pages: number;
   readonly protocolVersion: string | undefined;
 }
-
-const CLIENT_INFO = { name: 'toolpin', version: '0.1.0' };
 
 // SSEClientTransport.start() waits for the `endpoint` event with no timeout of its own (connect's
 // covers initialize only): a GET answered with a stream that never names its endpoint would hang.
@@ -48,7 +47,7 @@ export async function listWithV1(
   context: ListingContext,
 ): Promise<Listing> {
   const { capabilities, timeout, maxPages } = context;
-  const client = new Client(CLIENT_INFO, capabilities === undefined ? {} : { capabilities });
+  const client = new Client({ ...CLIENT_INFO }, capabilities === undefined ? {} : { capabilities });
   try {
     if (transport instanceof SSEClientTransport) await connectWithin(client, transport, timeout);
     else await client.connect(transport, { timeout });
@@ -80,10 +79,13 @@ export async function listWithV2(
   context: ListingContext,
 ): Promise<Listing> {
   const { capabilities, timeout, maxPages } = context;
-  const client = new ClientV2(CLIENT_INFO, {
-    versionNegotiation: { mode: 'auto' },
-    ...(capabilities === undefined ? {} : { capabilities: capabilities as never }),
-  });
+  const client = new ClientV2(
+    { ...CLIENT_INFO },
+    {
+      versionNegotiation: { mode: 'auto' },
+      ...(capabilities === undefined ? {} : { capabilities: capabilities as never }),
+    },
+  );
   try {
     await client.connect(
       new StreamableHTTPClientTransportV2(new URL(target.url), {

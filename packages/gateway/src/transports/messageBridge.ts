@@ -30,6 +30,7 @@ import {
   unverifiableAnswer,
   type InvalidUpstreamMessage,
 } from '../wire/upstreamMessage.js';
+import { DEFAULT_MAX_PAGES } from '../defaults.js';
 
 const FLUSH_MS = 1000;
 
@@ -321,7 +322,7 @@ export class MessageBridge {
           `the upstream refused tools/list: ${reply.error.message}`,
         );
       return reply.result;
-    }, this.#options.maxPages ?? 1000);
+    }, this.#options.maxPages ?? DEFAULT_MAX_PAGES);
   }
 
   #upstreamError(error: Error): void {

@@ -13,6 +13,7 @@ import type { UpstreamConnection } from './openUpstream.js';
 import { StdioChildTransport } from './stdioChildTransport.js';
 import type { InvalidUpstreamMessage } from '../wire/upstreamMessage.js';
 import { CheckedUpstreamTransport } from './checkedUpstreamTransport.js';
+import { CLIENT_INFO } from '../defaults.js';
 
 /** Any result, kept as the upstream sent it: no SDK schema may drop or coerce a member. */
 const rawResult = z.looseObject({});
@@ -106,7 +107,7 @@ export class SharedUpstream {
   /** Starts the upstream and performs the initialize handshake; rejects (and cleans up) if either fails. */
   static async open(options: SharedUpstreamOptions): Promise<SharedUpstream> {
     // No client capabilities: a stateless client cannot answer sampling or elicitation mid-call.
-    const client = new Client({ name: 'toolpin', version: '0.1.0' }, { capabilities: {} });
+    const client = new Client({ ...CLIENT_INFO }, { capabilities: {} });
     const checked = new CheckedUpstreamTransport(
       options.connection.transport,
       options.server,

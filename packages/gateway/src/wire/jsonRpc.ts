@@ -1,3 +1,4 @@
+import { ErrorCodes } from './errorCodes.js';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './jsonDepth.js';
 
 /** A JSON-RPC 2.0 id: the spec allows strings and numbers (null only on parse errors). */
@@ -105,27 +106,32 @@ export function parseJsonRpcBody(text: string): ParseBodyResult {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return { ok: false, code: -32700, message: `Parse error: ${(error as Error).message}` };
+    return { ok: false, code: ErrorCodes.PARSE_ERROR, message: `Parse error: ${(error as Error).message}` };
   }
   const batch = Array.isArray(value);
   const messages: unknown[] = batch ? (value as unknown[]) : [value];
-  if (messages.length === 0) return { ok: false, code: -32600, message: 'Invalid Request: empty batch' };
+  if (messages.length === 0)
+    return { ok: false, code: ErrorCodes.INVALID_REQUEST, message: 'Invalid Request: empty batch' };
   for (const message of messages) {
     const problem = messageProblem(message);
     if (problem !== undefined)
-      return { ok: false, code: -32600, message: `Invalid Request: not a JSON-RPC 2.0 message (${problem})` };
+      return {
+        ok: false,
+        code: ErrorCodes.INVALID_REQUEST,
+        message: `Invalid Request: not a JSON-RPC 2.0 message (${problem})`,
+      };
   }
   if (exceedsJsonDepth(value))
     return {
       ok: false,
-      code: -32600,
+      code: ErrorCodes.INVALID_REQUEST,
       message: `Invalid Request: nested deeper than ${MAX_JSON_DEPTH} levels`,
     };
   const reused = batch ? reusedRequestId(messages as JsonRpcMessage[]) : undefined;
   if (reused !== undefined)
     return {
       ok: false,
-      code: -32600,
+      code: ErrorCodes.INVALID_REQUEST,
       message: `Invalid Request: id ${JSON.stringify(reused)} used twice in one batch`,
     };
   return { ok: true, body: { batch, messages: messages as JsonRpcMessage[] } };
