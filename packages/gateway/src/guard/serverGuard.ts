@@ -24,6 +24,7 @@ import {
 } from '../wire/upstreamMessage.js';
 import { matchResultEnvelope } from '../wire/resultEnvelope.js';
 import { VerifiedListings, type VerifiedListing } from './verifiedListings.js';
+import { isObject } from '../wire/isObject.js';
 
 /** What a {@link ServerGuard} is built from. */
 export interface ServerGuardOptions {
@@ -36,10 +37,6 @@ export interface ServerGuardOptions {
 
 /** Lists the upstream catalog for a session when the gateway has not seen it (fetch on miss). */
 export type CatalogRefresh = () => Promise<FetchedPage[]>;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** A listing page as #inspectListResult verified it. */
 type InspectedPage = {

@@ -1,5 +1,6 @@
 import { ErrorCodes } from './errorCodes.js';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './jsonDepth.js';
+import { isObject } from './isObject.js';
 
 /** A JSON-RPC 2.0 id: the spec allows strings and numbers (null only on parse errors). */
 export type JsonRpcId = string | number | null;
@@ -38,10 +39,6 @@ export interface JsonRpcBody {
 
 /** The result of parsing a POST body, as a value rather than an exception. */
 export type ParseBodyResult = { ok: true; body: JsonRpcBody } | { ok: false; code: number; message: string };
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** True for a request (has `method` and `id`). */
 export function isRequest(message: JsonRpcMessage): message is JsonRpcRequest & { id: JsonRpcId } {
