@@ -22,7 +22,7 @@ import {
 } from '../wire/jsonRpc.js';
 import type { UpstreamConnection } from './openUpstream.js';
 import { PendingReplies } from './pendingReplies.js';
-import { StdioChildTransport } from './stdioChildTransport.js';
+import { describeUpstreamEnd } from './describeUpstreamEnd.js';
 import { settleWithin } from './settleWithin.js';
 import { logInvalidMessage } from '../observe/invalidMessage.js';
 import {
@@ -346,7 +346,7 @@ export class MessageBridge {
 
   async #shutdown(by: BridgeEnd): Promise<void> {
     const { client, upstream, guard, sessionKey } = this.#options;
-    const reason = this.#endReason(by);
+    const reason = describeUpstreamEnd(by, upstream.transport);
     this.#log(by === 'upstream' ? 'warn' : 'info', 'session.ended', reason);
     this.#own.rejectAll(new GatewayError('GW_UPSTREAM_EXITED', reason));
     // Every request the upstream will now never answer gets an error instead of silence.
@@ -365,15 +365,6 @@ export class MessageBridge {
     await client.close().catch((error: Error) => this.#log('debug', 'client.close_failed', error.message));
     guard.forgetSession(sessionKey);
     this.onclose?.(by);
-  }
-
-  #endReason(by: BridgeEnd): string {
-    if (by === 'client') return 'the client closed the session';
-    if (by === 'gateway') return 'the gateway closed the session';
-    const transport = this.#options.upstream.transport;
-    const exit = transport instanceof StdioChildTransport ? transport.exit : undefined;
-    if (exit === undefined) return 'the upstream closed the connection';
-    return `the upstream process exited (${exit.signal === null ? `code ${String(exit.code)}` : `signal ${exit.signal}`})`;
   }
 
   #fields(): Record<string, unknown> {

@@ -10,7 +10,7 @@ import {
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import type { UpstreamConnection } from './openUpstream.js';
-import { StdioChildTransport } from './stdioChildTransport.js';
+import { describeUpstreamEnd } from './describeUpstreamEnd.js';
 import type { InvalidUpstreamMessage } from '../wire/upstreamMessage.js';
 import { CheckedUpstreamTransport } from './checkedUpstreamTransport.js';
 import { CLIENT_INFO } from '../defaults.js';
@@ -216,11 +216,7 @@ export class SharedUpstream {
 
   /** Why the connection ended: the gateway closing it, the child's exit, or the connection closing. */
   endReason(): string {
-    if (this.#closedByGateway) return 'the gateway closed the session';
-    const transport = this.#connection.transport;
-    const exit = transport instanceof StdioChildTransport ? transport.exit : undefined;
-    if (exit === undefined) return 'the upstream closed the connection';
-    return `the upstream process exited (${exit.signal === null ? `code ${String(exit.code)}` : `signal ${exit.signal}`})`;
+    return describeUpstreamEnd(this.#closedByGateway ? 'gateway' : 'upstream', this.#connection.transport);
   }
 
   /** Ends the connection (a child is stopped with its process group). */
