@@ -7,7 +7,7 @@ import type { BridgeSessions } from './bridgeSessions.js';
 import { replyJson } from './clientReply.js';
 import { openBridge, type BridgeFrontOptions } from './openBridge.js';
 import { sessionKeyOf } from './sessionKey.js';
-import { refuseBadFraming, refuseSession } from './bridgeRefusals.js';
+import { refuseBadFraming, refuseSession, refuseUnstartedUpstream } from './bridgeRefusals.js';
 
 /** How often an idle SSE stream gets a comment line, so proxies and load balancers keep it open. */
 const KEEP_ALIVE_MS = 25_000;
@@ -61,15 +61,7 @@ export function legacySseFront(
       bridge = await openBridge(options, front, sessionKey, req.headers);
     } catch {
       slot.release();
-      if (!res.headersSent)
-        replyJson(
-          res,
-          502,
-          jsonRpcError(null, ErrorCodes.UPSTREAM_UNAVAILABLE, 'toolpin: the upstream could not be started', {
-            reason: 'unreachable',
-            server: guard.config.name,
-          }),
-        );
+      if (!res.headersSent) refuseUnstartedUpstream(res, null, guard.config.name);
       else res.end();
       return;
     }

@@ -13,7 +13,12 @@ import type { BridgeSessions, SessionSlot } from './bridgeSessions.js';
 import { replyJson } from './clientReply.js';
 import { openBridge, type BridgeFrontOptions } from './openBridge.js';
 import { SessionEventStore } from './sessionEventStore.js';
-import { refuseBadFraming, refuseSession, type SessionRefusalContext } from './bridgeRefusals.js';
+import {
+  refuseBadFraming,
+  refuseSession,
+  refuseUnstartedUpstream,
+  type SessionRefusalContext,
+} from './bridgeRefusals.js';
 import { sessionKeyOf } from './sessionKey.js';
 import type { StatelessFront } from './statelessFront.js';
 
@@ -104,13 +109,7 @@ export function streamableFront(
       bridge = await openBridge(options, front, sessionKey, req.headers);
     } catch {
       slot.release();
-      return answer(
-        res,
-        502,
-        initialize.id,
-        ErrorCodes.UPSTREAM_UNAVAILABLE,
-        'toolpin: the upstream could not be started',
-      );
+      return refuseUnstartedUpstream(res, initialize.id, guard.config.name);
     }
     // Set before registration, which wraps it: the registry forgets the session, then this runs.
     bridge.onclose = () => events.close();
