@@ -11,7 +11,7 @@ import {
 import { GatewayError } from '../errors.js';
 import { screenCall } from '../guard/screenCall.js';
 import type { ServerGuard } from '../guard/serverGuard.js';
-import { collectToolPages } from '../state/fetchToolPages.js';
+import { collectToolPages } from '../state/collectToolPages.js';
 import type { SharedUpstream } from '../transports/sharedUpstream.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import type { JsonRpcResponse } from '../wire/jsonRpc.js';

@@ -10,7 +10,7 @@ import type { PageInspection } from '../policy/inspectToolsPage.js';
 import { decideCall } from '../policy/decideCall.js';
 import { inspectToolsPage } from '../policy/inspectToolsPage.js';
 import { UnpinnedMembersNotice } from '../policy/unpinnedMembersNotice.js';
-import type { FetchedPage } from '../state/fetchToolPages.js';
+import type { FetchedPage } from '../state/collectToolPages.js';
 import type { CatalogCompletion, SessionCatalog } from '../state/sessionCatalog.js';
 import type { SessionState, SessionStore } from '../state/sessionStore.js';
 import type { ToolDigester } from '../state/toolDigester.js';

@@ -5,7 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayError } from '../errors.js';
 import { classifyAttemptFailure, describeError, type AttemptFailure } from './classifyAttemptFailure.js';
-import { catalogUnavailable } from './listAllPages.js';
+import { catalogUnavailable } from '../state/collectToolPages.js';
 import { listWithV1, listWithV2, type ListingContext } from './listWithClients.js';
 import { redactUrlsInText } from '../wire/redactUrl.js';
 import { DEFAULT_MAX_PAGES, DEFAULT_TIMEOUT_MS } from '../defaults.js';

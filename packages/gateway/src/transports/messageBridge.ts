@@ -7,7 +7,7 @@ import type { ServerGuard } from '../guard/serverGuard.js';
 import { errorSummary } from '../observe/errorSummary.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
-import { collectToolPages, type FetchedPage } from '../state/fetchToolPages.js';
+import { collectToolPages, type FetchedPage } from '../state/collectToolPages.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../wire/jsonDepth.js';
 import { listingMeta } from '../wire/mcpEra.js';
