@@ -6,6 +6,7 @@ import { exceedsJsonDepth } from '../wire/jsonDepth.js';
 import { isResponse, messageProblem, type JsonRpcResponse } from '../wire/jsonRpc.js';
 import { isUtf8Charset, mcpBodyKind, parseMediaType } from '../wire/mediaType.js';
 import { listingMeta } from '../wire/mcpEra.js';
+import { readBounded } from '../wire/readBounded.js';
 import { DEFAULT_MAX_PAGES, DEFAULT_MAX_UPSTREAM_BYTES } from '../defaults.js';
 
 /** Options of {@link fetchToolPages}. */
@@ -56,8 +57,7 @@ async function readAnswer(
   sse: boolean,
   maxBytes: number,
 ): Promise<JsonRpcResponse | undefined> {
-  const reader = response.body?.getReader();
-  if (reader === undefined) return undefined;
+  if (response.body === null) return undefined;
   let found: JsonRpcResponse | undefined;
   let json = '';
   const parser = createParser({
@@ -67,21 +67,14 @@ async function readAnswer(
     },
   });
   const decoder = new TextDecoder();
-  let size = 0;
-  try {
-    while (found === undefined) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > maxBytes)
-        throw catalogUnavailable(`the upstream's answer to tools/list exceeds ${maxBytes} bytes`);
-      const text = decoder.decode(value, { stream: true });
-      if (sse) parser.feed(text);
-      else json += text;
-    }
-  } finally {
-    await reader.cancel().catch(() => undefined);
-  }
+  const end = await readBounded(response.body, maxBytes, (chunk) => {
+    const text = decoder.decode(chunk, { stream: true });
+    if (sse) parser.feed(text);
+    else json += text;
+    return found !== undefined;
+  });
+  if (end === 'too_large')
+    throw catalogUnavailable(`the upstream's answer to tools/list exceeds ${maxBytes} bytes`);
   return sse ? found : answerIn(json + decoder.decode(), id);
 }
 

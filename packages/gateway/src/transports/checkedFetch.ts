@@ -2,6 +2,7 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { createParser } from 'eventsource-parser';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { mcpBodyKind, parseMediaType } from '../wire/mediaType.js';
+import { readBounded } from '../wire/readBounded.js';
 import { idKey, isResponse, jsonRpcError, type JsonRpcId } from '../wire/jsonRpc.js';
 import {
   checkUpstreamMessage,
@@ -61,18 +62,12 @@ function jsonResponse(upstream: Response, messages: unknown[], batch: boolean): 
 }
 
 /** Reads a body as text, at most `max` bytes; undefined when it is larger. */
-async function readBounded(body: ReadableStream<Uint8Array>, max: number): Promise<string | undefined> {
+async function readText(body: ReadableStream<Uint8Array>, max: number): Promise<string | undefined> {
   const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > max) {
-      await body.cancel().catch(() => undefined);
-      return undefined;
-    }
+  const end = await readBounded(body, max, (chunk) => {
     chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  });
+  return end === 'too_large' ? undefined : Buffer.concat(chunks).toString('utf8');
 }
 
 /**
@@ -146,7 +141,7 @@ export function checkedFetch(options: CheckedFetchOptions, base: FetchLike = fet
       await response.body.cancel().catch(() => undefined);
       return ids.length > 0 ? answerAll('media_type') : response;
     }
-    const text = await readBounded(response.body, max);
+    const text = await readText(response.body, max);
     if (text === undefined) return answerAll('too_large');
     let value: unknown;
     try {
