@@ -1,12 +1,11 @@
-import { resolve } from 'node:path';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayError } from '../errors.js';
 import { classifyAttemptFailure, describeError, type AttemptFailure } from './classifyAttemptFailure.js';
 import { catalogUnavailable } from '../state/collectToolPages.js';
 import { listWithV1, listWithV2, type ListingContext } from './listWithClients.js';
+import { openStdioChild } from './openUpstream.js';
 import { redactUrlsInText } from '../wire/redactUrl.js';
 import { DEFAULT_MAX_PAGES, DEFAULT_TIMEOUT_MS } from '../defaults.js';
 
@@ -142,18 +141,17 @@ async function listOverStdio(
   target: Extract<LiveTarget, { command: readonly string[] }>,
   context: Context,
 ): Promise<LiveCatalog> {
-  const [command = '', ...first] = target.command;
-  const transport = new StdioClientTransport({
-    command,
-    args: [...first, ...(target.args ?? [])],
-    env: { ...getDefaultEnvironment(), ...target.env },
-    stderr: 'inherit',
-    ...(target.cwd === undefined ? {} : { cwd: resolve(context.baseDir ?? process.cwd(), target.cwd) }),
+  const command = target.command[0] ?? '';
+  // The child's stderr is the user's to read, line by line as it wrote it.
+  const transport = openStdioChild(target, {
+    ...(context.baseDir === undefined ? {} : { baseDir: context.baseDir }),
+    onStderrLine: (line) => process.stderr.write(`${line}\n`),
   });
   try {
     return { ...(await listWithV1(transport, context)), transport: 'stdio' };
   } catch (error) {
-    if (error instanceof GatewayError) throw error;
+    // The listing's own failure passes as it is; a child that cannot start or ends is "cannot connect".
+    if (error instanceof GatewayError && error.code === 'GW_CATALOG_UNAVAILABLE') throw error;
     throw catalogUnavailable(
       `cannot connect to command ${command}: ${describeError(error)}`,
       { stage: 'connect' },

@@ -4,7 +4,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { listAllPages, pageSchema } from './listAllPages.js';
@@ -41,11 +41,8 @@ async function connectWithin(client: Client, transport: SSEClientTransport, time
   }
 }
 
-/** Lists over one SDK v1 transport (Streamable HTTP, HTTP+SSE or stdio), closing it whatever happens. */
-export async function listWithV1(
-  transport: StreamableHTTPClientTransport | SSEClientTransport | StdioClientTransport,
-  context: ListingContext,
-): Promise<Listing> {
+/** Lists with the SDK v1 client over one transport (Streamable HTTP, HTTP+SSE, or a stdio child), closing it whatever happens. */
+export async function listWithV1(transport: Transport, context: ListingContext): Promise<Listing> {
   const { capabilities, timeout, maxPages } = context;
   const client = new Client({ ...CLIENT_INFO }, capabilities === undefined ? {} : { capabilities });
   try {
