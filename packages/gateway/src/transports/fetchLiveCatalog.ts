@@ -5,7 +5,7 @@ import { GatewayError } from '../errors.js';
 import { classifyAttemptFailure, describeError, type AttemptFailure } from './classifyAttemptFailure.js';
 import { catalogUnavailable } from '../state/collectToolPages.js';
 import { listWithV1, listWithV2, type ListingContext } from './listWithClients.js';
-import { openStdioChild } from './openUpstream.js';
+import { openStdioChild, type StdioLaunch } from './openUpstream.js';
 import { redactUrlsInText } from '../wire/redactUrl.js';
 import { DEFAULT_MAX_PAGES, DEFAULT_TIMEOUT_MS } from '../defaults.js';
 
@@ -24,13 +24,8 @@ export type LiveTarget =
        */
       readonly transport?: LiveHttpTransport;
     }
-  | {
-      readonly command: readonly string[];
-      readonly args?: readonly string[];
-      /** Added to the SDK's default child environment (PATH, HOME, …); nothing else of ours is passed. */
-      readonly env?: Readonly<Record<string, string>>;
-      readonly cwd?: string;
-    };
+  /** `env` is added to the SDK's default child environment (PATH, HOME, …); nothing else of ours is passed. */
+  | StdioLaunch;
 
 /** Options of {@link fetchLiveCatalog}. */
 export interface LiveCatalogOptions {
@@ -137,10 +132,7 @@ async function listOverHttp(
   throw fail(sse);
 }
 
-async function listOverStdio(
-  target: Extract<LiveTarget, { command: readonly string[] }>,
-  context: Context,
-): Promise<LiveCatalog> {
+async function listOverStdio(target: StdioLaunch, context: Context): Promise<LiveCatalog> {
   const command = target.command[0] ?? '';
   // The child's stderr is the user's to read, line by line as it wrote it.
   const transport = openStdioChild(target, {

@@ -24,6 +24,11 @@ export interface Listing {
   readonly protocolVersion: string | undefined;
 }
 
+/** The tools/list request for one page. */
+function toolsListRequest(cursor: string | undefined): { method: 'tools/list'; params: { cursor?: string } } {
+  return { method: 'tools/list', params: cursor === undefined ? {} : { cursor } };
+}
+
 // SSEClientTransport.start() waits for the `endpoint` event with no timeout of its own (connect's
 // covers initialize only): a GET answered with a stream that never names its endpoint would hang.
 async function connectWithin(client: Client, transport: SSEClientTransport, timeout: number): Promise<void> {
@@ -49,10 +54,7 @@ export async function listWithV1(transport: Transport, context: ListingContext):
     if (transport instanceof SSEClientTransport) await connectWithin(client, transport, timeout);
     else await client.connect(transport, { timeout });
     const listed = await listAllPages(
-      (cursor) =>
-        client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, pageSchema, {
-          timeout,
-        }),
+      (cursor) => client.request(toolsListRequest(cursor), pageSchema, { timeout }),
       maxPages,
     );
     return {
@@ -91,10 +93,7 @@ export async function listWithV2(
       { timeout },
     );
     const listed = await listAllPages(
-      (cursor) =>
-        client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, pageSchema, {
-          timeout,
-        }),
+      (cursor) => client.request(toolsListRequest(cursor), pageSchema, { timeout }),
       maxPages,
     );
     return {

@@ -89,7 +89,7 @@ export interface StdioLaunch {
   readonly command: readonly string[];
   /** Arguments after `command`. */
   readonly args?: readonly string[];
-  /** Added to the child's environment. */
+  /** Added to the SDK's default child environment (PATH, HOME, …), or to this process's when inherited. */
   readonly env?: Readonly<Record<string, string>>;
   /** Working directory; a relative one is resolved against `baseDir`. */
   readonly cwd?: string;
