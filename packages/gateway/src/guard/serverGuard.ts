@@ -18,7 +18,7 @@ import { FirstUseRecorder } from './trustOnFirstUse.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { idKey, isResponse, jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../wire/jsonRpc.js';
 import {
-  checkUpstreamMessage,
+  decideUpstreamText,
   unverifiableAnswer,
   type InvalidUpstreamMessage,
 } from '../wire/upstreamMessage.js';
@@ -170,27 +170,14 @@ export class ServerGuard {
   ): UpstreamTextVerdict {
     const known = this.#knownListing(sessionKey, text);
     if (known !== undefined) return { ok: true, batch: false, out: [known.message], text: known.text };
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (error) {
-      return { ok: false, reason: 'malformed', problem: `not JSON (${(error as Error).message})` };
-    }
-    const batch = Array.isArray(value);
-    const messages: unknown[] = batch ? (value as unknown[]) : [value];
-    const out: unknown[] = [];
-    for (const message of messages) {
-      const invalid = checkUpstreamMessage(message);
-      if (invalid !== undefined) {
-        const refusal = this.#refuseInvalid(sessionKey, invalid, expected);
-        if (refusal !== undefined) out.push(refusal);
-        continue;
-      }
-      const { replaced, page } = this.#inspectMessage(sessionKey, message);
-      out.push(replaced ?? message);
-      if (!batch && page !== undefined) this.#rememberListing(text, replaced, page);
-    }
-    return { ok: true, batch, out };
+    return decideUpstreamText(text, {
+      invalid: (invalid) => this.#refuseInvalid(sessionKey, invalid, expected),
+      valid: (message, batch) => {
+        const { replaced, page } = this.#inspectMessage(sessionKey, message);
+        if (!batch && page !== undefined) this.#rememberListing(text, replaced, page);
+        return replaced ?? message;
+      },
+    });
   }
 
   /** A listing text verified before, replayed without parsing (see {@link VerifiedListings}). */

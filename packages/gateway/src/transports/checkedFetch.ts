@@ -6,6 +6,7 @@ import { readBounded } from '../wire/readBounded.js';
 import { idKey, isResponse, jsonRpcError, type JsonRpcId } from '../wire/jsonRpc.js';
 import {
   checkUpstreamMessage,
+  decideUpstreamText,
   unverifiableAnswer,
   type InvalidUpstreamMessage,
 } from '../wire/upstreamMessage.js';
@@ -94,16 +95,21 @@ export function checkedFetch(options: CheckedFetchOptions, base: FetchLike = fet
   // Requests sent and not answered yet, whatever exchange will answer them (the POST's own answer,
   // or the GET stream after a 202): an invalid message under one of their ids fails that request.
   const pending = new Set<string>();
-  /** The message as the SDK may read it: itself, its request's -32042, or nothing. */
-  const checked = (message: unknown): unknown => {
-    const invalid = checkUpstreamMessage(message);
-    if (invalid === undefined) {
-      if (isResponse(message) && message.id !== null) pending.delete(idKey(message.id));
-      return message;
-    }
+  /** A valid message, as the SDK reads it; an answer is no longer pending. */
+  const accepted = (message: unknown): unknown => {
+    if (isResponse(message) && message.id !== null) pending.delete(idKey(message.id));
+    return message;
+  };
+  /** An invalid message: its pending request's -32042, or nothing. */
+  const refused = (invalid: InvalidUpstreamMessage): unknown => {
     const answered = invalid.id !== undefined && pending.delete(idKey(invalid.id));
     options.onInvalid(invalid, answered);
     return answered ? unverifiableAnswer(invalid.id as JsonRpcId, invalid, options.server) : undefined;
+  };
+  /** The message as the SDK may read it: itself, its request's -32042, or nothing. */
+  const checked = (message: unknown): unknown => {
+    const invalid = checkUpstreamMessage(message);
+    return invalid === undefined ? accepted(message) : refused(invalid);
   };
   const notJson = (): void =>
     options.onInvalid(
@@ -143,17 +149,10 @@ export function checkedFetch(options: CheckedFetchOptions, base: FetchLike = fet
     }
     const text = await readText(response.body, max);
     if (text === undefined) return answerAll('too_large');
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      return answerAll('malformed');
-    }
-    const batch = Array.isArray(value);
-    const messages = (batch ? (value as unknown[]) : [value])
-      .map(checked)
-      .filter((message) => message !== undefined);
-    return jsonResponse(response, messages, batch);
+    // The same decision as the proxy's for a JSON body (wire/upstreamMessage.ts).
+    const decided = decideUpstreamText(text, { valid: accepted, invalid: refused });
+    if (!decided.ok) return answerAll('malformed');
+    return jsonResponse(response, decided.out, decided.batch);
   };
 }
 
