@@ -43,3 +43,9 @@ export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 /** Bound on one message of a bridged upstream (a stdio line, an HTTP+SSE event), in bytes. */
 export const DEFAULT_MAX_BRIDGED_MESSAGE_BYTES = 10 * 1024 * 1024;
+
+/** Silence allowed on an upstream answer that still owes answers before it ends, in ms. */
+export const DEFAULT_STREAM_IDLE_MS = 300_000;
+
+/** Longest the last answers of a session whose upstream ended may take to reach the client, in ms. */
+export const CLIENT_FLUSH_MS = 1000;

@@ -26,7 +26,12 @@ import { isIdentityEncoded, readRequestBody } from './readRequestBody.js';
 import { checkRequestFraming } from './requestBoundary.js';
 import { refuseFraming } from './bridgeRefusals.js';
 import { sessionKeyOf } from './sessionKey.js';
-import { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_UPSTREAM_BYTES, DEFAULT_TIMEOUT_MS } from '../defaults.js';
+import {
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_UPSTREAM_BYTES,
+  DEFAULT_STREAM_IDLE_MS,
+  DEFAULT_TIMEOUT_MS,
+} from '../defaults.js';
 
 /** Options of {@link pinGuard}. */
 export interface PinGuardOptions {
@@ -100,7 +105,7 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
     logger,
     maxResponseBytes: DEFAULT_MAX_UPSTREAM_BYTES,
     timeoutMs,
-    streamIdleMs: options.streamIdleMs ?? 300_000,
+    streamIdleMs: options.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS,
   });
 
   // A compressed body (rare) still goes through express.raw, which inflates it.

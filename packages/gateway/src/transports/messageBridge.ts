@@ -30,9 +30,7 @@ import {
   unverifiableAnswer,
   type InvalidUpstreamMessage,
 } from '../wire/upstreamMessage.js';
-import { DEFAULT_MAX_PAGES } from '../defaults.js';
-
-const FLUSH_MS = 1000;
+import { CLIENT_FLUSH_MS, DEFAULT_MAX_PAGES } from '../defaults.js';
 
 /** Options of {@link MessageBridge}. */
 export interface MessageBridgeOptions {
@@ -361,7 +359,7 @@ export class MessageBridge {
       .close()
       .catch((error: Error) => this.#log('warn', 'upstream.close_failed', error.message));
     // A client that stopped reading must not hold the session open forever.
-    await settleWithin(this.#outbound, FLUSH_MS);
+    await settleWithin(this.#outbound, CLIENT_FLUSH_MS);
     await client.close().catch((error: Error) => this.#log('debug', 'client.close_failed', error.message));
     guard.forgetSession(sessionKey);
     this.onclose?.(by);
