@@ -8,6 +8,11 @@
 export const GATEWAY_FLOORS = Object.freeze([
   { name: 'errors', kind: 'file', role: 'GatewayError and its codes; imports nothing' },
   {
+    name: 'defaults',
+    kind: 'file',
+    role: 'the defaults and constants shared by the gateway and the CLI, each named once',
+  },
+  {
     name: 'wire',
     kind: 'folder',
     role: 'the protocol, pure: JSON-RPC, media types, SSE framing, headers, URL redaction, depth',

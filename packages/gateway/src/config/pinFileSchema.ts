@@ -1,6 +1,7 @@
 import { TRACE_PROFILE } from '@toolpin/digest';
 import { z } from 'zod';
 import { pinAlertsSchema } from './alertsSchema.js';
+import { isObject } from '../wire/isObject.js';
 
 /** A pinned digest: `sha256:` + 64 lowercase hex. */
 export const DIGEST_PATTERN = /^sha256:[0-9a-f]{64}$/;
@@ -65,10 +66,6 @@ export const stdioUpstreamSchema = z.strictObject({
     .default({}),
   cwd: z.string().min(1).optional(),
 });
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * The upstream, keyed on `url` (HTTP) vs `command` (stdio). The branch is chosen by key rather
