@@ -5,6 +5,7 @@ import { exceedsJsonDepth } from '../wire/jsonDepth.js';
 import { isResponse, messageProblem, type JsonRpcResponse } from '../wire/jsonRpc.js';
 import { isUtf8Charset, mcpBodyKind, parseMediaType } from '../wire/mediaType.js';
 import { listingMeta } from '../wire/mcpEra.js';
+import { ListingBudget, MAX_LISTING_BYTES, type ListingLimits, type PageBudget } from './listingBudget.js';
 
 /** Options of {@link fetchToolPages}. */
 export interface FetchToolPagesOptions {
@@ -16,10 +17,11 @@ export interface FetchToolPagesOptions {
   readonly stateless: boolean;
   /** `params._meta` of the client's request (protocol version, capabilities in 2026-07-28). */
   readonly meta?: Readonly<Record<string, unknown>>;
+  /** Bound on the whole listing (every page together, answers read whole), in ms. */
   readonly timeoutMs: number;
   /** @default 1000 */
   readonly maxPages?: number;
-  /** Bound on one page's answer. @default 64 MiB */
+  /** Bound on one page's answer (all pages together: {@link MAX_LISTING_BYTES}). @default 64 MiB */
   readonly maxBytes?: number;
 }
 
@@ -68,6 +70,7 @@ async function readAnswer(
   id: string,
   sse: boolean,
   maxBytes: number,
+  budget: PageBudget,
 ): Promise<JsonRpcResponse | undefined> {
   const reader = response.body?.getReader();
   if (reader === undefined) return undefined;
@@ -87,6 +90,7 @@ async function readAnswer(
       if (done) break;
       size += value.byteLength;
       if (size > maxBytes) throw unavailable(`the upstream's answer to tools/list exceeds ${maxBytes} bytes`);
+      budget.count(value.byteLength);
       const text = decoder.decode(value, { stream: true });
       if (sse) parser.feed(text);
       else json += text;
@@ -97,7 +101,11 @@ async function readAnswer(
   return sse ? found : answerIn(json + decoder.decode(), id);
 }
 
-async function requestPage(options: FetchToolPagesOptions, cursor: string | undefined): Promise<unknown> {
+async function requestPage(
+  options: FetchToolPagesOptions,
+  cursor: string | undefined,
+  budget: PageBudget,
+): Promise<unknown> {
   // The gateway's own ids are UUIDs under a prefix no client uses, so they never collide with a
   // client's ids in the same session.
   const id = `toolpin-${randomUUID()}`;
@@ -116,7 +124,8 @@ async function requestPage(options: FetchToolPagesOptions, cursor: string | unde
       method: 'POST',
       headers,
       body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list', params }),
-      signal: AbortSignal.timeout(options.timeoutMs),
+      // The listing's deadline, not the page's: it also ends the reading of the body.
+      signal: budget.signal ?? AbortSignal.timeout(options.timeoutMs),
       // A redirect would take the gateway's request (and the client's credentials) elsewhere.
       redirect: 'manual',
     });
@@ -149,7 +158,7 @@ async function requestPage(options: FetchToolPagesOptions, cursor: string | unde
   }
   let message: JsonRpcResponse | undefined;
   try {
-    message = await readAnswer(response, id, kind === 'sse', options.maxBytes ?? 64 * 1024 * 1024);
+    message = await readAnswer(response, id, kind === 'sse', options.maxBytes ?? MAX_LISTING_BYTES, budget);
   } catch (error) {
     if (error instanceof GatewayError) throw error;
     throw unavailable(`tools/list response could not be read: ${(error as Error).message}`, error);
@@ -161,23 +170,32 @@ async function requestPage(options: FetchToolPagesOptions, cursor: string | unde
 }
 
 /**
- * Follows nextCursor from the first page to the last (`maxPages` at most): the pages of one whole
- * listing, each with the cursor it was asked with. Every fetch on miss lists through this loop,
- * whatever carries its requests.
+ * Follows nextCursor from the first page to the last: the pages of one whole listing, each with the
+ * cursor it was asked with. Every fetch on miss lists through this loop, whatever carries its
+ * requests. The listing is bounded as a whole: `limits.maxPages` (`data.bound: 'pages'`), and its
+ * bytes and time together (see ListingBudget); a partial listing is never returned.
  */
 export async function collectToolPages(
-  requestPage: (cursor: string | undefined) => Promise<unknown>,
-  maxPages: number,
+  requestPage: (cursor: string | undefined, budget: PageBudget) => Promise<unknown>,
+  limits: ListingLimits,
 ): Promise<FetchedPage[]> {
   const pages: FetchedPage[] = [];
+  const budget = new ListingBudget(limits);
   let cursor: string | undefined;
-  do {
-    if (pages.length >= maxPages) throw unavailable(`the upstream listed more than ${maxPages} pages`);
-    const result = await requestPage(cursor);
-    pages.push({ cursor, result });
-    const next = (result as { nextCursor?: unknown } | null | undefined)?.nextCursor;
-    cursor = typeof next === 'string' ? next : undefined;
-  } while (cursor !== undefined);
+  try {
+    do {
+      if (pages.length >= limits.maxPages)
+        throw unavailable(`the upstream listed more than ${limits.maxPages} pages`, undefined, {
+          bound: 'pages',
+        });
+      const result = await budget.page((left) => requestPage(cursor, left));
+      pages.push({ cursor, result });
+      const next = (result as { nextCursor?: unknown } | null | undefined)?.nextCursor;
+      cursor = typeof next === 'string' ? next : undefined;
+    } while (cursor !== undefined);
+  } finally {
+    budget.stop();
+  }
   return pages;
 }
 
@@ -186,5 +204,8 @@ export async function collectToolPages(
  * session's own headers, so the server answers what it would answer that client.
  */
 export async function fetchToolPages(options: FetchToolPagesOptions): Promise<FetchedPage[]> {
-  return collectToolPages((cursor) => requestPage(options, cursor), options.maxPages ?? 1000);
+  return collectToolPages((cursor, budget) => requestPage(options, cursor, budget), {
+    maxPages: options.maxPages ?? 1000,
+    timeoutMs: options.timeoutMs,
+  });
 }

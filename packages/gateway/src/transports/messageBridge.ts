@@ -300,6 +300,7 @@ export class MessageBridge {
   }
 
   #listUpstream(): Promise<FetchedPage[]> {
+    const limits = { maxPages: this.#options.maxPages ?? 1000, timeoutMs: this.#options.timeoutMs };
     return collectToolPages(async (cursor) => {
       // The gateway's ids are UUIDs under a prefix no client uses: they never collide with the client's.
       const id = `toolpin-${randomUUID()}`;
@@ -321,7 +322,7 @@ export class MessageBridge {
           `the upstream refused tools/list: ${reply.error.message}`,
         );
       return reply.result;
-    }, this.#options.maxPages ?? 1000);
+    }, limits);
   }
 
   #upstreamError(error: Error): void {
