@@ -98,5 +98,6 @@ describe('an upstream URL with userinfo (http://user:password@host/…)', () => 
       code: 0,
       leaked: false,
     });
-  });
+    // A spawned CLI: slower than the 5 s default when the whole suite shares the machine.
+  }, 30_000);
 });
