@@ -42,7 +42,7 @@ function targetOf(server: ServerConfig, headers: Readonly<Record<string, string>
   const { upstream } = server;
   if (isStdioUpstream(upstream)) return upstream;
   // The pin's recorded transport, never 'auto': the catalog is compared over what was approved.
-  return { url: upstream.url, headers: { ...upstream.headers, ...headers }, transport: upstream.transport };
+  return { ...upstream, headers: { ...upstream.headers, ...headers } };
 }
 
 /**

@@ -95,7 +95,7 @@ export function createForwardingServer(options: ForwardingServerOptions): Server
       const refusal = await screenCall(guard, sessionKey, request.id, params, () =>
         collectToolPages(
           (cursor) => upstream.request('tools/list', cursor === undefined ? {} : { cursor }, { timeoutMs }),
-          maxPages,
+          { maxPages, timeoutMs },
         ),
       );
       if (refusal !== undefined) throw refusalError(refusal);

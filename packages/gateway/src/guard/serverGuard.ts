@@ -315,6 +315,7 @@ export class ServerGuard {
       session,
       mode: config.mode,
       drift: completion.findings,
+      ...(completion.findingsOmitted > 0 ? { findingsOmitted: completion.findingsOmitted } : {}),
     });
   }
 

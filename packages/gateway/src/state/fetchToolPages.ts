@@ -8,6 +8,7 @@ import { isUtf8Charset, mcpBodyKind, parseMediaType } from '../wire/mediaType.js
 import { listingMeta } from '../wire/mcpEra.js';
 import { readBounded } from '../wire/readBounded.js';
 import { DEFAULT_MAX_PAGES, DEFAULT_MAX_UPSTREAM_BYTES } from '../defaults.js';
+import type { PageBudget } from './listingBudget.js';
 
 /** Options of {@link fetchToolPages}. */
 export interface FetchToolPagesOptions {
@@ -19,10 +20,11 @@ export interface FetchToolPagesOptions {
   readonly stateless: boolean;
   /** `params._meta` of the client's request (protocol version, capabilities in 2026-07-28). */
   readonly meta?: Readonly<Record<string, unknown>>;
+  /** Bound on the whole listing (every page together, answers read whole), in ms. */
   readonly timeoutMs: number;
   /** @default 1000 */
   readonly maxPages?: number;
-  /** Bound on one page's answer. @default 64 MiB */
+  /** Bound on one page's answer (all pages together: {@link MAX_LISTING_BYTES}). @default 64 MiB */
   readonly maxBytes?: number;
 }
 
@@ -56,6 +58,7 @@ async function readAnswer(
   id: string,
   sse: boolean,
   maxBytes: number,
+  budget: PageBudget,
 ): Promise<JsonRpcResponse | undefined> {
   if (response.body === null) return undefined;
   let found: JsonRpcResponse | undefined;
@@ -68,6 +71,7 @@ async function readAnswer(
   });
   const decoder = new TextDecoder();
   const end = await readBounded(response.body, maxBytes, (chunk) => {
+    budget.count(chunk.byteLength);
     const text = decoder.decode(chunk, { stream: true });
     if (sse) parser.feed(text);
     else json += text;
@@ -78,7 +82,11 @@ async function readAnswer(
   return sse ? found : answerIn(json + decoder.decode(), id);
 }
 
-async function requestPage(options: FetchToolPagesOptions, cursor: string | undefined): Promise<unknown> {
+async function requestPage(
+  options: FetchToolPagesOptions,
+  cursor: string | undefined,
+  budget: PageBudget,
+): Promise<unknown> {
   // The gateway's own ids are UUIDs under a prefix no client uses, so they never collide with a
   // client's ids in the same session.
   const id = `toolpin-${randomUUID()}`;
@@ -97,7 +105,8 @@ async function requestPage(options: FetchToolPagesOptions, cursor: string | unde
       method: 'POST',
       headers,
       body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list', params }),
-      signal: AbortSignal.timeout(options.timeoutMs),
+      // The listing's deadline, not the page's: it also ends the reading of the body.
+      signal: budget.signal ?? AbortSignal.timeout(options.timeoutMs),
       // A redirect would take the gateway's request (and the client's credentials) elsewhere.
       redirect: 'manual',
     });
@@ -130,7 +139,13 @@ async function requestPage(options: FetchToolPagesOptions, cursor: string | unde
   }
   let message: JsonRpcResponse | undefined;
   try {
-    message = await readAnswer(response, id, kind === 'sse', options.maxBytes ?? DEFAULT_MAX_UPSTREAM_BYTES);
+    message = await readAnswer(
+      response,
+      id,
+      kind === 'sse',
+      options.maxBytes ?? DEFAULT_MAX_UPSTREAM_BYTES,
+      budget,
+    );
   } catch (error) {
     if (error instanceof GatewayError) throw error;
     throw catalogUnavailable(`tools/list response could not be read: ${(error as Error).message}`, {}, error);
@@ -146,5 +161,8 @@ async function requestPage(options: FetchToolPagesOptions, cursor: string | unde
  * session's own headers, so the server answers what it would answer that client.
  */
 export async function fetchToolPages(options: FetchToolPagesOptions): Promise<FetchedPage[]> {
-  return collectToolPages((cursor) => requestPage(options, cursor), options.maxPages ?? DEFAULT_MAX_PAGES);
+  return collectToolPages((cursor, budget) => requestPage(options, cursor, budget), {
+    maxPages: options.maxPages ?? DEFAULT_MAX_PAGES,
+    timeoutMs: options.timeoutMs,
+  });
 }

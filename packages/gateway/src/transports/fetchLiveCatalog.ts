@@ -6,8 +6,10 @@ import { classifyAttemptFailure, describeError, type AttemptFailure } from './cl
 import { catalogUnavailable } from '../state/collectToolPages.js';
 import { listWithV1, listWithV2, type ListingContext } from './listWithClients.js';
 import { openStdioChild, type StdioLaunch } from './openUpstream.js';
-import { redactUrlsInText } from '../wire/redactUrl.js';
+import { redactUrl, redactUrlsInText } from '../wire/redactUrl.js';
 import { DEFAULT_MAX_PAGES, DEFAULT_TIMEOUT_MS } from '../defaults.js';
+import { describeUpstreamUrl } from '../config/upstreamKind.js';
+import { moveUrlCredentials } from '../config/urlCredentials.js';
 
 /** How an HTTP upstream is listed: one transport, or `auto` to detect a legacy HTTP+SSE server. */
 export type LiveHttpTransport = 'streamable-http' | 'sse' | 'auto';
@@ -23,6 +25,8 @@ export type LiveTarget =
        * @default 'auto'
        */
       readonly transport?: LiveHttpTransport;
+      /** Set when `headers.authorization` came from the userinfo of a pin's URL (shown `[redacted]@`). */
+      readonly authorizationFromUrl?: true;
     }
   /** `env` is added to the SDK's default child environment (PATH, HOME, …); nothing else of ours is passed. */
   | StdioLaunch;
@@ -86,11 +90,12 @@ async function listOverHttp(
   const choice = target.transport ?? 'auto';
   const url = new URL(target.url);
   const requestInit = { headers: { ...target.headers } };
+  const shown = describeUpstreamUrl(target.url, target.authorizationFromUrl === true);
   const outcomes: string[] = [];
   let detection: string | undefined;
   const fail = (last: Extract<Attempt, { failure: AttemptFailure }>, hint = ''): GatewayError =>
     catalogUnavailable(
-      redactUrlsInText(`cannot connect to ${target.url}: ${outcomes.join('; ')}${hint}`),
+      redactUrlsInText(`cannot connect to ${shown}: ${outcomes.join('; ')}${hint}`),
       { stage: 'connect', transport: choice, status: last.failure.status ?? null },
       last.error,
     );
@@ -173,5 +178,21 @@ export async function fetchLiveCatalog(
     maxPages: options.maxPages ?? DEFAULT_MAX_PAGES,
     baseDir: options.baseDir,
   };
-  return 'command' in target ? listOverStdio(target, context) : listOverHttp(target, context);
+  return 'command' in target
+    ? listOverStdio(target, context)
+    : listOverHttp(withoutUserinfo(target), context);
+}
+
+// fetch refuses a URL with userinfo: it is sent as the Basic credential it stands for, as the
+// gateway does with a pin's URL (config/urlCredentials.ts).
+function withoutUserinfo(target: Extract<LiveTarget, { url: string }>): Extract<LiveTarget, { url: string }> {
+  if (!URL.canParse(target.url)) return target;
+  const moved = moveUrlCredentials(target.url, target.headers);
+  if ('problem' in moved)
+    throw catalogUnavailable(`cannot use ${redactUrl(target.url)}: expected ${moved.problem}`, {
+      stage: 'connect',
+    });
+  return moved.moved
+    ? { ...target, url: moved.url, headers: moved.headers, authorizationFromUrl: true }
+    : target;
 }

@@ -34,6 +34,6 @@ export async function listAllPages(
         error,
       );
     }
-  }, maxPages);
+  }, { maxPages });
   return { tools: pages.flatMap((page) => (page.result as ListPage).tools), pages: pages.length };
 }

@@ -305,6 +305,7 @@ export class MessageBridge {
   }
 
   #listUpstream(): Promise<FetchedPage[]> {
+    const limits = { maxPages: this.#options.maxPages ?? DEFAULT_MAX_PAGES, timeoutMs: this.#options.timeoutMs };
     return collectToolPages(async (cursor) => {
       // The gateway's ids are UUIDs under a prefix no client uses: they never collide with the client's.
       const id = `toolpin-${randomUUID()}`;
@@ -326,7 +327,7 @@ export class MessageBridge {
           `the upstream refused tools/list: ${reply.error.message}`,
         );
       return reply.result;
-    }, this.#options.maxPages ?? DEFAULT_MAX_PAGES);
+    }, limits);
   }
 
   #upstreamError(error: Error): void {
