@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { Request } from 'express';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { jsonRpcError, type JsonRpcId } from '../wire/jsonRpc.js';
-import { clientKeyOf, credentialOf, isRefusal, type SessionRefusal } from './bridgeSessions.js';
+import { addressKeyOf, clientKeyOf, credentialOf, isRefusal, type SessionRefusal } from './bridgeSessions.js';
 import type { BridgeSessions } from './bridgeSessions.js';
 import { replyJson } from './clientReply.js';
 import { passedCredentials, type BridgeFrontOptions } from './openBridge.js';
@@ -47,7 +47,7 @@ export function statelessFront(
   /** Opens the credential's upstream in a reserved slot; rejects with what to answer when it cannot. */
   async function openSession(req: Request, credential: string): Promise<StatelessSession> {
     const client = clientKeyOf(req);
-    const slot = sessions.reserve(client);
+    const slot = sessions.reserve(client, addressKeyOf(req));
     if (isRefusal(slot)) throw new Refused(slot, client);
     let session: StatelessSession;
     try {
