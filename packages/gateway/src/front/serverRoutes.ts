@@ -57,6 +57,7 @@ export function createServerRoutes(server: ServerConfig, options: ServerRoutesOp
     logger: options.logger,
     maxBodyBytes: options.maxBodyBytes,
     timeoutMs: options.upstreamTimeoutMs,
+    streamIdleMs: options.streamIdleMs,
   };
   const limits = {
     max: options.maxBridgedSessions ?? 100,

@@ -57,6 +57,7 @@ export function statelessFront(
         credential,
         headers: passedCredentials(req.headers),
         timeoutMs: options.timeoutMs,
+        ...(options.streamIdleMs === undefined ? {} : { streamIdleMs: options.streamIdleMs }),
         ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
       });
     } catch (error) {

@@ -24,6 +24,11 @@ export interface StdioFrontOptions {
   readonly output?: Writable;
   /** Bound on each tools/list the gateway sends itself (fetch on miss). @default 30000 */
   readonly timeoutMs?: number;
+  /**
+   * Silence allowed from the upstream while it owes answers: past it, each request it has not
+   * answered gets -32041 `timeout`. @default 300000 (the gateway's `limits.streamIdleMs` default)
+   */
+  readonly streamIdleMs?: number;
 }
 
 /** A running stdio front. */
@@ -73,6 +78,7 @@ export async function runStdioFront(options: StdioFrontOptions): Promise<StdioFr
     upstream,
     logger,
     timeoutMs: options.timeoutMs ?? 30_000,
+    streamIdleMs: options.streamIdleMs ?? 300_000,
   });
   const ended = new Promise<BridgeEnd>((resolve) => {
     bridge.onclose = resolve;
