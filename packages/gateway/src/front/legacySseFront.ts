@@ -2,7 +2,7 @@ import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import express, { type Request, type Response, type Router } from 'express';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { jsonRpcError, parseJsonRpcBody } from '../wire/jsonRpc.js';
-import { clientKeyOf, credentialOf, isRefusal } from './bridgeSessions.js';
+import { addressKeyOf, clientKeyOf, credentialOf, isRefusal } from './bridgeSessions.js';
 import type { BridgeSessions } from './bridgeSessions.js';
 import { replyJson } from './clientReply.js';
 import { openBridge, type BridgeFrontOptions } from './openBridge.js';
@@ -42,7 +42,7 @@ export function legacySseFront(
 
   async function openStream(req: Request, res: Response): Promise<void> {
     const client = clientKeyOf(req);
-    const slot = sessions.reserve(client);
+    const slot = sessions.reserve(client, addressKeyOf(req));
     if (isRefusal(slot))
       return refuseSession(res, slot, {
         logger,

@@ -45,8 +45,19 @@ export function upstreamFailure(
   message: string,
   extra: Record<string, unknown> = {},
 ): JsonRpcResponse {
+  return upstreamFailureOf(exchange.guard.config.name, id, reason, message, extra);
+}
+
+/** {@link upstreamFailure} for a request of `server` sent outside an HTTP exchange (a bridged session). */
+export function upstreamFailureOf(
+  server: string,
+  id: JsonRpcId,
+  reason: UpstreamFailureReason,
+  message: string,
+  extra: Record<string, unknown> = {},
+): JsonRpcResponse {
   const code = UNAVAILABLE.has(reason) ? ErrorCodes.UPSTREAM_UNAVAILABLE : ErrorCodes.UPSTREAM_INVALID;
-  return jsonRpcError(id, code, message, { reason, server: exchange.guard.config.name, ...extra });
+  return jsonRpcError(id, code, message, { reason, server, ...extra });
 }
 
 /**
