@@ -87,9 +87,12 @@ export function checkGoals(
 ): GoalCheck[] {
   const goals: GoalCheck[] = [];
   for (const profile of new Set(measurements.map((m) => m.profile))) {
+    // req/s against direct: the benchmark issue's goals. CPU against the passthrough: the budget
+    // of the single-parser change (every message parsed, decided and re-serialized): at most 1.0x
+    // per tools/call and 1.5x per 500-tool tools/list.
     for (const [message, tools, minRatio, maxCpuFactor] of [
       ['call', 3, 0.95, 1],
-      ['list', 500, 0.9, 2],
+      ['list', 500, 0.9, 1.5],
     ] as const) {
       const toolpin = find(measurements, profile, message, tools, 'toolpin');
       const passthrough = find(measurements, profile, message, tools, 'passthrough');

@@ -13,6 +13,7 @@ import { createStreamableHttpProxy } from '../transports/streamableHttpProxy.js'
 import { ErrorCodes } from '../wire/errorCodes.js';
 import {
   isRequest,
+  isRequestWithoutId,
   jsonRpcError,
   parseJsonRpcBody,
   type JsonRpcMessage,
@@ -214,6 +215,10 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
     for (const message of parsed.body.messages) {
       if ('method' in message && typeof message.method === 'string')
         guard.alerts.telemetry.onRequest(guard.config.name, message.method);
+      if (isRequestWithoutId(message)) {
+        dropRequestWithoutId(sessionKey, message.method);
+        continue;
+      }
       if (isRequest(message) && message.method === 'tools/call') {
         const decided = decide(
           req,
@@ -245,7 +250,9 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
       return;
     }
     if (forward.length === 0) {
-      replyToClient(req.headers, res, 200, parsed.body.batch ? refused : refused[0]);
+      // Nothing left to forward and nothing to answer (only dropped notifications): accepted.
+      if (refused.length === 0) res.writeHead(202).end();
+      else replyToClient(req.headers, res, 200, parsed.body.batch ? refused : refused[0]);
       return;
     }
     // What goes upstream is the gateway's serialization of the messages it decided on, never the
@@ -261,6 +268,14 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
       batch: parsed.body.batch,
     };
     proxy(exchange, req, res);
+  }
+
+  /** Logs a request sent without an id (see isRequestWithoutId): dropped, never forwarded. */
+  function dropRequestWithoutId(sessionKey: string, method: string): void {
+    logger.warn(
+      { event: 'request.dropped', server: guard.config.name, session: sessionLabel(sessionKey), method },
+      `dropped a ${method} request sent without an id: it is never forwarded`,
+    );
   }
 
   function decide(

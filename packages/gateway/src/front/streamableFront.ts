@@ -97,7 +97,9 @@ export function streamableFront(
     // Each session keeps its own bounded event history, so a cut stream resumes with Last-Event-ID.
     const events = new SessionEventStore();
     const front = new StreamableHTTPServerTransport({ sessionIdGenerator: () => id, eventStore: events });
-    const sessionKey = sessionKeyOf({ ...req.headers, 'mcp-session-id': id });
+    // A bridged upstream receives the credential alone (Authorization, Cookie): that is the caller.
+    const { authorization, cookie } = req.headers;
+    const sessionKey = sessionKeyOf({ authorization, cookie, 'mcp-session-id': id });
     let bridge;
     try {
       bridge = await openBridge(options, front, sessionKey, req.headers);

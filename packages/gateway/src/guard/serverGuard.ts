@@ -176,8 +176,9 @@ export class ServerGuard {
     let value: unknown;
     try {
       value = JSON.parse(text);
-    } catch (error) {
-      return { ok: false, reason: 'malformed', problem: `not JSON (${(error as Error).message})` };
+    } catch {
+      // Never the parser's own message: it quotes the text around the error (a tool's result).
+      return { ok: false, reason: 'malformed', problem: `not JSON (${text.length} characters)` };
     }
     const batch = Array.isArray(value);
     const messages: unknown[] = batch ? (value as unknown[]) : [value];

@@ -152,12 +152,12 @@ export class StatusBoard {
   }
 
   /** Alert sink: records completed listings and drift. */
-  recordAlert(event: AlertEvent, now = new Date()): void {
+  recordAlert(event: AlertEvent): void {
     if (event.event !== 'catalog.verified' && event.event !== 'catalog.drift') return;
     const pin = this.#pinOf(event.server);
     if (pin === undefined) return;
     const entry = this.#entry(event.server);
-    const at = now.toISOString();
+    const at = new Date().toISOString();
     const findings = event.event === 'catalog.drift' ? event.drift : [];
     const catalog =
       event.event === 'catalog.verified'
@@ -177,10 +177,10 @@ export class StatusBoard {
   }
 
   /** Records the latest contact with a server's upstream. */
-  recordContact(server: string, contact: UpstreamContact, now = new Date()): void {
+  recordContact(server: string, contact: UpstreamContact): void {
     const ok = contact.status !== undefined && contact.status < 500;
     this.#entry(server).lastContact = {
-      at: now.toISOString(),
+      at: new Date().toISOString(),
       via: contact.via,
       ok,
       ...(contact.status === undefined ? {} : { status: contact.status }),

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { idKey, isResponse, type JsonRpcResponse } from '../wire/jsonRpc.js';
 import { upstreamFailure, type Exchange, type UpstreamFailureReason } from './exchange.js';
@@ -18,7 +19,7 @@ export class UpstreamBodyError extends Error {
  * decided on. A body cut short (the connection closed before its Content-Length or final chunk)
  * is an error, never a shorter answer.
  */
-export async function readUpstreamBody(
+async function readUpstreamBody(
   upstream: IncomingMessage,
   maxBytes: number,
   idleMs: number,
@@ -121,8 +122,10 @@ export async function relayJsonResponse(
   let body: string | Buffer;
   if (verdict.text !== undefined && out.length === 1 && exchange.injected.length === 0)
     // A listing verified before and unchanged is answered with the very text the gateway's own
-    // serialization gives: those are the bytes it read (no second encoding of a large listing).
-    body = verdict.text === text ? raw : verdict.text;
+    // serialization gives: those are the bytes it read (no second encoding of a large listing),
+    // when they are well-formed UTF-8. Other bytes were read with replacement characters: the
+    // client gets the text the gateway decided on, encoded by the gateway.
+    body = verdict.text === text && isUtf8(raw) ? raw : verdict.text;
   else if (verdict.batch || exchange.injected.length > 0 || out.length !== 1)
     body = JSON.stringify([...out, ...exchange.injected]);
   else body = JSON.stringify(out[0]);

@@ -14,6 +14,7 @@ import { listingMeta } from '../wire/mcpEra.js';
 import {
   idKey,
   isRequest,
+  isRequestWithoutId,
   isResponse,
   jsonRpcError,
   type JsonRpcId,
@@ -132,6 +133,11 @@ export class MessageBridge {
     const { guard, sessionKey } = this.#options;
     if ('method' in message && typeof message.method === 'string')
       guard.alerts.telemetry.onRequest(guard.config.name, message.method);
+    if (isRequestWithoutId(message)) {
+      // A request sent as a notification could be run upstream with no answer to refuse it by.
+      this.#log('warn', 'request.dropped', `dropped a ${message.method} request sent without an id`);
+      return;
+    }
     if (isRequest(message)) {
       this.#envelope = envelopeOf(message.params?._meta) ?? this.#envelope;
       if (message.method === 'tools/call') {

@@ -71,7 +71,7 @@ export function relaySseResponse(
     write: (text) => {
       flushed = true;
       // A large event (a listing) goes as bytes: a string would be measured, then encoded, again.
-      res.write(text.length > 65_536 ? Buffer.from(text) : text);
+      if (!res.write(text.length > 65_536 ? Buffer.from(text) : text)) holdUpstream();
     },
     onError: (error) => {
       options.onBroken(error);
@@ -82,11 +82,26 @@ export function relaySseResponse(
   let ended = false;
   let clientGone = false;
   let idle: NodeJS.Timeout | undefined;
+  // A client that reads slower than the upstream writes holds the upstream back (backpressure):
+  // the gateway never queues more than one chunk's events for it.
+  let held = false;
+  function holdUpstream(): void {
+    if (held) return;
+    held = true;
+    clearTimeout(idle);
+    upstream.pause();
+    res.once('drain', () => {
+      held = false;
+      upstream.resume();
+      armIdle();
+    });
+  }
   // Only a stream that owes answers can hang: a listening stream (GET, subscriptions/listen) may
   // rightly be quiet for as long as the client keeps it open.
   const armIdle = (): void => {
     clearTimeout(idle);
-    if (unanswered.size === 0) return;
+    // A stream held back for the client is not the upstream's silence.
+    if (unanswered.size === 0 || held) return;
     idle = setTimeout(() => {
       options.onBroken(new Error(`upstream stream idle for ${options.idleMs} ms`));
       finish('timeout', `toolpin: the upstream sent nothing for ${options.idleMs} ms`);

@@ -18,8 +18,8 @@ export interface ConnectUpstreamClientOptions {
 }
 
 /**
- * Connects an SDK Client to an upstream as the gateway would reach it (a spawned stdio command, or a
- * URL), initialize done: what `toolpin pin --command` lists a catalog with. `client.close()` ends
+ * Connects an SDK Client to an upstream as the gateway reaches it (a spawned stdio command, or a
+ * URL), initialize done: for embedding code (`@toolpin/gateway/transports`). `client.close()` ends
  * the child with its whole process group.
  */
 export async function connectUpstreamClient(

@@ -47,6 +47,15 @@ export function isRequest(message: JsonRpcMessage): message is JsonRpcRequest & 
   return 'method' in message && message.id !== undefined;
 }
 
+/**
+ * True for a message that names a request method (anything outside `notifications/`) but carries
+ * no id: a request sent as a notification. JSON-RPC servers may run it and answer nothing, so the
+ * gateway could neither decide it as a request nor answer a refusal: it is never forwarded.
+ */
+export function isRequestWithoutId(message: JsonRpcMessage): message is JsonRpcRequest {
+  return 'method' in message && message.id === undefined && !message.method.startsWith('notifications/');
+}
+
 /** True for a response (has `result` or `error`, no `method`). */
 export function isResponse(message: unknown): message is JsonRpcResponse {
   return isObject(message) && !('method' in message) && ('result' in message || 'error' in message);
@@ -104,8 +113,13 @@ export function parseJsonRpcBody(text: string): ParseBodyResult {
   let value: unknown;
   try {
     value = JSON.parse(text);
-  } catch (error) {
-    return { ok: false, code: -32700, message: `Parse error: ${(error as Error).message}` };
+  } catch {
+    // Never the parser's own message: it quotes the text around the error (a tool's arguments).
+    return {
+      ok: false,
+      code: -32700,
+      message: `Parse error: the body is not valid JSON (${text.length} characters)`,
+    };
   }
   const batch = Array.isArray(value);
   const messages: unknown[] = batch ? (value as unknown[]) : [value];
