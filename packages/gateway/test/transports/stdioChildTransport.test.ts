@@ -179,12 +179,14 @@ process.stdin.resume();`;
     expect(transport.exit).toEqual({ code: null, signal: 'SIGKILL' });
   });
   it('resolves close only once every process of its group is gone, a grandchild too', async () => {
-    // The grandchild ignores SIGTERM and outlives its parent; only the group SIGKILL ends it.
+    // The child exits when its stdin closes; the grandchild ignores SIGTERM and outlives it: only
+    // the group SIGKILL sent when the child exits ends it, some time after.
     const script = `
 const { spawn } = require('node:child_process');
 const grandchild = spawn(process.execPath, ['-e', 'process.on("SIGTERM", () => {}); setInterval(() => {}, 1000)'], { stdio: 'ignore' });
 process.stdout.write(JSON.stringify({ jsonrpc: '2.0', method: 'pid', params: { pid: grandchild.pid } }) + '\\n');
-process.stdin.resume();`;
+grandchild.unref();
+process.stdin.on('end', () => process.exit(0)).resume();`;
     const transport = nodeChild(script);
     const announced = nextMessage(transport);
     await transport.start();
@@ -192,5 +194,5 @@ process.stdin.resume();`;
     expect(processRuns(params.pid)).toBe(true);
     await transport.close();
     expect(processRuns(params.pid)).toBe(false);
-  });
+  }, 15_000);
 });
