@@ -57,6 +57,7 @@ const SURFACE: Readonly<Record<string, Readonly<Record<string, readonly string[]
       'TRACE_PROFILE',
       'canonicalizeJson',
       'changedPointers',
+      'definitionOf',
       'diffCatalogs',
       'digestCatalog',
       'digestTool',

@@ -7,7 +7,7 @@ import { escapeInvisible } from '../explain/escapeInvisible.js';
 import type { ToolDrift } from '../explain/explainDrift.js';
 import type { UnpinnedMembers } from '../explain/explainExtraMembers.js';
 import { formatDriftExplanation } from '../explain/formatDriftExplanation.js';
-import { CliInputError, EXIT_BAD_INPUT, reportInputError } from './cliInputError.js';
+import { CliInputError, reportInputError } from './cliInputError.js';
 import type { CliIo } from './cliIo.js';
 import {
   addListingOptions,
@@ -17,9 +17,7 @@ import {
   parseTimeout,
 } from './commonOptions.js';
 import { comparePinWithLive, readPinFileForCli } from './pinnedLiveCatalog.js';
-
-/** Exit code when the user declines: the drift is still there. */
-const EXIT_DECLINED = 1;
+import { DEFAULT_TIMEOUT_MS, ExitCodes } from '../defaults.js';
 
 /** Options of {@link runApprove}, as given on the command line. */
 export interface ApproveCommandOptions {
@@ -62,7 +60,7 @@ async function confirm(question: string, io: CliIo): Promise<boolean> {
 
 async function approve(options: ApproveCommandOptions, io: CliIo): Promise<number> {
   const headers = parseHeaderOptions(options.header);
-  const timeout = parseTimeout(options.timeout, 30_000);
+  const timeout = parseTimeout(options.timeout, DEFAULT_TIMEOUT_MS);
   const pinFile = await readPinFileForCli(options.file);
   const capabilities = parseCapabilities(options.capabilities);
   const live = await comparePinWithLive(pinFile, headers, { timeoutMs: timeout, capabilities });
@@ -76,7 +74,7 @@ async function approve(options: ApproveCommandOptions, io: CliIo): Promise<numbe
   const { plan } = planned;
   if (plan.approved.length === 0 && plan.recorded.length === 0) {
     io.stdout.write(`nothing to approve: the live catalog of ${live.server.name} matches ${live.file}\n`);
-    return 0;
+    return ExitCodes.OK;
   }
   io.stdout.write(formatDriftExplanation(plan.explanation));
   const changes = [...plan.approved.map(describe), ...plan.recorded.map(describeRecorded)];
@@ -86,18 +84,18 @@ async function approve(options: ApproveCommandOptions, io: CliIo): Promise<numbe
       io.stderr.write(
         'toolpin approve: refusing to rewrite the pin without --yes when stdin is not a terminal; nothing was written\n',
       );
-      return EXIT_BAD_INPUT;
+      return ExitCodes.BAD_INPUT;
     }
     if (!(await confirm(`Approve ${changes.length} change(s) and rewrite ${live.file}? [y/N] `, io))) {
       io.stderr.write('not approved; nothing was written\n');
-      return EXIT_DECLINED;
+      return ExitCodes.DECLINED;
     }
   }
   const written = await rewritePinFile(live.file, plan, { expected: live.text });
   io.stdout.write(
     `approved: wrote ${live.file}\n  catalog ${live.server.pin.catalog} -> ${written.pin.catalog}\n`,
   );
-  return 0;
+  return ExitCodes.OK;
 }
 
 /**
@@ -111,7 +109,7 @@ export async function runApprove(options: ApproveCommandOptions, io: CliIo): Pro
     if (error instanceof GatewayError) {
       const what = error.code === 'GW_CATALOG_UNAVAILABLE' ? 'cannot tell' : error.code;
       io.stderr.write(`toolpin approve: ${what}: ${error.message}; nothing was written\n`);
-      return EXIT_BAD_INPUT;
+      return ExitCodes.BAD_INPUT;
     }
     return reportInputError('approve', error, io);
   }

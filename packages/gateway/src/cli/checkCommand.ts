@@ -6,9 +6,7 @@ import { reportInputError } from './cliInputError.js';
 import type { CliIo } from './cliIo.js';
 import { addListingOptions, parseCapabilities, parseHeaderOptions, parseTimeout } from './commonOptions.js';
 import { comparePinWithLive, readPinFileForCli, type PinnedLiveCatalog } from './pinnedLiveCatalog.js';
-
-/** Exit codes of `toolpin check`, for CI and cron. */
-export const CheckExit = { EQUAL: 0, DRIFT: 1, UNKNOWN: 2 } as const;
+import { DEFAULT_TIMEOUT_MS, ExitCodes } from '../defaults.js';
 
 /** Options of {@link runCheck}, as given on the command line. */
 export interface CheckCommandOptions {
@@ -54,7 +52,7 @@ function report(result: PinnedLiveCatalog): { status: 'equal' | 'drift'; text: s
 export async function runCheck(options: CheckCommandOptions, io: CliIo): Promise<number> {
   try {
     const headers = parseHeaderOptions(options.header);
-    const timeout = parseTimeout(options.timeout, 30_000);
+    const timeout = parseTimeout(options.timeout, DEFAULT_TIMEOUT_MS);
     const pinFile = await readPinFileForCli(options.file);
     if (pinFile.server.trustOnFirstUse === true)
       return unknown(
@@ -66,7 +64,7 @@ export async function runCheck(options: CheckCommandOptions, io: CliIo): Promise
     const capabilities = parseCapabilities(options.capabilities);
     const result = report(await comparePinWithLive(pinFile, headers, { timeoutMs: timeout, capabilities }));
     io.stdout.write(options.json === true ? JSON.stringify(result.json) + '\n' : result.text);
-    return result.status === 'equal' ? CheckExit.EQUAL : CheckExit.DRIFT;
+    return result.status === 'equal' ? ExitCodes.OK : ExitCodes.DRIFT;
   } catch (error) {
     if (error instanceof GatewayError && error.code === 'GW_CATALOG_UNAVAILABLE')
       return unknown(options, options.file, error.message, io);
@@ -78,7 +76,7 @@ export async function runCheck(options: CheckCommandOptions, io: CliIo): Promise
 function unknown(options: CheckCommandOptions, file: string, reason: string, io: CliIo): number {
   if (options.json === true) io.stdout.write(JSON.stringify({ status: 'unknown', file, reason }) + '\n');
   io.stderr.write(`toolpin check: cannot tell: ${reason}\n`);
-  return CheckExit.UNKNOWN;
+  return ExitCodes.UNKNOWN;
 }
 
 /** Registers `toolpin check` on the program: parses the arguments and hands them to {@link runCheck}. */

@@ -1,4 +1,5 @@
 import type { CliIo } from './cliIo.js';
+import { ExitCodes } from '../defaults.js';
 
 /** Bad input to a CLI command (unreadable file, bad JSON, wrong shape, a tool without digest): exit 2. */
 export class CliInputError extends Error {
@@ -8,12 +9,9 @@ export class CliInputError extends Error {
   }
 }
 
-/** Exit code for bad input, shared by every command. */
-export const EXIT_BAD_INPUT = 2;
-
 /** Writes `toolpin <command>: <message>` to stderr and returns exit code 2; rethrows anything else. */
 export function reportInputError(command: string, error: unknown, io: Pick<CliIo, 'stderr'>): number {
   if (!(error instanceof CliInputError)) throw error;
   io.stderr.write(`toolpin ${command}: ${error.message}\n`);
-  return EXIT_BAD_INPUT;
+  return ExitCodes.BAD_INPUT;
 }

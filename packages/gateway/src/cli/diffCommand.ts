@@ -5,9 +5,7 @@ import { CliInputError, reportInputError } from './cliInputError.js';
 import type { CliIo } from './cliIo.js';
 import { diffWithMembers, formatDiff } from './formatDiff.js';
 import { readCatalogSide } from './readCatalogSide.js';
-
-/** Exit code when the observed catalog drifted from the pinned one. */
-const EXIT_DRIFT = 1;
+import { ExitCodes } from '../defaults.js';
 
 /** Options of {@link runDiff}. */
 export interface DiffCommandOptions {
@@ -39,7 +37,7 @@ export async function runDiff(options: DiffCommandOptions, io: CliIo): Promise<n
         ? JSON.stringify({ ...diff, explanation }) + '\n'
         : formatDiff(diff, pinned, observed, explanation),
     );
-    return diff.equal ? 0 : EXIT_DRIFT;
+    return diff.equal ? ExitCodes.OK : ExitCodes.DRIFT;
   } catch (error) {
     return reportInputError('diff', error, io);
   }

@@ -6,7 +6,7 @@ import { pinFromCatalog } from '../config/pinFromCatalog.js';
 import { writeFileAtomic } from '../config/writeFileAtomic.js';
 import { GatewayError } from '../errors.js';
 import { splitCommandLine } from '../transports/commandLine.js';
-import { CliInputError, EXIT_BAD_INPUT, reportInputError } from './cliInputError.js';
+import { CliInputError, reportInputError } from './cliInputError.js';
 import type { CliIo } from './cliIo.js';
 import { collect, parseCapabilities, parseHeaderOptions, parseTimeout } from './commonOptions.js';
 import { digestTools } from './digestTools.js';
@@ -14,6 +14,7 @@ import { fetchLiveCatalog, type LiveHttpTransport, type LiveTarget } from '../tr
 import { readDocument } from './readDocument.js';
 import { toolsFromDocument } from './toolsFromDocument.js';
 import { redactUrl } from '../wire/redactUrl.js';
+import { DEFAULT_TIMEOUT_MS, ExitCodes } from '../defaults.js';
 
 /** Options of {@link runPin}, as given on the command line. */
 export interface PinCommandOptions {
@@ -114,7 +115,7 @@ async function readTools(
     };
   const capabilities = parseCapabilities(options.capabilities);
   const live = await fetchLiveCatalog(source.target, {
-    timeoutMs: parseTimeout(options.timeout, 30_000),
+    timeoutMs: parseTimeout(options.timeout, DEFAULT_TIMEOUT_MS),
     ...(capabilities === undefined ? {} : { capabilities }),
   });
   if (live.detection !== undefined)
@@ -177,11 +178,11 @@ async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
 export async function runPin(options: PinCommandOptions, io: CliIo): Promise<number> {
   try {
     await pinServer(options, io);
-    return 0;
+    return ExitCodes.OK;
   } catch (error) {
     if (error instanceof GatewayError && error.code === 'GW_CATALOG_UNAVAILABLE') {
       io.stderr.write(`toolpin pin: ${error.message}\n`);
-      return EXIT_BAD_INPUT;
+      return ExitCodes.BAD_INPUT;
     }
     return reportInputError('pin', error, io);
   }
@@ -219,6 +220,6 @@ export function registerPinCommand(program: Command, io: CliIo, done: (code: num
     .option('--capabilities <json>', 'client capabilities declared at initialize, e.g. {"sampling":{}}')
     .option('--profile <label>', 'profile label of the digests', TRACE_PROFILE)
     .option('--out <file>', 'write here (YAML, or JSON for *.json) instead of stdout')
-    .option('--timeout <ms>', 'per request timeout', '30000')
+    .option('--timeout <ms>', 'per request timeout', String(DEFAULT_TIMEOUT_MS))
     .action(async (options: PinCommandOptions) => done(await runPin(options, io)));
 }

@@ -1,7 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { registerApproveCommand } from './approveCommand.js';
 import { registerCheckCommand } from './checkCommand.js';
-import { EXIT_BAD_INPUT } from './cliInputError.js';
+import { ExitCodes } from '../defaults.js';
 import type { CliIo } from './cliIo.js';
 import { registerDiffCommand } from './diffCommand.js';
 import { registerDigestCommand } from './digestCommand.js';
@@ -44,7 +44,7 @@ export async function runCli(args: readonly string[], io: CliIo): Promise<number
     await program.parseAsync([...args], { from: 'user' });
   } catch (error) {
     if (!(error instanceof CommanderError)) throw error;
-    return error.exitCode === 0 ? 0 : EXIT_BAD_INPUT;
+    return error.exitCode === 0 ? ExitCodes.OK : ExitCodes.BAD_INPUT;
   }
   return code;
 }

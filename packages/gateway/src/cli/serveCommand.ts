@@ -3,6 +3,7 @@ import { GatewayError } from '../errors.js';
 import { startGateway, type RunningGateway } from '../front/startGateway.js';
 import { logUnhandledRejections } from '../observe/lastResort.js';
 import type { CliIo } from './cliIo.js';
+import { ExitCodes } from '../defaults.js';
 
 /** SIGTERM grace period when the gateway file has no `shutdown.graceMs`. */
 const DEFAULT_GRACE_MS = 10_000;
@@ -36,7 +37,7 @@ export async function runServe(options: ServeCommandOptions, io: CliIo): Promise
     const detail =
       error instanceof GatewayError ? `${error.code}: ${error.message}` : (error as Error).message;
     io.stderr.write(`toolpin: cannot start: ${detail}\n`);
-    return 2;
+    return ExitCodes.BAD_INPUT;
   }
   logUnhandledRejections(running.gateway.logger);
   const { logger } = running.gateway;
@@ -46,17 +47,17 @@ export async function runServe(options: ServeCommandOptions, io: CliIo): Promise
     const stop = (signal: string): void => {
       if (stopping) {
         logger.warn({ event: 'gateway.forced_exit', signal }, 'second signal: exiting without waiting');
-        resolve(1);
+        resolve(ExitCodes.FAILED);
         return;
       }
       stopping = true;
       const graceMs = running.config.shutdown?.graceMs ?? DEFAULT_GRACE_MS;
       logger.info({ event: 'gateway.stopping', signal, graceMs }, 'stopping');
       void running.close({ graceMs }).then(
-        () => resolve(0),
+        () => resolve(ExitCodes.OK),
         (error: unknown) => {
           logger.error({ event: 'gateway.stop_failed', err: error }, 'shutdown failed');
-          resolve(1);
+          resolve(ExitCodes.FAILED);
         },
       );
     };

@@ -6,6 +6,7 @@ import { runStdioFront, type StdioFront } from '../front/stdioFront.js';
 import { logUnhandledRejections } from '../observe/lastResort.js';
 import { createLogger } from '../observe/logger.js';
 import type { CliIo } from './cliIo.js';
+import { ExitCodes } from '../defaults.js';
 
 /** Options of {@link runWrap}, as given on the command line. */
 export interface WrapCommandOptions {
@@ -51,7 +52,7 @@ export async function runWrap(options: WrapCommandOptions, io: CliIo): Promise<n
       error instanceof GatewayError ? `${error.code}: ${error.message}` : (error as Error).message;
     logger.fatal({ event: 'wrap.failed', err: detail }, 'toolpin wrap: cannot start');
     if (destination !== io.stderr) io.stderr.write(`toolpin wrap: cannot start: ${detail}\n`);
-    return finish(2);
+    return finish(ExitCodes.BAD_INPUT);
   }
   const running = front;
   const stop = (signal: string): void => {
@@ -63,7 +64,7 @@ export async function runWrap(options: WrapCommandOptions, io: CliIo): Promise<n
   const endedBy = await running.ended;
   logger.info({ event: 'wrap.stopped', endedBy }, 'toolpin wrap: session ended');
   // The client sees the upstream's crash as it would without toolpin: this process ends in error.
-  return finish(endedBy === 'upstream' ? 1 : 0);
+  return finish(endedBy === 'upstream' ? ExitCodes.FAILED : ExitCodes.OK);
 }
 
 /** Registers `toolpin wrap` on the program: hands the options to {@link runWrap}, then ends the process. */

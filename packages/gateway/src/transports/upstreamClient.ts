@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { UpstreamConfig } from '../config/index.js';
 import { createLogger, type GatewayLogger } from '../observe/logger.js';
 import { openUpstream } from './openUpstream.js';
+import { CLIENT_INFO } from '../defaults.js';
 
 /** Options of {@link connectUpstreamClient}. */
 export interface ConnectUpstreamClientOptions {
@@ -13,7 +14,7 @@ export interface ConnectUpstreamClientOptions {
   readonly inheritEnv?: boolean;
   /** stdio: the folder a relative `cwd` is resolved against. */
   readonly baseDir?: string;
-  /** @default { name: 'toolpin', version: '0.1.0' } */
+  /** @default CLIENT_INFO (`toolpin` and the package's version) */
   readonly clientInfo?: { readonly name: string; readonly version: string };
 }
 
@@ -34,7 +35,7 @@ export async function connectUpstreamClient(
     ...(options.inheritEnv === undefined ? {} : { inheritEnv: options.inheritEnv }),
     ...(options.baseDir === undefined ? {} : { baseDir: options.baseDir }),
   });
-  const client = new Client({ ...(options.clientInfo ?? { name: 'toolpin', version: '0.1.0' }) });
+  const client = new Client({ ...(options.clientInfo ?? CLIENT_INFO) });
   try {
     await client.connect(transport);
   } catch (error) {
