@@ -80,7 +80,8 @@ export interface SessionSlot<Front> {
 
 /** The front's side of a bridged session. */
 export interface BridgedSession<Front> {
-  readonly bridge: EndableSession;
+  /** What carries the session's messages (a MessageBridge, a StatelessSession), and ends it. */
+  readonly carrier: EndableSession;
   readonly front: Front;
   /** Hash of the credential that opened the session; later requests must carry the same. */
   readonly credential: string;
@@ -184,13 +185,13 @@ export class BridgeSessions<Front> {
   #add(id: string, session: BridgedSession<Front>, release: () => void): boolean {
     if (this.#closed) {
       release();
-      void session.bridge.close();
+      void session.carrier.close();
       return false;
     }
     const entry: Entry<Front> = { ...session, open: 0, timer: undefined, release };
     this.#entries.set(id, entry);
-    const previous = session.bridge.onclose;
-    session.bridge.onclose = (by) => {
+    const previous = session.carrier.onclose;
+    session.carrier.onclose = (by) => {
       clearTimeout(entry.timer);
       this.#entries.delete(id);
       entry.release();
@@ -221,7 +222,7 @@ export class BridgeSessions<Front> {
 
   #arm(entry: Entry<Front>): void {
     clearTimeout(entry.timer);
-    entry.timer = setTimeout(() => void entry.bridge.close(), this.#options.idleMs);
+    entry.timer = setTimeout(() => void entry.carrier.close(), this.#options.idleMs);
     entry.timer.unref();
   }
 
@@ -229,6 +230,6 @@ export class BridgeSessions<Front> {
   async closeAll(): Promise<void> {
     this.#closed = true;
     const entries = [...this.#entries.values()];
-    await Promise.all(entries.map((entry) => entry.bridge.close()));
+    await Promise.all(entries.map((entry) => entry.carrier.close()));
   }
 }

@@ -66,7 +66,8 @@ export function legacySseFront(
       return;
     }
     // A front closed meanwhile closes the session, and with it this stream.
-    if (!slot.fill(front.sessionId, { bridge, front, credential: credentialOf(req.headers) })) return;
+    if (!slot.fill(front.sessionId, { carrier: bridge, front, credential: credentialOf(req.headers) }))
+      return;
     sessions.track(front.sessionId, res);
     const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
     keepAlive.unref();

@@ -58,7 +58,7 @@ export function statelessFront(
       slot.release();
       throw error;
     }
-    if (!slot.fill(credential, { bridge: session, front: session, credential }))
+    if (!slot.fill(credential, { carrier: session, front: session, credential }))
       throw new Refused({ refused: 'closing' }, client);
     return session;
   }

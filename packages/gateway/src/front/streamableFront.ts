@@ -115,7 +115,7 @@ export function streamableFront(
     }
     // Set before registration, which wraps it: the registry forgets the session, then this runs.
     bridge.onclose = () => events.close();
-    if (!slot.fill(id, { bridge, front, credential: credentialOf(req.headers) }))
+    if (!slot.fill(id, { carrier: bridge, front, credential: credentialOf(req.headers) }))
       return refuseSession(res, { refused: 'closing' }, refusalContext);
     sessions.track(id, res);
     await front.handleRequest(req, res, initialize);

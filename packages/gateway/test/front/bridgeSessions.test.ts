@@ -30,8 +30,8 @@ function slotOf(reserved: SessionSlot<string> | { refused: string }): SessionSlo
   return reserved;
 }
 
-function entry(session: RecordedSession): { bridge: RecordedSession; front: string; credential: string } {
-  return { bridge: session, front: 'front', credential: credentialOf(headers) };
+function entry(session: RecordedSession): { carrier: RecordedSession; front: string; credential: string } {
+  return { carrier: session, front: 'front', credential: credentialOf(headers) };
 }
 
 describe('BridgeSessions', () => {
@@ -52,7 +52,7 @@ describe('BridgeSessions', () => {
     const slot = slotOf(sessions.reserve(ALICE, HOME));
     expect(slot.fill('a', entry(session))).toBe(true);
     expect(slot.fill('a', entry(session))).toBe(false);
-    expect(sessions.get('a', headers)?.bridge).toBe(session);
+    expect(sessions.get('a', headers)?.carrier).toBe(session);
     expect(sessions.get('a', { authorization: 'Bearer mallory' })).toBeUndefined();
     await session.close();
     expect(sessions.get('a', headers)).toBeUndefined();
