@@ -64,6 +64,11 @@ export interface WebhookConfig {
   readonly name?: string;
   /** @default ['catalog.drift', 'call.blocked', 'call.flagged'] */
   readonly events: readonly AlertEventName[];
+  /**
+   * `high`: drift events carry only their high findings (none: not sent), and calls refused or
+   * flagged for a low drift are not sent. Absent: every severity.
+   */
+  readonly minSeverity?: 'high' | 'low';
   /** @default 5 */
   readonly maxAttempts: number;
   /** @default 5000 */
