@@ -22,6 +22,7 @@ const EXIT_DECLINED = 1;
 
 interface ApproveCommandOptions {
   tool?: string[];
+  low?: boolean;
   yes?: boolean;
   header?: string[];
   timeout?: string;
@@ -32,7 +33,18 @@ function describe(entry: ToolDrift): string {
   const name = escapeInvisible(entry.tool ?? entry.key);
   if (entry.kind === 'renamed')
     return `renamed ${escapeInvisible(entry.from?.tool ?? entry.from?.key ?? '?')} -> ${name}`;
-  return `${entry.kind} ${name}`;
+  return `${entry.kind} ${name} [${entry.severity}]`;
+}
+
+// Under --low the high drift is left for review: each one named with how to approve it alone.
+function highLeftOver(entries: readonly ToolDrift[]): string {
+  const high = entries.filter((entry) => entry.severity === 'high');
+  if (high.length === 0) return '';
+  const lines = high.map(
+    (entry) =>
+      `  ${describe(entry)}: review it, then toolpin approve --tool ${JSON.stringify(entry.tool ?? entry.key)}\n`,
+  );
+  return `high-severity drift is approved one tool at a time, never with --low:\n${lines.join('')}`;
 }
 
 function describeRecorded(entry: UnpinnedMembers): string {
@@ -62,16 +74,20 @@ async function runApprove(path: string, options: ApproveCommandOptions): Promise
       `warning: ${escapeInvisible(tool.name ?? `tools[${tool.index}]`)} has no digest and cannot be approved: ${tool.problem}\n`,
     );
   }
-  const planned = planPinUpdate(live.server, live.observed, options.tool);
+  const lowOnly = options.low === true;
+  const planned = planPinUpdate(live.server, live.observed, options.tool, { lowOnly });
   if (!planned.ok) throw new CliInputError(planned.message);
   const { plan } = planned;
+  const leftOver = lowOnly ? highLeftOver(plan.explanation.drift) : '';
   if (plan.approved.length === 0 && plan.recorded.length === 0) {
-    process.stdout.write(
-      `nothing to approve: the live catalog of ${live.server.name} matches ${live.file}\n`,
-    );
+    const why = lowOnly
+      ? `no low-severity drift in the live catalog of ${live.server.name}`
+      : `the live catalog of ${live.server.name} matches ${live.file}`;
+    process.stdout.write(`nothing to approve: ${why}\n${leftOver}`);
     return;
   }
   process.stdout.write(formatDriftExplanation(plan.explanation));
+  process.stdout.write(leftOver);
   const changes = [...plan.approved.map(describe), ...plan.recorded.map(describeRecorded)];
   process.stdout.write(`to approve in ${live.file}:\n${changes.map((change) => `  ${change}\n`).join('')}`);
   if (options.yes !== true) {
@@ -103,6 +119,7 @@ export function registerApproveCommand(program: Command): void {
     )
     .argument('<pin-file>', 'pin file (YAML or JSON); rewritten atomically, comments and order kept')
     .option('--tool <name>', 'approve only this tool (repeatable; a rename moves both names)', collect, [])
+    .option('--low', 'approve every low-severity drift at once (high ones are listed, to approve one by one)')
     .option('-y, --yes', 'approve without asking (required when stdin is not a terminal)');
   addListingOptions(command).action(async (path: string, options: ApproveCommandOptions) => {
     try {
