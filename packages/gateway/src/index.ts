@@ -28,6 +28,9 @@ export type {
   UpstreamConfig,
   Mode,
   OnDrift,
+  OnDriftSetting,
+  DriftAction,
+  DriftPolicy,
 } from './config/index.js';
 /** The pin policy of one server, independent of transport. */
 export { ServerGuard } from './guard/serverGuard.js';
@@ -87,6 +90,9 @@ export type {
   TextChange,
   ExplainSide,
 } from './explain/explainDrift.js';
+/** Drift severity (docs/drift-severity.md): each changed path of a drifted definition judged high or low, with its rule. */
+export { judgeDriftSeverity } from './explain/driftSeverity.js';
+export type { DriftSeverity, PathSeverity, SeverityRule, SeverityJudgment } from './explain/driftSeverity.js';
 /** A tool served with members its pin does not record (stripped by the gateway, recorded by approve). */
 export type { UnpinnedMembers } from './explain/explainExtraMembers.js';
 /** The explanation as text for people; a word-level diff of two texts; renames among removed and added tools. */
@@ -99,7 +105,7 @@ export type { DetectedRename, RenameCandidate } from './explain/detectRenames.js
 export { watchPinFiles } from './config/pinWatcher.js';
 export type { PinWatcher, PinWatcherOptions, PinWatcherTarget, ReloadSummary } from './config/pinWatcher.js';
 export { planPinUpdate } from './config/planPinUpdate.js';
-export type { PinUpdatePlan, PinUpdatePlanResult } from './config/planPinUpdate.js';
+export type { PinUpdatePlan, PinUpdatePlanResult, PinUpdateOptions } from './config/planPinUpdate.js';
 export { rewritePinFile } from './config/rewritePinFile.js';
 export type { RewritePinFileOptions } from './config/rewritePinFile.js';
 export type { PinDocumentUpdate } from './config/updatePinDocument.js';
