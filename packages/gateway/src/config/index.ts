@@ -19,7 +19,7 @@ export type {
   WebhookConfig,
 } from './types.js';
 /** The members of a definition outside the six the digest covers, pinned by value. */
-export type { ExtraMembers, PinnedDefinition } from './extraMembers.js';
+export type { ExtraMembers, PinnedDefinition } from '../explain/extraMembers.js';
 /** `onDrift` as one action per severity. */
 export { driftPolicyOf, driftActionFor } from './driftPolicy.js';
 /** Parse one pin file: from an object (embedding), from text, or from disk. */

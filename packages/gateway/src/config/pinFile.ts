@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { restrictTool, type RestrictedTool } from '@toolpin/digest';
 import { fromZodError, invalidField } from './configError.js';
 import { deepFreeze } from './deepFreeze.js';
-import { extraMembersOf, type ExtraMembers } from './extraMembers.js';
+import { extraMembersOf, type ExtraMembers } from '../explain/extraMembers.js';
 import { pinFileSchema, TRUST_ON_FIRST_USE, type PinFileData } from './pinFileSchema.js';
 import { parseDocumentText, readDocumentFile } from './readDocument.js';
 import type { ServerConfig, UpstreamConfig } from './types.js';
@@ -53,7 +53,12 @@ export async function loadPinFile(file: string): Promise<ServerConfig> {
 
 function toUpstreamConfig(upstream: PinFileData['upstream']): UpstreamConfig {
   if ('url' in upstream)
-    return { url: upstream.url, headers: upstream.headers, transport: upstream.transport };
+    return {
+      url: upstream.url,
+      headers: upstream.headers,
+      transport: upstream.transport,
+      ...(upstream.authorizationFromUrl ? { authorizationFromUrl: true as const } : {}),
+    };
   const [program, ...rest] = typeof upstream.command === 'string' ? [upstream.command] : upstream.command;
   return {
     command: [program ?? '', ...rest],

@@ -1,7 +1,7 @@
 import { encodeToolKey } from '@toolpin/digest';
 import { explainDrift, type DriftExplanation, type ToolDrift } from '../explain/explainDrift.js';
 import type { UnpinnedMembers } from '../explain/explainExtraMembers.js';
-import { joinDefinition, sameJsonValue, type PinnedDefinition } from './extraMembers.js';
+import { joinDefinition, sameJsonValue, type PinnedDefinition } from '../explain/extraMembers.js';
 import type { CatalogPin } from './pinFromCatalog.js';
 import type { PinDocumentUpdate } from './updatePinDocument.js';
 import type { ServerConfig } from './types.js';
@@ -65,6 +65,22 @@ export interface PinUpdateOptions {
   readonly lowOnly?: boolean;
 }
 
+/** How an observed catalog differs from a server's pin, tool by tool (what `check` shows and `approve` plans from). */
+export function explainPinDrift(current: ServerConfig, observed: CatalogPin): DriftExplanation {
+  return explainDrift(
+    {
+      tools: { ...current.pin.tools },
+      definitions: { ...current.definitions },
+      extraMembers: current.extraMembers,
+    },
+    {
+      tools: { ...observed.pin.tools },
+      definitions: observed.definitions,
+      extraMembers: observed.extraMembers,
+    },
+  );
+}
+
 /**
  * Plans the approval of an observed catalog against a server's current pin: with no `tools`, the
  * pin becomes the observed catalog, every member of every definition recorded; with tool names,
@@ -83,18 +99,7 @@ export function planPinUpdate(
       ok: false,
       message: 'approve either the low-severity drift (--low) or named tools (--tool), not both',
     };
-  const explanation = explainDrift(
-    {
-      tools: { ...current.pin.tools },
-      definitions: { ...current.definitions },
-      extraMembers: current.extraMembers,
-    },
-    {
-      tools: { ...observed.pin.tools },
-      definitions: observed.definitions,
-      extraMembers: observed.extraMembers,
-    },
-  );
+  const explanation = explainPinDrift(current, observed);
   if (!lowOnly && (tools === undefined || tools.length === 0)) {
     const set: Record<string, PinnedDefinition> = {};
     for (const key of Object.keys(observed.definitions)) {

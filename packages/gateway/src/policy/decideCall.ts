@@ -1,8 +1,8 @@
 import { encodeToolKey } from '@toolpin/digest';
 import { driftActionFor } from '../config/driftPolicy.js';
 import type { DriftSeverity } from '../explain/driftSeverity.js';
-import type { SessionCatalog } from '../state/sessionCatalog.js';
-import type { ToolObservation } from '../state/toolObservation.js';
+import type { CatalogView } from './catalogView.js';
+import type { ToolObservation } from './toolObservation.js';
 import type { CallDecision, DenyData, DenyReason } from './decision.js';
 import { judgeTool } from './inspectToolsPage.js';
 import { recordedMembers, recordedMembersMatch } from './pinnedMembers.js';
@@ -24,7 +24,7 @@ function refuse(pin: PinView, reason: DenyReason, data: Omit<DenyData, 'reason' 
 
 // Low only as judged against these very digests, with the members pinned by value as recorded
 // (a change to them is high): a reloaded pin or a new listing is judged again.
-function driftSeverityOf(pin: PinView, catalog: SessionCatalog, tool: ToolObservation): DriftSeverity {
+function driftSeverityOf(pin: PinView, catalog: CatalogView, tool: ToolObservation): DriftSeverity {
   const judged = catalog.lowDrift.get(tool.key);
   const low =
     judged !== undefined &&
@@ -34,7 +34,7 @@ function driftSeverityOf(pin: PinView, catalog: SessionCatalog, tool: ToolObserv
 }
 
 // onDrift: block-server blocks every tool while the listing has drift of a severity it names.
-function blocksServer(pin: PinView, catalog: SessionCatalog): boolean {
+function blocksServer(pin: PinView, catalog: CatalogView): boolean {
   if (!catalog.drifted) return false;
   const severities = catalog.driftSeverities.size > 0 ? [...catalog.driftSeverities] : (['high'] as const);
   return severities.some((severity) => driftActionFor(pin.onDrift, severity) === 'block-server');
@@ -45,11 +45,7 @@ function blocksServer(pin: PinView, catalog: SessionCatalog): boolean {
  * Allowed only when the definition seen under that name has exactly the pinned digest, or (flagged)
  * when its drift is low and `onDrift.low` is `flag`.
  */
-export function decideCall(
-  pin: PinView,
-  catalog: SessionCatalog | undefined,
-  toolName: string,
-): CallDecision {
+export function decideCall(pin: PinView, catalog: CatalogView | undefined, toolName: string): CallDecision {
   const key = encodeToolKey(toolName);
   const pinned = pin.pin.tools[key] ?? null;
   const subject = { tool: toolName, key, pinned };

@@ -3,12 +3,12 @@ import { driftActionFor } from '../config/driftPolicy.js';
 import { judgeDriftSeverity } from '../explain/driftSeverity.js';
 import { explainDefinitionChange, joinChanges } from '../explain/explainDrift.js';
 import { explainExtraMembers, type UnpinnedMembers } from '../explain/explainExtraMembers.js';
-import type { ToolDigester } from '../state/toolDigester.js';
-import type { ToolObservation } from '../state/toolObservation.js';
 import type { ToolVerdict } from './decision.js';
-import type { DriftFinding } from './driftFinding.js';
+import { findingIdentity, type DriftFinding } from './driftFinding.js';
 import { clientDefinition, recordedMembers, recordedMembersMatch } from './pinnedMembers.js';
 import type { PinView } from './pinView.js';
+import type { ToolObservation } from './toolObservation.js';
+import type { ToolObserver } from './toolObserver.js';
 
 /** The outcome of inspecting one page of a tools/list result. */
 export interface PageInspection {
@@ -19,7 +19,7 @@ export interface PageInspection {
   readonly kept: unknown[];
   /** Every definition on the page, verified or not, in page order. */
   readonly observed: ToolObservation[];
-  /** Findings for the drift event (changed, added, unverifiable). */
+  /** Findings for the drift event (changed, added, unverifiable), one per distinct definition. */
   readonly findings: DriftFinding[];
   /** Verified tools served with members the pin does not record: stripped in enforce mode, passed in monitor mode. */
   readonly unpinned: UnpinnedMembers[];
@@ -109,24 +109,37 @@ function findingFor(
 export function inspectToolsPage(
   pin: PinView,
   tools: readonly unknown[],
-  digester: ToolDigester,
+  observer: ToolObserver,
 ): PageInspection {
-  const observed = markAmbiguousNames(tools.map((tool) => digester.observe(tool, pin.profile)));
+  const observed = markAmbiguousNames(tools.map((tool) => observer.observe(tool, pin.profile)));
   const kept: unknown[] = [];
   const findings: DriftFinding[] = [];
+  const reported = new Map<string, DriftFinding>();
   const unpinned: UnpinnedMembers[] = [];
   const lowDrift: string[] = [];
   observed.forEach((tool, index) => {
     const definition = tools[index];
     const verdict = judgeTool(pin, tool);
-    const finding = verdict === 'verified' ? undefined : findingFor(pin, tool, verdict, definition);
-    if (finding !== undefined) findings.push(finding);
-    const low = finding?.kind === 'changed' && finding.severity === 'low';
-    if (low) lowDrift.push(tool.key);
-    const flagged = low && driftActionFor(pin.onDrift, 'low') === 'flag';
-    if (finding !== undefined && !flagged) {
-      if (pin.mode === 'monitor') kept.push(definition);
-      return;
+    if (verdict !== 'verified') {
+      // Identical copies share a digest (so they are not ambiguous): one finding, one explanation.
+      const identity = findingIdentity({
+        kind: verdict,
+        key: tool.key,
+        observed: tool.digest ?? null,
+        ...(verdict === 'unverifiable' ? { problem: tool.problem ?? 'no digest' } : {}),
+      });
+      let finding = reported.get(identity);
+      if (finding === undefined) {
+        finding = findingFor(pin, tool, verdict, definition);
+        reported.set(identity, finding);
+        findings.push(finding);
+      }
+      const low = finding.kind === 'changed' && finding.severity === 'low';
+      if (low) lowDrift.push(tool.key);
+      if (!low || driftActionFor(pin.onDrift, 'low') !== 'flag') {
+        if (pin.mode === 'monitor') kept.push(definition);
+        return;
+      }
     }
     // A verified tool, or a low drift served flagged, has a digest, so it is an object. A low
     // drift's recorded members are served unchanged (a change to them is high).

@@ -1,5 +1,5 @@
 import type { RestrictedTool } from '@toolpin/digest';
-import type { ExtraMembers } from '../config/extraMembers.js';
+import type { ExtraMembers } from '../explain/extraMembers.js';
 import type { OnDriftSetting } from '../config/types.js';
 
 /** What the policy needs of a server's configuration; hot reload swaps the whole object. */
@@ -10,6 +10,6 @@ export interface PinView {
   readonly onDrift: OnDriftSetting;
   readonly pin: { readonly catalog: string; readonly tools: Readonly<Record<string, string>> };
   readonly definitions: Readonly<Record<string, RestrictedTool>>;
-  /** Key -> the members outside the six that the pin records by value (see config/extraMembers). */
+  /** Key -> the members outside the six that the pin records by value (see explain/extraMembers). */
   readonly extraMembers: Readonly<Record<string, ExtraMembers>>;
 }

@@ -1,12 +1,19 @@
 import type { DriftSeverity } from '../explain/driftSeverity.js';
-import type { DriftFinding } from '../policy/driftFinding.js';
+import { findingIdentity, type DriftFinding } from '../policy/driftFinding.js';
 import type { PinView } from '../policy/pinView.js';
 import type { PageInspection } from '../policy/inspectToolsPage.js';
-import type { ToolObservation } from './toolObservation.js';
+import type { ToolObservation } from '../policy/toolObservation.js';
+import type { CatalogView } from '../policy/catalogView.js';
+
+/** Bound on the findings of one catalog event (one log line, one webhook body). */
+export const MAX_DRIFT_FINDINGS = 200;
 
 /** What a finished listing found, for the catalog event. */
 export interface CatalogCompletion {
+  /** One per distinct definition, at most MAX_DRIFT_FINDINGS: wrong_subject and pinned tools first. */
   readonly findings: DriftFinding[];
+  /** Findings left out past MAX_DRIFT_FINDINGS. */
+  readonly findingsOmitted: number;
   readonly wrongSubject: boolean;
   readonly toolCount: number;
 }
@@ -15,7 +22,7 @@ export interface CatalogCompletion {
  * The catalog one session (or one server+credential in 2026-07-28) was last served: per tool
  * name, the definition the client saw. Pages of a listing add to it; a first page starts over.
  */
-export class SessionCatalog {
+export class SessionCatalog implements CatalogView {
   /** Tool name → the observation the client last saw under that name. */
   tools = new Map<string, ToolObservation>();
   /** True once the last page of a listing arrived. */
@@ -38,6 +45,7 @@ export class SessionCatalog {
   /** A fetch-on-miss under way, shared by concurrent calls of the session. */
   refreshing: Promise<void> | undefined;
   #findings: DriftFinding[] = [];
+  #reported = new Set<string>();
 
   /** True when a decision can be made from what the session saw. */
   get usable(): boolean {
@@ -52,6 +60,7 @@ export class SessionCatalog {
     if (first) {
       this.tools = new Map();
       this.#findings = [];
+      this.#reported = new Set();
       this.complete = false;
       this.drifted = false;
       this.driftSeverities = new Set();
@@ -69,7 +78,13 @@ export class SessionCatalog {
           : tool,
       );
     }
-    this.#findings.push(...page.findings);
+    // A definition repeated on several pages is one finding of the listing.
+    for (const finding of page.findings) {
+      const identity = findingIdentity(finding);
+      if (this.#reported.has(identity)) continue;
+      this.#reported.add(identity);
+      this.#findings.push(finding);
+    }
     if (page.findings.length > 0) this.drifted = true;
     for (const finding of page.findings) this.driftSeverities.add(finding.severity);
     if (page.lowDrift.length > 0) {
@@ -108,6 +123,23 @@ export class SessionCatalog {
       });
     }
     this.#findings = [];
-    return { findings, wrongSubject: this.wrongSubject, toolCount: this.tools.size };
+    this.#reported = new Set();
+    return { ...capFindings(findings, pin), wrongSubject: this.wrongSubject, toolCount: this.tools.size };
   }
+}
+
+// The tools outside the pin (added, unverifiable) are as many as the upstream likes; the findings
+// about the pin's own tools, and wrong_subject, are the ones an operator must see: they go first.
+function capFindings(
+  findings: DriftFinding[],
+  pin: PinView,
+): Pick<CatalogCompletion, 'findings' | 'findingsOmitted'> {
+  if (findings.length <= MAX_DRIFT_FINDINGS) return { findings, findingsOmitted: 0 };
+  const first = (finding: DriftFinding): boolean =>
+    finding.kind === 'wrong_subject' || Object.hasOwn(pin.pin.tools, finding.key);
+  const ordered = [...findings.filter(first), ...findings.filter((finding) => !first(finding))];
+  return {
+    findings: ordered.slice(0, MAX_DRIFT_FINDINGS),
+    findingsOmitted: ordered.length - MAX_DRIFT_FINDINGS,
+  };
 }
