@@ -82,16 +82,48 @@ function judgeHashedMembers(pinned: RestrictedTool, observed: RestrictedTool): P
   return out;
 }
 
-function overlaps(a: string, b: string): boolean {
-  return a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
+// The judgments by pointer, to find those that cover a path (at it, above it, or below it) in
+// O(depth + log n) per path: a drift can change thousands of paths.
+class JudgmentIndex {
+  readonly #byPath = new Map<string, PathSeverity[]>();
+  readonly #sorted: PathSeverity[];
+
+  constructor(judgments: readonly PathSeverity[]) {
+    for (const judgment of judgments) {
+      const list = this.#byPath.get(judgment.path);
+      if (list === undefined) this.#byPath.set(judgment.path, [judgment]);
+      else list.push(judgment);
+    }
+    this.#sorted = [...judgments].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+
+  covering(path: string): PathSeverity[] {
+    const found: PathSeverity[] = [];
+    for (let end = path.length; end > 0; end = path.lastIndexOf('/', end - 1))
+      found.push(...(this.#byPath.get(path.slice(0, end)) ?? []));
+    const prefix = `${path}/`;
+    let low = 0;
+    let high = this.#sorted.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if ((this.#sorted[middle]?.path ?? '') < prefix) low = middle + 1;
+      else high = middle;
+    }
+    for (let i = low; i < this.#sorted.length; i++) {
+      const judgment = this.#sorted[i] as PathSeverity;
+      if (!judgment.path.startsWith(prefix)) break;
+      found.push(judgment);
+    }
+    return found;
+  }
 }
 
-// The judgments that overlap a path decide it: high if any is; the rule of the most specific one
+// The judgments that cover a path decide it: high if any is; the rule of the most specific one
 // of that severity. A path no judgment covers is high (never assumed harmless).
-function judgePath(path: string, judgments: readonly PathSeverity[]): PathSeverity {
+function judgePath(path: string, index: JudgmentIndex): PathSeverity {
   const member = path.split('/')[1]?.replace(/~1/g, '/').replace(/~0/g, '~') ?? '';
   if (!HASHED.has(member)) return judged(path, 'pinned-by-value');
-  const covering = judgments.filter((judgment) => overlaps(judgment.path, path));
+  const covering = index.covering(path);
   const high = covering.filter((judgment) => judgment.severity === 'high');
   const deciding = high.length > 0 ? high : covering;
   const best = deciding.reduce<PathSeverity | undefined>(
@@ -119,11 +151,9 @@ export function judgeDriftSeverity(
   if (paths === undefined || paths.length === 0) return { severity: 'high', severities: [] };
   const judgments =
     pinned === undefined || observed === undefined ? [] : judgeHashedMembers(pinned, observed);
-  const severities = paths.map((path) => judgePath(path, judgments));
-  const high = severities.some((entry) => entry.severity === 'high');
-  // A judgment no path covers still counts (fail closed): the paths are the deepest differences.
-  const uncovered = judgments.some(
-    (judgment) => judgment.severity === 'high' && !paths.some((path) => overlaps(path, judgment.path)),
-  );
-  return { severity: high || uncovered ? 'high' : 'low', severities };
+  const index = new JudgmentIndex(judgments);
+  const severities = paths.map((path) => judgePath(path, index));
+  // Every high judgment counts, covered by a path or not (fail closed).
+  const high = [...severities, ...judgments].some((entry) => entry.severity === 'high');
+  return { severity: high ? 'high' : 'low', severities };
 }

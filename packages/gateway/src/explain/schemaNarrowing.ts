@@ -44,6 +44,9 @@ const GROUP_OF = new Map(GROUPS.flatMap((group) => group.map((keyword) => [keywo
 
 const REFERENCES = new Set(['$ref', '$dynamicRef', '$recursiveRef']);
 
+// Beyond this many pinned `anyOf` branches, an observed branch is compared with its own index only.
+const MAX_BRANCH_SEARCH = 32;
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -117,10 +120,12 @@ function compareLists(keyword: string, before: unknown, after: unknown, path: st
     });
     return true;
   }
-  // anyOf: every observed branch within some pinned branch (its own index first).
+  // anyOf: every observed branch within some pinned branch. The search of
+  // other branches is bounded: a served schema must not cost the listing path branches squared.
+  const searched = before.length <= MAX_BRANCH_SEARCH ? before : [];
   after.forEach((schema, index) => {
     if (index < before.length && same(before[index], schema)) return;
-    const within = before.findIndex((pinned) => {
+    const within = searched.findIndex((pinned) => {
       const trial: Out = [];
       compareSchemas(pinned, schema, `${path}/${index}`, trial);
       return trial.every((entry) => entry.severity === 'low');
