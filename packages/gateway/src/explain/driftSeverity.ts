@@ -1,5 +1,7 @@
-import { canonicalizeJson, HASHED_MEMBERS, type RestrictedTool } from '@toolpin/digest';
+import { HASHED_MEMBERS, type RestrictedTool } from '@toolpin/digest';
+import { isObject } from '../wire/isObject.js';
 import type { DriftSeverity, PathSeverity, SeverityRule } from './driftSeverityTypes.js';
+import { sameJsonValue as same } from './extraMembers.js';
 import { judgeSchemaChange } from './schemaNarrowing.js';
 import { pointerToken } from './schemaTexts.js';
 
@@ -23,20 +25,6 @@ const HINTS: Readonly<Record<string, { readonly absent: boolean; readonly safer:
 };
 
 const HASHED = new Set<string>(HASHED_MEMBERS);
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function same(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (a === undefined || b === undefined) return false;
-  try {
-    return canonicalizeJson(a) === canonicalizeJson(b);
-  } catch {
-    return false;
-  }
-}
 
 function judged(path: string, rule: SeverityRule): PathSeverity {
   const low = rule === 'schema-narrowed' || rule === 'annotation-more-risk' || rule === 'equivalent';

@@ -1,5 +1,15 @@
-import { canonicalizeJson } from '@toolpin/digest';
+import { isObject } from '../wire/isObject.js';
 import type { PathSeverity, SeverityRule } from './driftSeverityTypes.js';
+import { sameJsonValue as same } from './extraMembers.js';
+import {
+  boundNarrowed,
+  dependentRequiredNarrowed,
+  hasReference,
+  isSubset,
+  LOWER_BOUNDS,
+  typesNarrowed,
+  UPPER_BOUNDS,
+} from './schemaKeywords.js';
 import { pointerToken, schemaTexts, SCHEMA_TEXT_KEYWORDS } from './schemaTexts.js';
 
 // A structural, conservative comparison of two JSON Schemas: it proves that the observed schema
@@ -8,9 +18,6 @@ import { pointerToken, schemaTexts, SCHEMA_TEXT_KEYWORDS } from './schemaTexts.j
 // solver: a changed `pattern` may well narrow, but proving it is not worth a regex engine here.
 
 type Out = PathSeverity[];
-
-const LOWER_BOUNDS = new Set(['minimum', 'exclusiveMinimum', 'minLength', 'minItems', 'minProperties']);
-const UPPER_BOUNDS = new Set(['maximum', 'exclusiveMaximum', 'maxLength', 'maxItems', 'maxProperties']);
 
 // Assertions the comparison understands: adding one only rejects more, removing one may accept more.
 const ASSERTIONS = new Set([
@@ -42,64 +49,12 @@ const GROUPS: readonly (readonly string[])[] = [
 ];
 const GROUP_OF = new Map(GROUPS.flatMap((group) => group.map((keyword) => [keyword, group] as const)));
 
-const REFERENCES = new Set(['$ref', '$dynamicRef', '$recursiveRef']);
-
 // Beyond this many pinned `anyOf` branches, an observed branch is compared with its own index only.
 const MAX_BRANCH_SEARCH = 32;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function same(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (a === undefined || b === undefined) return false;
-  try {
-    return canonicalizeJson(a) === canonicalizeJson(b);
-  } catch {
-    return false;
-  }
-}
 
 function judged(path: string, rule: SeverityRule): PathSeverity {
   const low = rule === 'schema-narrowed' || rule === 'equivalent';
   return { path, severity: low ? 'low' : 'high', rule };
-}
-
-function hasReference(value: unknown): boolean {
-  if (Array.isArray(value)) return value.some(hasReference);
-  if (!isObject(value)) return false;
-  return Object.entries(value).some(([key, inner]) => REFERENCES.has(key) || hasReference(inner));
-}
-
-function typeSet(value: unknown): Set<string> | undefined {
-  const types = typeof value === 'string' ? [value] : value;
-  if (!Array.isArray(types) || !types.every((type) => typeof type === 'string')) return undefined;
-  return new Set(types as string[]);
-}
-
-function typesNarrowed(before: unknown, after: unknown): boolean {
-  const pinned = typeSet(before);
-  const observed = typeSet(after);
-  if (pinned === undefined || observed === undefined) return false;
-  return [...observed].every((type) => pinned.has(type) || (type === 'integer' && pinned.has('number')));
-}
-
-function isSubset(after: unknown, before: unknown): boolean {
-  if (!Array.isArray(after) || !Array.isArray(before)) return false;
-  return after.every((value) => before.some((pinned) => same(pinned, value)));
-}
-
-function boundNarrowed(keyword: string, before: unknown, after: unknown): boolean {
-  if (typeof before !== 'number' || typeof after !== 'number') return false;
-  return LOWER_BOUNDS.has(keyword) ? after >= before : after <= before;
-}
-
-function dependentRequiredNarrowed(before: unknown, after: unknown): boolean {
-  if (!isObject(before) || !isObject(after)) return false;
-  return Object.entries(before).every(
-    ([name, list]) => Object.hasOwn(after, name) && isSubset(list, after[name]),
-  );
 }
 
 /** Compares where the values differ: a comparison that found nothing wider proves this path narrowed. */

@@ -1,3 +1,5 @@
+import { isObject } from '../wire/isObject.js';
+
 /** The keywords of a JSON Schema whose value is text the model reads. */
 export const SCHEMA_TEXT_KEYWORDS: readonly string[] = ['description', 'title'];
 
@@ -25,10 +27,6 @@ const SCHEMA_MAPS = [
   'dependencies',
 ];
 const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Escapes one reference token of an RFC 6901 JSON Pointer. */
 export function pointerToken(token: string): string {
