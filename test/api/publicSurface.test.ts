@@ -38,7 +38,12 @@ const SURFACE: Readonly<Record<string, Readonly<Record<string, readonly string[]
       'serializePinFile',
       'startGateway',
     ],
-    '@toolpin/gateway/explain': ['explainDefinitionChange', 'explainDrift', 'formatDriftExplanation'],
+    '@toolpin/gateway/explain': [
+      'explainDefinitionChange',
+      'explainDrift',
+      'formatDriftExplanation',
+      'judgeDriftSeverity',
+    ],
     '@toolpin/gateway/pin': ['pinFromCatalog', 'planPinUpdate', 'rewritePinFile'],
     '@toolpin/gateway/transports': ['connectUpstreamClient', 'runStdioFront'],
     '@toolpin/gateway/webhooks': [

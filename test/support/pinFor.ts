@@ -3,7 +3,9 @@ import { digestCatalog, restrictTool, TRACE_PROFILE } from '@toolpin/digest';
 /** Options of {@link pinFor}. */
 export interface PinForOptions {
   mode?: 'enforce' | 'monitor';
-  onDrift?: 'filter' | 'block-server';
+  /** One action, or one per severity (`{ high: 'filter', low: 'flag' }`). @default 'filter' */
+  onDrift?:
+    'filter' | 'block-server' | { high: 'filter' | 'block-server'; low: 'filter' | 'block-server' | 'flag' };
   profile?: string;
   /** Keep the pinned definitions in the pin (for drift explanations). @default true */
   definitions?: boolean;

@@ -36,6 +36,9 @@ export type {
   StdioUpstreamConfig,
   Mode,
   OnDrift,
+  OnDriftSetting,
+  DriftAction,
+  DriftPolicy,
 } from './config/index.js';
 /** The pin policy of one server (`PinGuardRouter.guard`: `replaceConfig` puts a new pin in force). */
 export type { ServerGuard } from './guard/serverGuard.js';

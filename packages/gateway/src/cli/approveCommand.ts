@@ -25,6 +25,8 @@ export interface ApproveCommandOptions {
   readonly file: string;
   /** Approve only these tools (a rename moves both names). @default every drifted tool */
   readonly tool?: readonly string[];
+  /** Approve every low-severity drift at once (high ones are listed, to approve one by one). */
+  readonly low?: boolean;
   /** Approve without asking (required when stdin is not a terminal). */
   readonly yes?: boolean;
   /** `"Name: value"` headers sent while listing, beside the pin's own. */
@@ -39,7 +41,18 @@ function describe(entry: ToolDrift): string {
   const name = escapeInvisible(entry.tool ?? entry.key);
   if (entry.kind === 'renamed')
     return `renamed ${escapeInvisible(entry.from?.tool ?? entry.from?.key ?? '?')} -> ${name}`;
-  return `${entry.kind} ${name}`;
+  return `${entry.kind} ${name} [${entry.severity}]`;
+}
+
+// Under --low the high drift is left for review: each one named with how to approve it alone.
+function highLeftOver(entries: readonly ToolDrift[]): string {
+  const high = entries.filter((entry) => entry.severity === 'high');
+  if (high.length === 0) return '';
+  const lines = high.map(
+    (entry) =>
+      `  ${describe(entry)}: review it, then toolpin approve --tool ${JSON.stringify(entry.tool ?? entry.key)}\n`,
+  );
+  return `high-severity drift is approved one tool at a time, never with --low:\n${lines.join('')}`;
 }
 
 function describeRecorded(entry: UnpinnedMembers): string {
@@ -69,14 +82,20 @@ async function approve(options: ApproveCommandOptions, io: CliIo): Promise<numbe
       `warning: ${escapeInvisible(tool.name ?? `tools[${tool.index}]`)} has no digest and cannot be approved: ${tool.problem}\n`,
     );
   }
-  const planned = planPinUpdate(live.server, live.observed, options.tool);
+  const lowOnly = options.low === true;
+  const planned = planPinUpdate(live.server, live.observed, options.tool, { lowOnly });
   if (!planned.ok) throw new CliInputError(planned.message);
   const { plan } = planned;
+  const leftOver = lowOnly ? highLeftOver(plan.explanation.drift) : '';
   if (plan.approved.length === 0 && plan.recorded.length === 0) {
-    io.stdout.write(`nothing to approve: the live catalog of ${live.server.name} matches ${live.file}\n`);
+    const why = lowOnly
+      ? `no low-severity drift in the live catalog of ${live.server.name}`
+      : `the live catalog of ${live.server.name} matches ${live.file}`;
+    io.stdout.write(`nothing to approve: ${why}\n${leftOver}`);
     return ExitCodes.OK;
   }
   io.stdout.write(formatDriftExplanation(plan.explanation));
+  io.stdout.write(leftOver);
   const changes = [...plan.approved.map(describe), ...plan.recorded.map(describeRecorded)];
   io.stdout.write(`to approve in ${live.file}:\n${changes.map((change) => `  ${change}\n`).join('')}`);
   if (options.yes !== true) {
@@ -124,6 +143,7 @@ export function registerApproveCommand(program: Command, io: CliIo, done: (code:
     )
     .argument('<pin-file>', 'pin file (YAML or JSON); rewritten atomically, comments and order kept')
     .option('--tool <name>', 'approve only this tool (repeatable; a rename moves both names)', collect, [])
+    .option('--low', 'approve every low-severity drift at once (high ones are listed, to approve one by one)')
     .option('-y, --yes', 'approve without asking (required when stdin is not a terminal)');
   addListingOptions(command).action(async (file: string, options: Omit<ApproveCommandOptions, 'file'>) =>
     done(await runApprove({ ...options, file }, io)),

@@ -35,6 +35,12 @@ function report(result: PinnedLiveCatalog): { status: 'equal' | 'drift'; text: s
     text += `unverifiable ${tool.name === null ? `tools[${tool.index}]` : escapeInvisible(tool.name)}: ${tool.problem}\n`;
   }
   const status = drift ? 'drift' : 'equal';
+  // The highest severity of the drift (a tool without a digest is high); null when equal.
+  const severity = !drift
+    ? null
+    : observed.unverifiable.length > 0 || explanation.drift.some((entry) => entry.severity === 'high')
+      ? 'high'
+      : 'low';
   const json = {
     status,
     server: server.name,
@@ -42,6 +48,7 @@ function report(result: PinnedLiveCatalog): { status: 'equal' | 'drift'; text: s
     pinned: server.pin.catalog,
     observed: observed.pin.catalog,
     pages: result.pages,
+    severity,
     ...explanation,
     unverifiable: observed.unverifiable,
   };

@@ -3,8 +3,12 @@ import { escapeInvisible } from '../explain/escapeInvisible.js';
 import type { DriftExplanation, ToolDrift } from '../explain/explainDrift.js';
 import type { CatalogSideResult } from './readCatalogSide.js';
 
-/** A changed tool of `toolpin diff`: members pinned by value are named beside the hashed ones. */
-export type MemberChange = Omit<ToolChange, 'members'> & { members?: string[] };
+/** A changed tool of `toolpin diff`: members pinned by value are named beside the hashed ones; its severity (docs/drift-severity.md). */
+export type MemberChange = Omit<ToolChange, 'members'> & {
+  members?: string[];
+  severity: ToolDrift['severity'];
+  severities?: ToolDrift['severities'];
+};
 
 /** The digest diff of `toolpin diff` with the changes of members pinned by value. */
 export type MembersDiff = Omit<CatalogDiff, 'changed'> & { changed: MemberChange[] };
@@ -23,6 +27,8 @@ export function diffWithMembers(diff: CatalogDiff, explanation: DriftExplanation
       observed: entry.observed ?? '',
       ...(entry.members === undefined ? {} : { members: [...entry.members] }),
       ...(entry.paths === undefined ? {} : { paths: [...entry.paths] }),
+      severity: entry.severity,
+      ...(entry.severities === undefined ? {} : { severities: entry.severities }),
     }));
   const changedKeys = new Set(changed.map((change) => change.key));
   const unchanged = diff.unchanged.filter((key) => !changedKeys.has(key));
@@ -34,6 +40,9 @@ function changedLines(entry: ToolDrift): string[] {
   const lines = [`changed   ${escapeInvisible(entry.key)}${name}`];
   if (entry.members !== undefined) lines.push(`  members   ${entry.members.map(escapeInvisible).join(', ')}`);
   if (entry.paths !== undefined) lines.push(`  paths     ${entry.paths.map(escapeInvisible).join(', ')}`);
+  lines.push(`  severity  ${entry.severity}`);
+  for (const { path, severity, rule } of entry.severities ?? [])
+    lines.push(`    ${severity.padEnd(4)}    ${escapeInvisible(path)} (${rule})`);
   for (const { path, diff: words } of entry.text ?? [])
     lines.push(`  text      ${escapeInvisible(path)}: ${words}`);
   lines.push(`  pinned    ${entry.pinned ?? '-'}`, `  observed  ${entry.observed ?? '-'}`);

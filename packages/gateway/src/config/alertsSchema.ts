@@ -41,12 +41,13 @@ export const webhookSchema = z
       .array(z.enum(ALERT_EVENT_NAMES as [AlertEventName, ...AlertEventName[]]))
       .min(1)
       .default([...DEFAULT_WEBHOOK_EVENTS]),
+    minSeverity: z.enum(['high', 'low']).optional(),
     maxAttempts: z.int().min(1).max(20).default(5),
     timeoutMs: z.int().min(1).default(5000),
     queueSize: z.int().min(1).default(1000),
   })
   .transform((data, ctx): WebhookConfig => {
-    const { url, secret, secretEnv, name, events, maxAttempts, timeoutMs, queueSize } = data;
+    const { url, secret, secretEnv, name, events, minSeverity, maxAttempts, timeoutMs, queueSize } = data;
     if ((secret === undefined) === (secretEnv === undefined)) {
       ctx.issues.push({
         code: 'custom',
@@ -73,6 +74,7 @@ export const webhookSchema = z
       ...(secretEnv === undefined ? {} : { secretEnv }),
       ...(name === undefined ? {} : { name }),
       events,
+      ...(minSeverity === undefined ? {} : { minSeverity }),
       maxAttempts,
       timeoutMs,
       queueSize,

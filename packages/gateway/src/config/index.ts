@@ -2,6 +2,9 @@
 export type {
   Mode,
   OnDrift,
+  OnDriftSetting,
+  DriftAction,
+  DriftPolicy,
   HttpTransport,
   UpstreamConfig,
   HttpUpstreamConfig,
@@ -17,6 +20,8 @@ export type {
 } from './types.js';
 /** The members of a definition outside the six the digest covers, pinned by value. */
 export type { ExtraMembers, PinnedDefinition } from '../explain/extraMembers.js';
+/** `onDrift` as one action per severity. */
+export { driftPolicyOf, driftActionFor } from './driftPolicy.js';
 /** Parse one pin file: from an object (embedding), from text, or from disk. */
 export { parseServerConfig, parsePinFile, loadPinFile } from './pinFile.js';
 /** Load every pin file of a folder, with the duplicate-name check. */

@@ -124,6 +124,24 @@ export const PENDING_PIN = Object.freeze({
   tools: Object.freeze({}),
 });
 
+const onDriftActionSchema = z.enum(['filter', 'block-server']);
+
+/** `onDrift` per severity: high drift is always contained; low drift may also be flagged and served. */
+export const driftPolicySchema = z.strictObject({
+  high: onDriftActionSchema,
+  low: z.enum(['filter', 'block-server', 'flag']),
+});
+
+// A map is read as the per-severity policy and anything else as the single action, so that an
+// error names the field at fault (a union only says "no branch").
+const onDriftSchema = z.unknown().transform((value, ctx) => {
+  const result = isObject(value) ? driftPolicySchema.safeParse(value) : onDriftActionSchema.safeParse(value);
+  if (result.success) return result.data;
+  for (const issue of result.error.issues)
+    ctx.addIssue(issue as unknown as Parameters<typeof ctx.addIssue>[0]);
+  return z.NEVER;
+});
+
 /** One pin file, before the checks that relate its members (see verifyPin). */
 export const pinFileSchema = z.strictObject({
   name: z
@@ -135,7 +153,7 @@ export const pinFileSchema = z.strictObject({
     .string()
     .regex(PROFILE_PATTERN, 'a profile label such as "trace.mcp-tool-definition.v1"')
     .default(TRACE_PROFILE),
-  onDrift: z.enum(['filter', 'block-server']).default('filter'),
+  onDrift: onDriftSchema.default('filter'),
   // The marker reads as the empty pin, so every other value meets pinSchema and its field errors.
   pin: z.preprocess(
     (value) => (value === TRUST_ON_FIRST_USE ? { ...PENDING_PIN, tools: {} } : value),

@@ -56,6 +56,15 @@ function selectEntries(
   return { entries: [...entries], recorded: [...recorded] };
 }
 
+/** Options of {@link planPinUpdate}. */
+export interface PinUpdateOptions {
+  /**
+   * Approve only the drift entries of low severity (docs/drift-severity.md), all at once; high ones
+   * and served members not recorded so far are left as they are. Not with tool names. @default false
+   */
+  readonly lowOnly?: boolean;
+}
+
 /** How an observed catalog differs from a server's pin, tool by tool (what `check` shows and `approve` plans from). */
 export function explainPinDrift(current: ServerConfig, observed: CatalogPin): DriftExplanation {
   return explainDrift(
@@ -75,16 +84,23 @@ export function explainPinDrift(current: ServerConfig, observed: CatalogPin): Dr
 /**
  * Plans the approval of an observed catalog against a server's current pin: with no `tools`, the
  * pin becomes the observed catalog, every member of every definition recorded; with tool names,
- * only their entries change (a rename moves both keys). The new catalog digest is the fold of the
- * resulting tool digests.
+ * only their entries change (a rename moves both keys); with `lowOnly`, only the entries of low
+ * severity change. The new catalog digest is the fold of the resulting tool digests.
  */
 export function planPinUpdate(
   current: ServerConfig,
   observed: CatalogPin,
   tools?: readonly string[],
+  options: PinUpdateOptions = {},
 ): PinUpdatePlanResult {
+  const lowOnly = options.lowOnly === true;
+  if (lowOnly && tools !== undefined && tools.length > 0)
+    return {
+      ok: false,
+      message: 'approve either the low-severity drift (--low) or named tools (--tool), not both',
+    };
   const explanation = explainPinDrift(current, observed);
-  if (tools === undefined || tools.length === 0) {
+  if (!lowOnly && (tools === undefined || tools.length === 0)) {
     const set: Record<string, PinnedDefinition> = {};
     for (const key of Object.keys(observed.definitions)) {
       const definition = pinnedDefinitionOf(observed, key);
@@ -110,7 +126,9 @@ export function planPinUpdate(
         'catalogs of more than 500 tools fold into tools:overflow and can only be approved whole (without --tool)',
     };
   }
-  const selected = selectEntries(explanation, tools);
+  const selected = lowOnly
+    ? { entries: explanation.drift.filter((entry) => entry.severity === 'low'), recorded: [] }
+    : selectEntries(explanation, tools ?? []);
   if ('message' in selected) return { ok: false, message: selected.message };
   const next: Record<string, string> = { ...current.pin.tools };
   const set: Record<string, PinnedDefinition> = {};

@@ -56,6 +56,7 @@ function alertsDocument(alerts: AlertsConfig): Record<string, unknown> {
       ...(webhook.secretEnv === undefined ? { secret: webhook.secret } : { secretEnv: webhook.secretEnv }),
       ...(webhook.name === undefined ? {} : { name: webhook.name }),
       events: [...webhook.events],
+      ...(webhook.minSeverity === undefined ? {} : { minSeverity: webhook.minSeverity }),
       maxAttempts: webhook.maxAttempts,
       timeoutMs: webhook.timeoutMs,
       queueSize: webhook.queueSize,

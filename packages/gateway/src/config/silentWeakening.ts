@@ -1,3 +1,4 @@
+import { driftPolicyOf } from './driftPolicy.js';
 import type { ServerConfig } from './types.js';
 
 /** A policy field a reloaded pin file left out, whose default is weaker than the value in force. */
@@ -10,10 +11,21 @@ export interface SilentWeakening {
 
 // Each policy field with a default, its values from the weakest up. A field the file leaves out
 // takes the default; on a reload that must never loosen what the pin in force enforces.
-const RANKS: readonly { readonly field: 'mode' | 'onDrift'; readonly ranks: readonly string[] }[] = [
-  { field: 'mode', ranks: ['monitor', 'enforce'] },
-  { field: 'onDrift', ranks: ['filter', 'block-server'] },
-];
+const MODE_RANKS = ['monitor', 'enforce'];
+const DRIFT_RANKS = ['flag', 'filter', 'block-server'];
+
+function describe(onDrift: ServerConfig['onDrift']): string {
+  return typeof onDrift === 'string' ? onDrift : `{ high: ${onDrift.high}, low: ${onDrift.low} }`;
+}
+
+// onDrift per severity: the default weakens the pin in force when either severity ranks lower.
+function driftWeakened(inForce: ServerConfig, next: ServerConfig): boolean {
+  const before = driftPolicyOf(inForce.onDrift);
+  const after = driftPolicyOf(next.onDrift);
+  return (['high', 'low'] as const).some(
+    (severity) => DRIFT_RANKS.indexOf(after[severity]) < DRIFT_RANKS.indexOf(before[severity]),
+  );
+}
 
 function has(document: unknown, field: string): boolean {
   return typeof document === 'object' && document !== null && Object.hasOwn(document, field);
@@ -31,11 +43,10 @@ export function findSilentWeakening(
   document: unknown,
   next: ServerConfig,
 ): SilentWeakening | undefined {
-  for (const { field, ranks } of RANKS) {
-    if (has(document, field)) continue;
-    if (ranks.indexOf(next[field]) < ranks.indexOf(inForce[field]))
-      return { field, inForce: inForce[field], defaulted: next[field] };
-  }
+  if (!has(document, 'mode') && MODE_RANKS.indexOf(next.mode) < MODE_RANKS.indexOf(inForce.mode))
+    return { field: 'mode', inForce: inForce.mode, defaulted: next.mode };
+  if (!has(document, 'onDrift') && driftWeakened(inForce, next))
+    return { field: 'onDrift', inForce: describe(inForce.onDrift), defaulted: describe(next.onDrift) };
   const webhooks = inForce.alerts?.webhooks.length ?? 0;
   if (!has(document, 'alerts') && webhooks > 0)
     return { field: 'alerts', inForce: `${webhooks} webhook(s)`, defaulted: 'none' };

@@ -7,6 +7,18 @@ export type Mode = 'enforce' | 'monitor';
 /** How drift is contained in enforce mode: hide and block only the drifted tools, or block the whole server. */
 export type OnDrift = 'filter' | 'block-server';
 
+/** What enforce mode does with a drift of one severity: {@link OnDrift}, or (low only) `flag`: serve and allow it, flagged. */
+export type DriftAction = OnDrift | 'flag';
+
+/** `onDrift` per severity (docs/drift-severity.md): `{ high: filter, low: flag }`. */
+export interface DriftPolicy {
+  readonly high: OnDrift;
+  readonly low: DriftAction;
+}
+
+/** `onDrift` as written in a pin file: one action for every drift (`filter`), or one per severity. */
+export type OnDriftSetting = OnDrift | DriftPolicy;
+
 /** The wire protocol spoken to an HTTP upstream. */
 export type HttpTransport = 'streamable-http' | 'sse';
 
@@ -58,6 +70,11 @@ export interface WebhookConfig {
   readonly name?: string;
   /** @default ['catalog.drift', 'call.blocked', 'call.flagged'] */
   readonly events: readonly AlertEventName[];
+  /**
+   * `high`: drift events carry only their high findings (none: not sent), and calls refused or
+   * flagged for a low drift are not sent. Absent: every severity.
+   */
+  readonly minSeverity?: 'high' | 'low';
   /** @default 5 */
   readonly maxAttempts: number;
   /** @default 5000 */
@@ -83,7 +100,8 @@ export interface ServerConfig {
   readonly upstream: UpstreamConfig;
   readonly mode: Mode;
   readonly profile: string;
-  readonly onDrift: OnDrift;
+  /** As written (a single action applies to both severities; see config/driftPolicy). */
+  readonly onDrift: OnDriftSetting;
   readonly pin: PinConfig;
   /** Key -> the six hashed members of the pinned definition (explains drift). */
   readonly definitions: Readonly<Record<string, RestrictedTool>>;
@@ -162,7 +180,7 @@ export interface PinFileInput {
   /** @default TRACE_PROFILE */
   readonly profile?: string;
   /** @default 'filter' */
-  readonly onDrift?: OnDrift;
+  readonly onDrift?: OnDriftSetting;
   readonly pin: PinConfig;
   /** @default {} */
   readonly definitions?: Readonly<Record<string, RestrictedTool>>;

@@ -11,6 +11,14 @@ export type {
   TextChange,
   ExplainSide,
 } from '../explain/explainDrift.js';
+/** Drift severity (docs/drift-severity.md): each changed path of a drifted definition judged high or low, with its rule. */
+export { judgeDriftSeverity } from '../explain/driftSeverity.js';
+export type {
+  DriftSeverity,
+  PathSeverity,
+  SeverityRule,
+  SeverityJudgment,
+} from '../explain/driftSeverity.js';
 /** A tool served with members its pin does not record (stripped by the gateway, recorded by approve). */
 export type { UnpinnedMembers } from '../explain/explainExtraMembers.js';
 /** The explanation as text for people (what `toolpin check` prints). */

@@ -3,9 +3,9 @@
 /** Pins a listed catalog: the catalog digest, per-tool digests, and the definitions. */
 export { pinFromCatalog } from '../config/pinFromCatalog.js';
 export type { CatalogPin } from '../config/pinFromCatalog.js';
-/** Plans the update that approves an observed catalog (all drift, or the named tools'), explained. */
+/** Plans the update that approves an observed catalog (all drift, the named tools', or every low-severity one), explained. */
 export { planPinUpdate } from '../config/planPinUpdate.js';
-export type { PinUpdatePlan, PinUpdatePlanResult } from '../config/planPinUpdate.js';
+export type { PinUpdatePlan, PinUpdatePlanResult, PinUpdateOptions } from '../config/planPinUpdate.js';
 /** Writes an update into a pin file atomically, comments kept; refuses a file changed since it was read. */
 export { rewritePinFile } from '../config/rewritePinFile.js';
 export type { RewritePinFileOptions } from '../config/rewritePinFile.js';

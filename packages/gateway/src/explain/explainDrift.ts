@@ -7,6 +7,7 @@ import {
 } from '@toolpin/digest';
 import type { ExtraMembers } from './extraMembers.js';
 import { detectRenames } from './detectRenames.js';
+import { judgeDriftSeverity, type DriftSeverity, type PathSeverity } from './driftSeverity.js';
 import { explainExtraMembers, unpinnedMembers, type UnpinnedMembers } from './explainExtraMembers.js';
 import { textChanges, type TextChange } from './textChanges.js';
 
@@ -40,6 +41,13 @@ export interface ToolDrift {
   readonly members?: readonly string[];
   readonly paths?: readonly string[];
   readonly text?: readonly TextChange[];
+  /**
+   * How much the drift matters (docs/drift-severity.md): for `changed` the highest of its paths';
+   * `renamed` and `added` are high, `removed` is low.
+   */
+  readonly severity: DriftSeverity;
+  /** For `changed`: the severity and rule of each entry of `paths`, in the same order. */
+  readonly severities?: readonly PathSeverity[];
 }
 
 /** A pinned catalog compared with an observed one, tool by tool, with the why of each change. */
@@ -126,6 +134,17 @@ export function joinChanges(
   };
 }
 
+function judged(
+  pinned: ExplainSide,
+  observed: ExplainSide,
+  key: string,
+  paths: readonly string[] | undefined,
+): Pick<ToolDrift, 'severity' | 'severities'> {
+  const judgment = judgeDriftSeverity(definitionOf(pinned, key), definitionOf(observed, key), paths);
+  if (paths === undefined) return { severity: judgment.severity };
+  return { severity: judgment.severity, severities: judgment.severities };
+}
+
 function changedEntries(pinned: ExplainSide, observed: ExplainSide, diff: CatalogDiff): ToolDrift[] {
   const entries: ToolDrift[] = [];
   for (const change of diff.changed) {
@@ -145,6 +164,7 @@ function changedEntries(pinned: ExplainSide, observed: ExplainSide, diff: Catalo
       pinned: change.pinned,
       observed: change.observed,
       ...explanation,
+      ...judged(pinned, observed, change.key, explanation.paths),
     });
   }
   // Same digest, but a member pinned by value differs: drift like any other.
@@ -153,7 +173,15 @@ function changedEntries(pinned: ExplainSide, observed: ExplainSide, diff: Catalo
     if (extras === undefined) continue;
     const digest = pinned.tools[key] ?? null;
     const tool = nameOf(observed, key) ?? nameOf(pinned, key);
-    entries.push({ kind: 'changed', key, tool, pinned: digest, observed: digest, ...extras });
+    entries.push({
+      kind: 'changed',
+      key,
+      tool,
+      pinned: digest,
+      observed: digest,
+      ...extras,
+      ...judged(pinned, observed, key, extras.paths),
+    });
   }
   return entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
@@ -195,15 +223,30 @@ export function explainDrift(pinned: ExplainSide, observed: ExplainSide): DriftE
       observed: observed.tools[to] ?? null,
       from: { key: from, tool: nameOf(pinned, from) },
       ...explained(definitionOf(pinned, from), definitionOf(observed, to)),
+      severity: 'high',
     });
   }
   for (const { key, digest } of diff.added) {
     if (!renamedTo.has(key))
-      drift.push({ kind: 'added', key, tool: nameOf(observed, key), pinned: null, observed: digest });
+      drift.push({
+        kind: 'added',
+        key,
+        tool: nameOf(observed, key),
+        pinned: null,
+        observed: digest,
+        severity: 'high',
+      });
   }
   for (const { key, digest } of diff.removed) {
     if (!renamedFrom.has(key))
-      drift.push({ kind: 'removed', key, tool: nameOf(pinned, key), pinned: digest, observed: null });
+      drift.push({
+        kind: 'removed',
+        key,
+        tool: nameOf(pinned, key),
+        pinned: digest,
+        observed: null,
+        severity: 'low',
+      });
   }
   return {
     equal: diff.equal && changedByMembers === 0,

@@ -1,6 +1,7 @@
 import { changedPointers } from '@toolpin/digest';
 import { sameJsonValue, type ExtraMembers } from './extraMembers.js';
 import { textChanges, type TextChange } from './textChanges.js';
+import { pointerToken } from './schemaTexts.js';
 
 /** A tool whose served definition has members its pin does not record (the gateway strips them). */
 export interface UnpinnedMembers {
@@ -20,16 +21,12 @@ export interface ExtraMembersChange {
   readonly text: readonly TextChange[];
 }
 
-function escapeToken(token: string): string {
-  return token.replace(/~/g, '~0').replace(/\//g, '~1');
-}
-
 function servedValue(observed: ExtraMembers | undefined, member: string): unknown {
   return observed !== undefined && Object.hasOwn(observed, member) ? observed[member] : undefined;
 }
 
 function pointersOf(member: string, before: unknown, after: unknown): string[] {
-  const base = `/${escapeToken(member)}`;
+  const base = `/${pointerToken(member)}`;
   try {
     return changedPointers(before, after, base);
   } catch {

@@ -8,9 +8,11 @@ function label(tool: string | null, key: string): string {
 function formatTool(entry: ToolDrift): string[] {
   const lines: string[] = [];
   if (entry.kind === 'renamed' && entry.from !== undefined) {
-    lines.push(`renamed  ${label(entry.from.tool, entry.from.key)} -> ${label(entry.tool, entry.key)}`);
+    lines.push(
+      `renamed  ${label(entry.from.tool, entry.from.key)} -> ${label(entry.tool, entry.key)}  [${entry.severity}]`,
+    );
   } else {
-    lines.push(`${entry.kind.padEnd(8)} ${label(entry.tool, entry.key)}`);
+    lines.push(`${entry.kind.padEnd(8)} ${label(entry.tool, entry.key)}  [${entry.severity}]`);
   }
   if (entry.kind === 'changed') {
     if (entry.members === undefined) {
@@ -19,6 +21,8 @@ function formatTool(entry: ToolDrift): string[] {
       // Members pinned by value are named by the server: escaped like every served text.
       lines.push(`  members: ${entry.members.map(escapeInvisible).join(', ')}`);
       lines.push(`  paths:   ${(entry.paths ?? []).map(escapeInvisible).join(' ')}`);
+      for (const { path, severity, rule } of entry.severities ?? [])
+        lines.push(`  ${severity.padEnd(4)}     ${escapeInvisible(path)} (${rule})`);
     }
   }
   for (const change of entry.text ?? []) lines.push(`  ${escapeInvisible(change.path)}: ${change.diff}`);
@@ -38,7 +42,8 @@ function countOf(explanation: DriftExplanation, kind: ToolDrift['kind']): number
 
 /**
  * The explanation as text for people (CLI output, review before approve): one summary line, then
- * per tool its kind, name and key, changed members and paths, word diffs and digests; then the
+ * per tool its kind, name, key and severity, changed members and paths (each path's severity and
+ * rule), word diffs and digests; then the
  * served members the pin does not record. Names and texts from the server are shown with invisible
  * characters escaped.
  */
@@ -46,10 +51,12 @@ export function formatDriftExplanation(explanation: DriftExplanation): string {
   const counts = (['changed', 'renamed', 'added', 'removed'] as const)
     .map((kind) => `${countOf(explanation, kind)} ${kind}`)
     .join(', ');
+  const high = explanation.drift.filter((entry) => entry.severity === 'high').length;
+  const severities = `severity: ${high} high, ${explanation.drift.length - high} low`;
   const lines = [
     explanation.equal
       ? `no drift: ${explanation.unchanged} tools match the pin`
-      : `drift: ${counts}, ${explanation.unchanged} unchanged`,
+      : `drift: ${counts}, ${explanation.unchanged} unchanged (${severities})`,
   ];
   if (explanation.wrongSubject) {
     lines.push('wrong subject: no observed tool is pinned; this is not the pinned server');

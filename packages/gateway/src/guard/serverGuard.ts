@@ -257,6 +257,7 @@ export class ServerGuard {
             tool: null,
             pinned: config.pin.catalog,
             observed: null,
+            severity: 'high',
             problem: 'tools/list result has no tools array',
           },
         ],

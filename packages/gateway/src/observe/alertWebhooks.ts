@@ -43,8 +43,22 @@ function fingerprint(event: AlertEvent): string | undefined {
 }
 
 /**
+ * The event as a webhook limited to high severity receives it: a drift event with its high
+ * findings only, none when it has none; a call refused or flagged for a low drift, none.
+ */
+function severityFiltered(event: AlertEvent, webhook: WebhookConfig): AlertEvent | undefined {
+  if (webhook.minSeverity !== 'high') return event;
+  if (event.event === 'catalog.drift') {
+    const drift = event.drift.filter((finding) => finding.severity !== 'low');
+    if (drift.length === 0) return undefined;
+    return drift.length === event.drift.length ? event : { ...event, drift };
+  }
+  return isCallEvent(event) && event.decision.severity === 'low' ? undefined : event;
+}
+
+/**
  * Routes alert events to webhooks: the gateway's, plus the event's server's own, each filtered by
- * its `events`. One {@link WebhookSink} (queue and worker) per distinct webhook, kept across pin
+ * its `events` (and `minSeverity`). One {@link WebhookSink} (queue and worker) per distinct webhook, kept across pin
  * reloads. A catalog event identical to the previous one of its server within `dedupeSeconds` is
  * suppressed: every session that lists a drifted server sees the same drift, and on-call needs it once.
  * Call events are aggregated per webhook, server, tool and reason over `aggregateSeconds`
@@ -71,11 +85,13 @@ export class AlertWebhooks {
       return;
     }
     for (const target of targets) {
+      const wanted = severityFiltered(event, target);
+      if (wanted === undefined) continue;
       const { sink, calls } = this.#sinkFor(target);
-      if (isCallEvent(event)) {
-        if (calls.admit(event, now)) sink.enqueue(single(event), new Date(now));
+      if (isCallEvent(wanted)) {
+        if (calls.admit(wanted, now)) sink.enqueue(single(wanted), new Date(now));
         else this.#options.onOutcome?.(sink.name, 'aggregated');
-      } else sink.enqueue(event, new Date(now));
+      } else sink.enqueue(wanted, new Date(now));
     }
   }
 

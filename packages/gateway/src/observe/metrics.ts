@@ -65,7 +65,7 @@ export class GatewayMetrics {
   readonly #requests: Counter<'server' | 'method'>;
   readonly #calls: Counter<'server' | 'decision' | 'reason'>;
   readonly #catalogs: Counter<'server' | 'result'>;
-  readonly #drift: Counter<'server' | 'kind'>;
+  readonly #drift: Counter<'server' | 'kind' | 'severity'>;
   readonly #latency: Histogram<'server' | 'via' | 'status'>;
   readonly #webhooks: Counter<'webhook' | 'outcome'>;
 
@@ -91,8 +91,8 @@ export class GatewayMetrics {
     });
     this.#drift = new Counter({
       name: 'toolpin_drift_events_total',
-      help: 'Drift findings by server and kind (changed, added, removed, wrong_subject, unverifiable)',
-      labelNames: ['server', 'kind'],
+      help: 'Drift findings by server, kind (changed, added, removed, wrong_subject, unverifiable) and severity (high, low)',
+      labelNames: ['server', 'kind', 'severity'],
       registers,
     });
     this.#latency = new Histogram({
@@ -165,7 +165,8 @@ export class GatewayMetrics {
         return;
       case 'catalog.drift':
         this.#catalogs.inc({ server: event.server, result: 'drift' });
-        for (const finding of event.drift) this.#drift.inc({ server: event.server, kind: finding.kind });
+        for (const finding of event.drift)
+          this.#drift.inc({ server: event.server, kind: finding.kind, severity: finding.severity });
         return;
     }
   }

@@ -1,5 +1,6 @@
 import { foldCatalog } from '@toolpin/digest';
-import { describeUpstream, type ServerConfig } from '../config/index.js';
+import { describeUpstream, type OnDriftSetting, type ServerConfig } from '../config/index.js';
+import type { DriftSeverity, PathSeverity } from '../explain/driftSeverity.js';
 import type { DriftFinding } from '../policy/driftFinding.js';
 import type { AlertEvent } from './alerts.js';
 import type { UpstreamContact } from './telemetry.js';
@@ -16,6 +17,10 @@ export interface ToolStatus {
   readonly observed: string | null;
   readonly members?: readonly string[];
   readonly paths?: readonly string[];
+  /** For a tool that drifted: how much it matters (docs/drift-severity.md). */
+  readonly severity?: DriftSeverity;
+  /** For `changed`: the severity and rule of each path. */
+  readonly severities?: readonly PathSeverity[];
   readonly problem?: string;
 }
 
@@ -56,7 +61,8 @@ export interface ServerStatus {
   readonly name: string;
   readonly route: string;
   readonly mode: string;
-  readonly onDrift: string;
+  /** As the pin file says: one action, or one per severity (`{ high, low }`). */
+  readonly onDrift: OnDriftSetting;
   /** The upstream URL with its credentials redacted (userinfo, credential parameters), or `stdio:<program>`. */
   readonly upstream: string;
   readonly pinned: { readonly catalog: string; readonly tools: number };
@@ -92,7 +98,7 @@ function toolsFromFindings(
   const byKey = new Map<string, ToolStatus>();
   for (const finding of findings) {
     if (finding.kind === 'wrong_subject') continue;
-    const { kind, key, tool, pinned, observed, members, paths, problem } = finding;
+    const { kind, key, tool, pinned, observed, members, paths, severity, severities, problem } = finding;
     byKey.set(key, {
       key,
       tool,
@@ -101,6 +107,8 @@ function toolsFromFindings(
       observed,
       ...(members && { members }),
       ...(paths && { paths }),
+      severity,
+      ...(severities && { severities }),
       ...(problem !== undefined && { problem }),
     });
   }

@@ -1,3 +1,4 @@
+import type { DriftSeverity } from '../explain/driftSeverity.js';
 import type { ToolObservation } from './toolObservation.js';
 
 /**
@@ -11,6 +12,10 @@ export interface CatalogView {
   readonly wrongSubject: boolean;
   /** Any tool of the listing differs from the pin (for onDrift: block-server). */
   readonly drifted: boolean;
+  /** The severities of the listing's drift (for onDrift: block-server per severity). */
+  readonly driftSeverities: ReadonlySet<DriftSeverity>;
+  /** Key -> `<pinned digest> <observed digest>` of each changed tool whose drift was judged low. */
+  readonly lowDrift: ReadonlyMap<string, string>;
   /** Tool name → the observation the client last saw under that name. */
   readonly tools: ReadonlyMap<string, ToolObservation>;
 }

@@ -1,7 +1,11 @@
 import { encodeToolKey } from '@toolpin/digest';
+import { driftActionFor } from '../config/driftPolicy.js';
+import type { DriftSeverity } from '../explain/driftSeverity.js';
 import type { CatalogView } from './catalogView.js';
+import type { ToolObservation } from './toolObservation.js';
 import type { CallDecision, DenyData, DenyReason } from './decision.js';
 import { judgeTool } from './inspectToolsPage.js';
+import { recordedMembers, recordedMembersMatch } from './pinnedMembers.js';
 import type { PinView } from './pinView.js';
 
 const MESSAGES: Record<DenyReason, string> = {
@@ -18,9 +22,28 @@ function refuse(pin: PinView, reason: DenyReason, data: Omit<DenyData, 'reason' 
   return { kind: 'deny', message: `toolpin blocked the call: ${MESSAGES[reason]}`, data: full };
 }
 
+// Low only as judged against these very digests, with the members pinned by value as recorded
+// (a change to them is high): a reloaded pin or a new listing is judged again.
+function driftSeverityOf(pin: PinView, catalog: CatalogView, tool: ToolObservation): DriftSeverity {
+  const judged = catalog.lowDrift.get(tool.key);
+  const low =
+    judged !== undefined &&
+    judged === `${pin.pin.tools[tool.key] ?? ''} ${tool.digest ?? ''}` &&
+    recordedMembersMatch(recordedMembers(pin, tool.key), tool.extras);
+  return low ? 'low' : 'high';
+}
+
+// onDrift: block-server blocks every tool while the listing has drift of a severity it names.
+function blocksServer(pin: PinView, catalog: CatalogView): boolean {
+  if (!catalog.drifted) return false;
+  const severities = catalog.driftSeverities.size > 0 ? [...catalog.driftSeverities] : (['high'] as const);
+  return severities.some((severity) => driftActionFor(pin.onDrift, severity) === 'block-server');
+}
+
 /**
  * Decides one tools/call from the catalog the session was served (after a refetch when needed).
- * Allowed only when the definition seen under that name has exactly the pinned digest.
+ * Allowed only when the definition seen under that name has exactly the pinned digest, or (flagged)
+ * when its drift is low and `onDrift.low` is `flag`.
  */
 export function decideCall(pin: PinView, catalog: CatalogView | undefined, toolName: string): CallDecision {
   const key = encodeToolKey(toolName);
@@ -36,9 +59,14 @@ export function decideCall(pin: PinView, catalog: CatalogView | undefined, toolN
   const observed = tool.digest ?? null;
   const verdict = judgeTool(pin, tool);
   if (verdict === 'added') return refuse(pin, 'tool_not_pinned', { ...subject, observed });
-  if (verdict === 'changed') return refuse(pin, 'tool_drifted', { ...subject, observed });
+  if (verdict === 'changed') {
+    const severity = driftSeverityOf(pin, catalog, tool);
+    const data = { ...subject, observed, severity };
+    if (severity === 'low' && driftActionFor(pin.onDrift, 'low') === 'flag' && !blocksServer(pin, catalog))
+      return { kind: 'allow', flagged: { reason: 'tool_drifted', server: pin.name, ...data } };
+    return refuse(pin, 'tool_drifted', data);
+  }
   if (verdict === 'unverifiable') return refuse(pin, 'unverifiable', { ...subject, observed });
-  if (pin.onDrift === 'block-server' && catalog.drifted)
-    return refuse(pin, 'tool_drifted', { ...subject, observed });
+  if (blocksServer(pin, catalog)) return refuse(pin, 'tool_drifted', { ...subject, observed });
   return { kind: 'allow' };
 }

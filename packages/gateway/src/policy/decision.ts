@@ -1,3 +1,5 @@
+import type { DriftSeverity } from '../explain/driftSeverity.js';
+
 /** Why the gateway refused a call (stable, documented; `error.data.reason` on the wire). */
 export type DenyReason =
   'tool_drifted' | 'tool_not_pinned' | 'wrong_subject' | 'unverifiable' | 'catalog_unavailable';
@@ -10,6 +12,8 @@ export interface DenyData {
   readonly key: string | null;
   readonly pinned: string | null;
   readonly observed: string | null;
+  /** For `tool_drifted`: the severity of the drift (docs/drift-severity.md). */
+  readonly severity?: DriftSeverity;
 }
 
 /** The policy's answer for one tools/call: a value, never an exception. */

@@ -1,3 +1,4 @@
+import type { DriftSeverity, PathSeverity } from '../explain/driftSeverity.js';
 import type { TextChange } from '../explain/explainDrift.js';
 
 /** Kinds of finding in a `catalog.drift` event. */
@@ -19,6 +20,13 @@ export interface DriftFinding {
   readonly paths?: readonly string[];
   /** For `changed`: word diffs of the changed texts (description, title, annotations.title, schema texts). */
   readonly text?: readonly TextChange[];
+  /**
+   * How much the drift matters (docs/drift-severity.md): for `changed` the highest of its paths'
+   * (high when the pin holds no definition to compare with); `removed` is low, every other kind high.
+   */
+  readonly severity: DriftSeverity;
+  /** For `changed` with `paths`: the severity and rule of each path, in the same order. */
+  readonly severities?: readonly PathSeverity[];
   /** For `unverifiable`: why no digest could be computed. */
   readonly problem?: string;
 }

@@ -1,4 +1,6 @@
 import { restrictTool } from '@toolpin/digest';
+import { driftActionFor } from '../config/driftPolicy.js';
+import { judgeDriftSeverity } from '../explain/driftSeverity.js';
 import { explainDefinitionChange, joinChanges } from '../explain/explainDrift.js';
 import { explainExtraMembers, type UnpinnedMembers } from '../explain/explainExtraMembers.js';
 import type { ToolVerdict } from './decision.js';
@@ -21,6 +23,8 @@ export interface PageInspection {
   readonly findings: DriftFinding[];
   /** Verified tools served with members the pin does not record: stripped in enforce mode, passed in monitor mode. */
   readonly unpinned: UnpinnedMembers[];
+  /** Keys of the changed tools whose drift is low (judged against this pin): `onDrift.low: flag` serves and allows them. */
+  readonly lowDrift: string[];
 }
 
 /**
@@ -59,20 +63,26 @@ function explainChange(
   pin: PinView,
   tool: ToolObservation,
   definition: unknown,
-): Pick<DriftFinding, 'members' | 'paths' | 'text'> {
+): Pick<DriftFinding, 'members' | 'paths' | 'text' | 'severity' | 'severities'> {
   const pinnedDefinition = pin.definitions[tool.key];
-  if (pinnedDefinition === undefined || tool.digest === undefined) return {};
+  // Nothing to compare with: the drift cannot be shown harmless.
+  if (pinnedDefinition === undefined || tool.digest === undefined) return { severity: 'high' };
+  const observed = restrictTool(definition as Record<string, unknown>);
   const hashed =
     pin.pin.tools[tool.key] === tool.digest
       ? { members: [], paths: [], text: [] }
-      : explainDefinitionChange(pinnedDefinition, restrictTool(definition as Record<string, unknown>));
+      : explainDefinitionChange(pinnedDefinition, observed);
   const recorded = recordedMembers(pin, tool.key);
   const extras = recorded === undefined ? undefined : explainExtraMembers(recorded, tool.extras);
   const change = joinChanges(hashed, extras);
+  const paths = change.paths ?? [];
+  const judgment = judgeDriftSeverity(pinnedDefinition, observed, paths);
   return {
     members: change.members ?? [],
-    paths: change.paths ?? [],
+    paths,
     ...(change.text !== undefined && change.text.length > 0 ? { text: change.text } : {}),
+    severity: judgment.severity,
+    severities: judgment.severities,
   };
 }
 
@@ -85,14 +95,16 @@ function findingFor(
   const pinned = pin.pin.tools[tool.key] ?? null;
   const base = { key: tool.key, tool: tool.name ?? null, pinned, observed: tool.digest ?? null };
   if (verdict === 'changed') return { kind: 'changed', ...base, ...explainChange(pin, tool, definition) };
-  if (verdict === 'added') return { kind: 'added', ...base };
-  return { kind: 'unverifiable', ...base, problem: tool.problem ?? 'no digest' };
+  if (verdict === 'added') return { kind: 'added', ...base, severity: 'high' };
+  return { kind: 'unverifiable', ...base, severity: 'high', problem: tool.problem ?? 'no digest' };
 }
 
 /**
  * Digests one page of tools, judges each against the pin, and filters it in enforce mode: a
  * verified tool is sent with only the members its pin covers (the six hashed ones and those
- * recorded by value); any other member is stripped and reported in `unpinned`.
+ * recorded by value); any other member is stripped and reported in `unpinned`. A changed tool whose
+ * drift is low is served the same way (as served, stripped) when `onDrift.low` is `flag`, and still
+ * reported in `findings`.
  */
 export function inspectToolsPage(
   pin: PinView,
@@ -102,13 +114,13 @@ export function inspectToolsPage(
   const observed = markAmbiguousNames(tools.map((tool) => observer.observe(tool, pin.profile)));
   const kept: unknown[] = [];
   const findings: DriftFinding[] = [];
-  const reported = new Set<string>();
+  const reported = new Map<string, DriftFinding>();
   const unpinned: UnpinnedMembers[] = [];
+  const lowDrift: string[] = [];
   observed.forEach((tool, index) => {
     const definition = tools[index];
     const verdict = judgeTool(pin, tool);
     if (verdict !== 'verified') {
-      if (pin.mode === 'monitor') kept.push(definition);
       // Identical copies share a digest (so they are not ambiguous): one finding, one explanation.
       const identity = findingIdentity({
         kind: verdict,
@@ -116,12 +128,21 @@ export function inspectToolsPage(
         observed: tool.digest ?? null,
         ...(verdict === 'unverifiable' ? { problem: tool.problem ?? 'no digest' } : {}),
       });
-      if (reported.has(identity)) return;
-      reported.add(identity);
-      findings.push(findingFor(pin, tool, verdict, definition));
-      return;
+      let finding = reported.get(identity);
+      if (finding === undefined) {
+        finding = findingFor(pin, tool, verdict, definition);
+        reported.set(identity, finding);
+        findings.push(finding);
+      }
+      const low = finding.kind === 'changed' && finding.severity === 'low';
+      if (low) lowDrift.push(tool.key);
+      if (!low || driftActionFor(pin.onDrift, 'low') !== 'flag') {
+        if (pin.mode === 'monitor') kept.push(definition);
+        return;
+      }
     }
-    // A verified tool has a digest, so it is an object.
+    // A verified tool, or a low drift served flagged, has a digest, so it is an object. A low
+    // drift's recorded members are served unchanged (a change to them is high).
     const stripped: string[] = [];
     const sent = clientDefinition(
       definition as Record<string, unknown>,
@@ -132,5 +153,5 @@ export function inspectToolsPage(
     if (stripped.length > 0)
       unpinned.push({ key: tool.key, tool: tool.name ?? null, members: stripped.sort() });
   });
-  return { kept, observed, findings, unpinned };
+  return { kept, observed, findings, unpinned, lowDrift };
 }

@@ -1,3 +1,4 @@
+import type { DriftSeverity } from '../explain/driftSeverity.js';
 import { findingIdentity, type DriftFinding } from '../policy/driftFinding.js';
 import type { PinView } from '../policy/pinView.js';
 import type { PageInspection } from '../policy/inspectToolsPage.js';
@@ -32,6 +33,13 @@ export class SessionCatalog implements CatalogView {
   wrongSubject = false;
   /** Any tool of the listing differs from the pin (for onDrift: block-server). */
   drifted = false;
+  /** The severities of the listing's drift (for onDrift: block-server per severity). */
+  driftSeverities = new Set<DriftSeverity>();
+  /**
+   * Key -> `<pinned digest> <observed digest>` of each changed tool whose drift was judged low:
+   * a call is allowed flagged (onDrift.low: flag) only while both digests are still these.
+   */
+  lowDrift = new Map<string, string>();
   /** When the last page of the latest listing arrived (ms since the epoch): its age, for revalidation. */
   completedAt = 0;
   /** A fetch-on-miss under way, shared by concurrent calls of the session. */
@@ -55,6 +63,8 @@ export class SessionCatalog implements CatalogView {
       this.#reported = new Set();
       this.complete = false;
       this.drifted = false;
+      this.driftSeverities = new Set();
+      this.lowDrift = new Map();
       this.wrongSubject = false;
     }
     for (const tool of page.observed) {
@@ -76,6 +86,12 @@ export class SessionCatalog implements CatalogView {
       this.#findings.push(finding);
     }
     if (page.findings.length > 0) this.drifted = true;
+    for (const finding of page.findings) this.driftSeverities.add(finding.severity);
+    if (page.lowDrift.length > 0) {
+      const digests = new Map(page.observed.map((tool) => [tool.key, tool.digest ?? '']));
+      for (const key of page.lowDrift)
+        this.lowDrift.set(key, `${pin.pin.tools[key] ?? ''} ${digests.get(key) ?? ''}`);
+    }
     if (!last) return undefined;
     this.complete = true;
     this.stale = false;
@@ -89,7 +105,7 @@ export class SessionCatalog implements CatalogView {
     const findings = [...this.#findings];
     for (const [key, digest] of Object.entries(pin.pin.tools)) {
       if (!observedKeys.has(key))
-        findings.push({ kind: 'removed', key, tool: null, pinned: digest, observed: null });
+        findings.push({ kind: 'removed', key, tool: null, pinned: digest, observed: null, severity: 'low' });
     }
     const pinnedKeys = Object.keys(pin.pin.tools);
     this.wrongSubject =
@@ -103,6 +119,7 @@ export class SessionCatalog implements CatalogView {
         tool: null,
         pinned: pin.pin.catalog,
         observed: null,
+        severity: 'high',
       });
     }
     this.#findings = [];

@@ -1,7 +1,12 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { loadGatewayConfig, parseServerConfig, serializePinFile } from '../../src/config/index.js';
+import {
+  loadGatewayConfig,
+  parsePinFile,
+  parseServerConfig,
+  serializePinFile,
+} from '../../src/config/index.js';
 import { GatewayError } from '../../src/errors.js';
 import { tempDir, validPin, writeIn } from './fixtures.js';
 
@@ -145,6 +150,19 @@ describe('alerts in a pin file', () => {
       secret: SECRET,
       maxAttempts: 5,
     });
+  });
+
+  test('take minSeverity (high or low), keep it through serialization, and reject anything else', () => {
+    const withMin = (minSeverity: unknown): unknown => ({
+      ...validPin(),
+      alerts: { webhooks: [{ url: 'http://127.0.0.1:9/h', secret: SECRET, minSeverity }] },
+    });
+    const server = parseServerConfig(withMin('high'), 'demo.yaml');
+    expect(server.alerts?.webhooks[0]?.minSeverity).toBe('high');
+    expect(parsePinFile(serializePinFile(server, 'yaml'), 'demo.yaml').alerts).toEqual(server.alerts);
+    expect(() => parseServerConfig(withMin('medium'), 'demo.yaml')).toThrow(
+      'alerts.webhooks[0].minSeverity: expected one of "high", "low"',
+    );
   });
 
   test('reject dedupeSeconds (a gateway-wide setting)', () => {

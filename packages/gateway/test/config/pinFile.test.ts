@@ -231,6 +231,25 @@ describe('rejecting a broken pin file', () => {
     expectInvalid(rejection(withChange((p) => (p.onDrift = 'ignore'))), 'onDrift');
   });
 
+  test('reads onDrift per severity, and a single value as is', () => {
+    const policy = { high: 'filter', low: 'flag' };
+    const server = parseServerConfig(
+      withChange((p) => (p.onDrift = policy)),
+      FILE,
+    );
+    expect(server.onDrift).toEqual(policy);
+    expect(parsePinFile(stringify(withChange((p) => (p.onDrift = policy))), FILE).onDrift).toEqual(policy);
+  });
+
+  test.each([
+    [{ high: 'flag', low: 'flag' }, 'onDrift.high'],
+    [{ high: 'filter' }, 'onDrift.low'],
+    [{ high: 'filter', low: 'flag', medium: 'filter' }, 'onDrift.medium'],
+    ['flag', 'onDrift'],
+  ])('rejects onDrift %j, naming %s (high drift is never only flagged: use monitor mode)', (value, field) => {
+    expectInvalid(rejection(withChange((p) => (p.onDrift = value))), field);
+  });
+
   test.each(['not a url', 'ftp://example.com/mcp', 'file:///etc/passwd', 'http//missing-colon'])(
     'rejects the upstream url %j',
     (url) => {

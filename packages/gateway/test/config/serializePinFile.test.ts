@@ -13,6 +13,12 @@ describe('serializing a pin file', () => {
     expect(parsePinFile(text, FILE)).toEqual(server);
   });
 
+  test.each(['yaml', 'json'] as const)('round-trips onDrift per severity through %s', (format) => {
+    const server = parseServerConfig({ ...validPin(), onDrift: { high: 'block-server', low: 'flag' } }, FILE);
+    const text = serializePinFile(server, format);
+    expect(parsePinFile(text, FILE).onDrift).toEqual({ high: 'block-server', low: 'flag' });
+  });
+
   test.each(['yaml', 'json'] as const)(
     'writes the same %s bytes whatever the input member order',
     (format) => {

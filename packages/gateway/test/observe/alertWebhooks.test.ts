@@ -23,7 +23,9 @@ const drift = (server: string, observed: string): AlertEvent => ({
   server,
   session: 's',
   mode: 'enforce',
-  drift: [{ kind: 'changed', key: 'tool:echo', tool: 'echo', pinned: 'sha256:a', observed }],
+  drift: [
+    { kind: 'changed', key: 'tool:echo', tool: 'echo', pinned: 'sha256:a', observed, severity: 'high' },
+  ],
 });
 const blocked = (
   tool: string,
@@ -81,6 +83,43 @@ describe('AlertWebhooks', () => {
     await hooks.whenIdle();
     expect(events(gatewayHook)).toEqual(['catalog.drift demo', 'catalog.drift other']);
     expect(events(serverHook)).toEqual(['catalog.verified demo']);
+  });
+
+  it('limits a webhook to high severity: low findings left out, an all-low drift and low-drift calls not sent', async () => {
+    hooks = new AlertWebhooks({
+      gateway: {
+        webhooks: [webhook(gatewayHook.url, { minSeverity: 'high' }), webhook(serverHook.url)],
+        dedupeSeconds: 0,
+      },
+      serverAlerts: () => undefined,
+      logger: silent,
+    });
+    const low = {
+      kind: 'changed',
+      key: 'tool:add',
+      tool: 'add',
+      pinned: 'sha256:c',
+      observed: 'sha256:d',
+      severity: 'low',
+    } as const;
+    const mixed = drift('demo', 'sha256:b');
+    if (mixed.event !== 'catalog.drift') throw new Error('a drift event');
+    hooks.send({ ...mixed, drift: [...mixed.drift, low] });
+    hooks.send({ ...mixed, server: 'other', drift: [low] });
+    const lowCall = blocked('add', 1);
+    if (lowCall.event !== 'call.blocked') throw new Error('a call event');
+    hooks.send({ ...lowCall, event: 'call.flagged', decision: { ...lowCall.decision, severity: 'low' } });
+    hooks.send(blocked('echo', 2));
+    await hooks.whenIdle();
+    expect(events(gatewayHook)).toEqual(['catalog.drift demo', 'call.blocked demo']);
+    const first = JSON.parse(gatewayHook.received[0]?.body ?? '{}') as { drift: { key: string }[] };
+    expect(first.drift.map((finding) => finding.key)).toEqual(['tool:echo']);
+    expect(events(serverHook)).toEqual([
+      'catalog.drift demo',
+      'catalog.drift other',
+      'call.flagged demo',
+      'call.blocked demo',
+    ]);
   });
 
   it('sends a webhook named twice (gateway and pin file) once', async () => {

@@ -47,7 +47,7 @@ describe('GatewayMetrics', () => {
     expect(sample(body, 'toolpin_calls_total{server="demo",decision="allowed",reason="none"}')).toBe(1);
   });
 
-  it('counts drift findings by kind and catalogs by result', async () => {
+  it('counts drift findings by kind and severity, and catalogs by result', async () => {
     const metrics = new GatewayMetrics(sources());
     metrics.recordAlert({
       event: 'catalog.drift',
@@ -55,9 +55,23 @@ describe('GatewayMetrics', () => {
       session: 's',
       mode: 'enforce',
       drift: [
-        { kind: 'changed', key: 'tool:echo', tool: 'echo', pinned: 'sha256:a', observed: 'sha256:b' },
-        { kind: 'added', key: 'tool:new', tool: 'new', pinned: null, observed: 'sha256:c' },
-        { kind: 'changed', key: 'tool:add', tool: 'add', pinned: 'sha256:d', observed: 'sha256:e' },
+        {
+          kind: 'changed',
+          key: 'tool:echo',
+          tool: 'echo',
+          pinned: 'sha256:a',
+          observed: 'sha256:b',
+          severity: 'high',
+        },
+        { kind: 'added', key: 'tool:new', tool: 'new', pinned: null, observed: 'sha256:c', severity: 'high' },
+        {
+          kind: 'changed',
+          key: 'tool:add',
+          tool: 'add',
+          pinned: 'sha256:d',
+          observed: 'sha256:e',
+          severity: 'low',
+        },
       ],
     });
     metrics.recordAlert({
@@ -68,8 +82,9 @@ describe('GatewayMetrics', () => {
       tools: 3,
     });
     const { body } = await metrics.render();
-    expect(sample(body, 'toolpin_drift_events_total{server="demo",kind="changed"}')).toBe(2);
-    expect(sample(body, 'toolpin_drift_events_total{server="demo",kind="added"}')).toBe(1);
+    expect(sample(body, 'toolpin_drift_events_total{server="demo",kind="changed",severity="high"}')).toBe(1);
+    expect(sample(body, 'toolpin_drift_events_total{server="demo",kind="changed",severity="low"}')).toBe(1);
+    expect(sample(body, 'toolpin_drift_events_total{server="demo",kind="added",severity="high"}')).toBe(1);
     expect(sample(body, 'toolpin_catalogs_total{server="demo",result="drift"}')).toBe(1);
     expect(sample(body, 'toolpin_catalogs_total{server="demo",result="verified"}')).toBe(1);
   });

@@ -64,8 +64,17 @@ describe('StatusBoard', () => {
         observed: observedEcho,
         members: ['description' as const],
         paths: ['/description'],
+        severity: 'high' as const,
+        severities: [{ path: '/description', severity: 'high' as const, rule: 'text' as const }],
       },
-      { kind: 'added' as const, key: 'tool:extra', tool: 'extra', pinned: null, observed: digestTool(extra) },
+      {
+        kind: 'added' as const,
+        key: 'tool:extra',
+        tool: 'extra',
+        pinned: null,
+        observed: digestTool(extra),
+        severity: 'high' as const,
+      },
     ];
     status.recordAlert({
       event: 'catalog.drift',
@@ -91,8 +100,17 @@ describe('StatusBoard', () => {
         observed: observedEcho,
         members: ['description'],
         paths: ['/description'],
+        severity: 'high',
+        severities: [{ path: '/description', severity: 'high', rule: 'text' }],
       },
-      { key: 'tool:extra', tool: 'extra', state: 'added', pinned: null, observed: digestTool(extra) },
+      {
+        key: 'tool:extra',
+        tool: 'extra',
+        state: 'added',
+        pinned: null,
+        observed: digestTool(extra),
+        severity: 'high',
+      },
     ]);
     // The digest of what the server listed, exactly as `toolpin digest` would compute it.
     expect(report?.observed?.catalog).toBe(digestCatalog([TOOLS[1], drifted, extra]).catalog);

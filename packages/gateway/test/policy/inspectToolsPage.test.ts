@@ -60,6 +60,8 @@ describe('inspectToolsPage: members outside the digest', () => {
             diff: '[-ui://weather/app.html-] [+ui://weather/evil.html+]',
           },
         ],
+        severity: 'high',
+        severities: [{ path: '/_meta/ui~1resourceUri', severity: 'high', rule: 'pinned-by-value' }],
       },
     ]);
   });

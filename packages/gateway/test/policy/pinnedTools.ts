@@ -1,5 +1,10 @@
 import { TRACE_PROFILE } from '@toolpin/digest';
-import { parsePinFile, serializePinFile, type ServerConfig } from '../../src/config/index.js';
+import {
+  parsePinFile,
+  serializePinFile,
+  type OnDriftSetting,
+  type ServerConfig,
+} from '../../src/config/index.js';
 import { pinFromCatalog } from '../../src/config/pinFromCatalog.js';
 
 /** Options of {@link pinnedConfig}. */
@@ -7,6 +12,8 @@ export interface PinnedConfigOptions {
   readonly mode?: 'enforce' | 'monitor';
   /** Record the members outside the six, as `toolpin pin` does; false writes a pin of the earlier format. @default true */
   readonly extraMembers?: boolean;
+  /** @default 'filter' */
+  readonly onDrift?: OnDriftSetting;
 }
 
 /**
@@ -20,6 +27,7 @@ export function pinnedConfig(tools: readonly object[], options: PinnedConfigOpti
       name: 'srv',
       upstream: { url: 'http://127.0.0.1:9/mcp' },
       mode: options.mode ?? 'enforce',
+      ...(options.onDrift === undefined ? {} : { onDrift: options.onDrift }),
       pin: observed.pin,
       definitions: observed.definitions,
       ...(options.extraMembers === false ? {} : { extraMembers: observed.extraMembers }),

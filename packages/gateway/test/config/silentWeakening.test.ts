@@ -1,0 +1,28 @@
+import { parseServerConfig } from '../../src/config/index.js';
+import { findSilentWeakening } from '../../src/config/silentWeakening.js';
+import { validPin } from './fixtures.js';
+
+function configWith(onDrift: unknown): ReturnType<typeof parseServerConfig> {
+  const pin = validPin() as Record<string, unknown>;
+  return parseServerConfig(onDrift === undefined ? pin : { ...pin, onDrift }, '/pins/demo.yaml');
+}
+
+describe('findSilentWeakening: onDrift per severity', () => {
+  it('refuses a reload that leaves onDrift out while either severity in force is stronger than filter', () => {
+    const defaulted = configWith(undefined);
+    const document = validPin();
+    expect(
+      findSilentWeakening(configWith({ high: 'block-server', low: 'flag' }), document, defaulted),
+    ).toEqual({
+      field: 'onDrift',
+      inForce: '{ high: block-server, low: flag }',
+      defaulted: 'filter',
+    });
+    expect(findSilentWeakening(configWith('block-server'), document, defaulted)?.field).toBe('onDrift');
+  });
+
+  it('lets the default (filter) replace a weaker policy in force: flagging low drift is weaker', () => {
+    const inForce = configWith({ high: 'filter', low: 'flag' });
+    expect(findSilentWeakening(inForce, validPin(), configWith(undefined))).toBeUndefined();
+  });
+});
