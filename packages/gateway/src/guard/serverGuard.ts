@@ -1,4 +1,4 @@
-import { foldCatalog } from '@toolpin/digest';
+import { encodeToolKey, foldCatalog } from '@toolpin/digest';
 import type { ServerConfig } from '../config/index.js';
 import type { Alerts } from '../observe/alerts.js';
 import type { GatewayLogger } from '../observe/logger.js';
@@ -7,11 +7,14 @@ import { sessionLabel } from '../observe/sessionLabel.js';
 import { reportContact } from '../observe/telemetry.js';
 import type { CallDecision } from '../policy/decision.js';
 import type { PageInspection } from '../policy/inspectToolsPage.js';
+import { decideArguments, decideOutput } from '../policy/decideArguments.js';
 import { decideCall } from '../policy/decideCall.js';
+import type { SchemaCheck } from '../policy/schemaProblems.js';
 import { inspectToolsPage } from '../policy/inspectToolsPage.js';
 import { UnpinnedMembersNotice } from '../policy/unpinnedMembersNotice.js';
 import type { FetchedPage } from '../state/fetchToolPages.js';
 import type { CatalogCompletion, SessionCatalog } from '../state/sessionCatalog.js';
+import { PinnedSchemas } from '../state/pinnedSchemas.js';
 import type { SessionState, SessionStore } from '../state/sessionStore.js';
 import type { ToolDigester } from '../state/toolDigester.js';
 import { FirstUseRecorder } from './trustOnFirstUse.js';
@@ -32,6 +35,8 @@ export interface ServerGuardOptions {
   readonly digester: ToolDigester;
   readonly alerts: Alerts;
   readonly logger: GatewayLogger;
+  /** Compiled pinned schemas (shared by a gateway's guards); by default the guard's own. */
+  readonly schemas?: PinnedSchemas;
 }
 
 /** Lists the upstream catalog for a session when the gateway has not seen it (fetch on miss). */
@@ -80,6 +85,9 @@ export class ServerGuard {
   readonly #verified = new VerifiedListings();
   readonly #firstUse: FirstUseRecorder;
   readonly #unpinned: UnpinnedMembersNotice;
+  readonly #schemas: PinnedSchemas;
+  /** Tools (fold key + why) whose calls went unchecked and were logged once under this pin. */
+  readonly #uncheckedNoted = new Set<string>();
 
   constructor(options: ServerGuardOptions) {
     this.#config = options.config;
@@ -89,6 +97,7 @@ export class ServerGuard {
     this.#logger = options.logger;
     this.#firstUse = new FirstUseRecorder(options.logger);
     this.#unpinned = new UnpinnedMembersNotice(options.logger);
+    this.#schemas = options.schemas ?? new PinnedSchemas();
   }
 
   /** The server's configuration and pin in force. */
@@ -104,6 +113,7 @@ export class ServerGuard {
   /** Puts a new pin (or whole server config) in force for the next decision. */
   replaceConfig(config: ServerConfig): void {
     this.#config = config;
+    this.#uncheckedNoted.clear();
   }
 
   #state(sessionKey: string): SessionState {
@@ -113,6 +123,18 @@ export class ServerGuard {
   /** Remembers a tools/list request so its result is recognized on whatever stream it arrives. */
   expectList(sessionKey: string, id: JsonRpcResponse['id'], cursor: string | undefined): void {
     this.#state(sessionKey).expectList(idKey(id), { cursor });
+  }
+
+  /**
+   * Remembers an allowed tools/call so its result is checked against the tool's pinned
+   * `outputSchema` on whatever stream it arrives (nothing is kept for a tool without one).
+   */
+  expectResult(sessionKey: string, id: JsonRpcId, toolName: string): void {
+    if (id === null) return;
+    const config = this.#config;
+    const key = encodeToolKey(toolName);
+    if (config.definitions[key]?.outputSchema === undefined || config.validate?.[key] === false) return;
+    this.#state(sessionKey).expectCall(idKey(id), toolName);
   }
 
   /**
@@ -147,8 +169,11 @@ export class ServerGuard {
     }
     if (!isResponse(message)) return { replaced: undefined };
     const state = this.#state(sessionKey);
-    const pending = message.id === null ? undefined : state.takeList(idKey(message.id));
+    const id = message.id === null ? undefined : idKey(message.id);
+    const pending = id === undefined ? undefined : state.takeList(id);
+    const called = id === undefined || pending !== undefined ? undefined : state.takeCall(id);
     if (message.error !== undefined) return { replaced: undefined };
+    if (called !== undefined) return { replaced: this.#checkResult(sessionKey, message, called) };
     // A result with a tools array is treated as a listing even when its request was not seen
     // (a stream resumed after a gateway restart): inspecting too much is safe, too little is not.
     const looksLikeList = isObject(message.result) && Array.isArray(message.result.tools);
@@ -336,11 +361,79 @@ export class ServerGuard {
   }
 
   /**
-   * Decides a tools/call from the catalog this session was served; when the gateway has not seen
-   * it, or it went stale, the catalog is listed upstream first.
+   * Checks a tools/call result's `structuredContent` against the tool's pinned `outputSchema`;
+   * returns the error that replaces it (`onBadOutput: block`), or undefined to pass it on.
    */
-  async decideCall(sessionKey: string, toolName: string, refresh: CatalogRefresh): Promise<CallDecision> {
-    const known = this.decideKnownCall(sessionKey, toolName);
+  #checkResult(sessionKey: string, message: JsonRpcResponse, toolName: string): JsonRpcResponse | undefined {
+    const config = this.#config;
+    const result = message.result;
+    // An error result (isError) need not carry structured content (MCP 2025-06-18, tools).
+    if (isObject(result) && result.isError === true) return undefined;
+    const content = isObject(result) ? result.structuredContent : undefined;
+    const key = encodeToolKey(toolName);
+    let check = this.#schemas.check(config, key, 'output', content);
+    // A tool with an outputSchema must return structured content (MCP 2025-06-18): its absence is
+    // a misfit of its own, whatever the schema would say of no value.
+    if (content === undefined && (check.kind === 'fits' || check.kind === 'misfit'))
+      check = { kind: 'misfit', problems: [{ pointer: '', keyword: 'required' }] };
+    if (check.kind === 'uncompilable' || check.kind === 'unchecked') this.#noteUnchecked(key, toolName, check);
+    const decision = decideOutput(config, toolName, check);
+    if (decision === undefined) return undefined;
+    const session = sessionLabel(sessionKey);
+    if (decision.kind === 'allow') {
+      if (decision.flagged !== undefined)
+        this.#alerts.emit({ event: 'call.flagged', server: config.name, session, id: message.id, decision: decision.flagged });
+      return undefined;
+    }
+    this.#alerts.emit({ event: 'call.blocked', server: config.name, session, id: message.id, decision: decision.data });
+    return jsonRpcError(message.id, ErrorCodes.PIN_POLICY_BLOCKED, decision.message, decision.data);
+  }
+
+  /** Checks the arguments of a call the pin allows against the tool's pinned `inputSchema`. */
+  #checkArguments(decision: CallDecision, toolName: string, args: unknown): CallDecision {
+    if (decision.kind !== 'allow' || decision.flagged !== undefined) return decision;
+    const config = this.#config;
+    const key = encodeToolKey(toolName);
+    // A call without arguments reaches the server as no arguments: checked as an empty object.
+    const check = this.#schemas.check(config, key, 'input', args === undefined ? {} : args);
+    if (check.kind === 'uncompilable' || check.kind === 'unchecked') this.#noteUnchecked(key, toolName, check);
+    return decideArguments(config, toolName, check);
+  }
+
+  /** Logs once per pin and tool why its calls or results are not checked against a pinned schema. */
+  #noteUnchecked(key: string, toolName: string, check: SchemaCheck): void {
+    const why = check.kind === 'unchecked' ? check.why : 'uncompilable';
+    if (why === 'no_schema' || why === 'opted_out') return;
+    const noted = `${why}
+${key}`;
+    if (this.#uncheckedNoted.has(noted)) return;
+    this.#uncheckedNoted.add(noted);
+    this.#logger.warn(
+      {
+        event: 'schema.unchecked',
+        server: this.#config.name,
+        tool: toolName,
+        why,
+        ...(check.kind === 'uncompilable' ? { problem: check.problem } : {}),
+      },
+      why === 'no_definition'
+        ? 'the pin records no definition for this tool: its calls are not checked against a schema'
+        : 'a pinned schema of this tool cannot be compiled: its calls are refused as unverifiable',
+    );
+  }
+
+  /**
+   * Decides a tools/call from the catalog this session was served; when the gateway has not seen
+   * it, or it went stale, the catalog is listed upstream first. A call the pin allows is then
+   * checked against the tool's pinned `inputSchema` (`args`: the request's `params.arguments`).
+   */
+  async decideCall(
+    sessionKey: string,
+    toolName: string,
+    refresh: CatalogRefresh,
+    args?: unknown,
+  ): Promise<CallDecision> {
+    const known = this.decideKnownCall(sessionKey, toolName, args);
     if (known !== undefined) return known;
     const catalog = this.#state(sessionKey).catalog;
     try {
@@ -358,20 +451,20 @@ export class ServerGuard {
       catalog.stale = true;
       return decideCall(this.#config, undefined, toolName);
     }
-    return decideCall(this.#config, catalog, toolName);
+    return this.#checkArguments(decideCall(this.#config, catalog, toolName), toolName, args);
   }
 
   /**
    * Decides a tools/call when the session's catalog can decide it as it is; undefined when the
    * catalog must be listed upstream first (decideCall does that).
    */
-  decideKnownCall(sessionKey: string, toolName: string): CallDecision | undefined {
+  decideKnownCall(sessionKey: string, toolName: string, args?: unknown): CallDecision | undefined {
     const catalog = this.#state(sessionKey).catalog;
     const known =
       catalog.usable &&
       !this.#sessions.needsRevalidation(catalog) &&
       (catalog.complete || catalog.tools.has(toolName));
-    return known ? decideCall(this.#config, catalog, toolName) : undefined;
+    return known ? this.#checkArguments(decideCall(this.#config, catalog, toolName), toolName, args) : undefined;
   }
 
   async #refresh(sessionKey: string, catalog: SessionCatalog, refresh: CatalogRefresh): Promise<void> {

@@ -1,6 +1,14 @@
+import type { SchemaProblem } from './schemaProblems.js';
+
 /** Why the gateway refused a call (stable, documented; `error.data.reason` on the wire). */
 export type DenyReason =
-  'tool_drifted' | 'tool_not_pinned' | 'wrong_subject' | 'unverifiable' | 'catalog_unavailable';
+  | 'tool_drifted'
+  | 'tool_not_pinned'
+  | 'wrong_subject'
+  | 'unverifiable'
+  | 'catalog_unavailable'
+  | 'arguments_invalid'
+  | 'output_invalid';
 
 /** The structured part of a refusal: what was pinned, what the session observed. */
 export interface DenyData {
@@ -10,6 +18,8 @@ export interface DenyData {
   readonly key: string | null;
   readonly pinned: string | null;
   readonly observed: string | null;
+  /** `arguments_invalid`, `output_invalid`: where the value does not fit the pinned schema (never the value). */
+  readonly problems?: readonly SchemaProblem[];
 }
 
 /** The policy's answer for one tools/call: a value, never an exception. */
