@@ -138,6 +138,17 @@ export class ServerGuard {
   }
 
   /**
+   * Checks a tools/call result handed over as a value rather than a message (the fronts that
+   * forward through an SDK client): the error that replaces it, or undefined to pass it on.
+   */
+  checkCallResult(sessionKey: string, id: JsonRpcId, result: unknown): JsonRpcResponse | undefined {
+    if (id === null) return undefined;
+    const called = this.#state(sessionKey).takeCall(idKey(id));
+    if (called === undefined) return undefined;
+    return this.#checkResult(sessionKey, { jsonrpc: '2.0', id, result } as JsonRpcResponse, called);
+  }
+
+  /**
    * The upstream sent this session something the gateway refused (an answer it could not parse or
    * verify, a timeout): a listing may have been lost with it, so the session's catalog is not
    * trusted for the next call, which lists upstream first (fetch on miss).
@@ -376,16 +387,29 @@ export class ServerGuard {
     // a misfit of its own, whatever the schema would say of no value.
     if (content === undefined && (check.kind === 'fits' || check.kind === 'misfit'))
       check = { kind: 'misfit', problems: [{ pointer: '', keyword: 'required' }] };
-    if (check.kind === 'uncompilable' || check.kind === 'unchecked') this.#noteUnchecked(key, toolName, check);
+    if (check.kind === 'uncompilable' || check.kind === 'unchecked')
+      this.#noteUnchecked(key, toolName, check);
     const decision = decideOutput(config, toolName, check);
     if (decision === undefined) return undefined;
     const session = sessionLabel(sessionKey);
     if (decision.kind === 'allow') {
       if (decision.flagged !== undefined)
-        this.#alerts.emit({ event: 'call.flagged', server: config.name, session, id: message.id, decision: decision.flagged });
+        this.#alerts.emit({
+          event: 'call.flagged',
+          server: config.name,
+          session,
+          id: message.id,
+          decision: decision.flagged,
+        });
       return undefined;
     }
-    this.#alerts.emit({ event: 'call.blocked', server: config.name, session, id: message.id, decision: decision.data });
+    this.#alerts.emit({
+      event: 'call.blocked',
+      server: config.name,
+      session,
+      id: message.id,
+      decision: decision.data,
+    });
     return jsonRpcError(message.id, ErrorCodes.PIN_POLICY_BLOCKED, decision.message, decision.data);
   }
 
@@ -396,7 +420,8 @@ export class ServerGuard {
     const key = encodeToolKey(toolName);
     // A call without arguments reaches the server as no arguments: checked as an empty object.
     const check = this.#schemas.check(config, key, 'input', args === undefined ? {} : args);
-    if (check.kind === 'uncompilable' || check.kind === 'unchecked') this.#noteUnchecked(key, toolName, check);
+    if (check.kind === 'uncompilable' || check.kind === 'unchecked')
+      this.#noteUnchecked(key, toolName, check);
     return decideArguments(config, toolName, check);
   }
 
@@ -464,7 +489,9 @@ ${key}`;
       catalog.usable &&
       !this.#sessions.needsRevalidation(catalog) &&
       (catalog.complete || catalog.tools.has(toolName));
-    return known ? this.#checkArguments(decideCall(this.#config, catalog, toolName), toolName, args) : undefined;
+    return known
+      ? this.#checkArguments(decideCall(this.#config, catalog, toolName), toolName, args)
+      : undefined;
   }
 
   async #refresh(sessionKey: string, catalog: SessionCatalog, refresh: CatalogRefresh): Promise<void> {

@@ -34,6 +34,7 @@ export function decideOutput(pin: PinView, toolName: string, check: SchemaCheck)
     observed: digest,
     problems: check.problems,
   });
-  if (decision.kind === 'deny' && pin.onBadOutput !== 'block') return { kind: 'allow', flagged: decision.data };
+  if (decision.kind === 'deny' && pin.onBadOutput !== 'block')
+    return { kind: 'allow', flagged: decision.data };
   return decision;
 }

@@ -15,7 +15,11 @@ const MESSAGES: Record<DenyReason, string> = {
 };
 
 /** A refusal for `reason` (a flag instead in monitor mode). */
-export function refuse(pin: PinView, reason: DenyReason, data: Omit<DenyData, 'reason' | 'server'>): CallDecision {
+export function refuse(
+  pin: PinView,
+  reason: DenyReason,
+  data: Omit<DenyData, 'reason' | 'server'>,
+): CallDecision {
   const full: DenyData = { reason, server: pin.name, ...data };
   if (pin.mode === 'monitor') return { kind: 'allow', flagged: full };
   return { kind: 'deny', message: `toolpin blocked the call: ${MESSAGES[reason]}`, data: full };

@@ -48,7 +48,9 @@ export function problemsFromFindings(findings: readonly ValidatorFinding[]): Sch
     if (problems.length >= MAX_SCHEMA_PROBLEMS) break;
     const missing = finding.keyword === 'required' ? finding.params?.missingProperty : undefined;
     const pointer =
-      typeof missing === 'string' ? `${finding.instancePath}/${escapeSegment(missing)}` : finding.instancePath;
+      typeof missing === 'string'
+        ? `${finding.instancePath}/${escapeSegment(missing)}`
+        : finding.instancePath;
     problems.push({ pointer: bounded(pointer), keyword: finding.keyword });
   }
   return problems;

@@ -62,7 +62,11 @@ function instanceFor(dialect: Dialect): Ajv {
   let ajv = instances.get(dialect);
   if (ajv === undefined) {
     ajv =
-      dialect === '2020-12' ? new Ajv2020(OPTIONS) : dialect === '2019-09' ? new Ajv2019(OPTIONS) : new Ajv(OPTIONS);
+      dialect === '2020-12'
+        ? new Ajv2020(OPTIONS)
+        : dialect === '2019-09'
+          ? new Ajv2019(OPTIONS)
+          : new Ajv(OPTIONS);
     instances.set(dialect, ajv);
   }
   return ajv;
@@ -99,7 +103,10 @@ const DIALECT_NAMES: ReadonlySet<string> = new Set(DIALECTS.values());
  * against the pinned `outputSchema` (the pin file's definitions, never the live catalog).
  */
 export class PinnedSchemas {
-  readonly #compiled: LRUCache<string, { readonly validate: ValidateFunction } | { readonly problem: string }>;
+  readonly #compiled: LRUCache<
+    string,
+    { readonly validate: ValidateFunction } | { readonly problem: string }
+  >;
 
   constructor(options: PinnedSchemasOptions = {}) {
     this.#compiled = new LRUCache({ max: options.max ?? 2000 });
