@@ -11,6 +11,7 @@ import { collect, parseCapabilities, parseHeaderOptions, parseTimeout } from './
 import { digestTools } from './digestTools.js';
 import { fetchLiveCatalog, type LiveHttpTransport, type LiveTarget } from '../transports/fetchLiveCatalog.js';
 import { readDocument } from './readDocument.js';
+import { reportUncheckedSchemas } from './reportUncheckedSchemas.js';
 import { toolsFromDocument } from './toolsFromDocument.js';
 import { redactUrl } from '../wire/redactUrl.js';
 
@@ -126,6 +127,7 @@ async function runPin(options: PinCommandOptions): Promise<void> {
   digestTools(tools, options.profile, source.describe);
   // Every member of every definition is recorded: the six by digest, the others by value.
   const { pin, definitions, extraMembers } = pinFromCatalog(tools, options.profile);
+  reportUncheckedSchemas(definitions);
   const out = options.out === undefined ? undefined : resolve(options.out);
   const format = out !== undefined && out.toLowerCase().endsWith('.json') ? 'json' : 'yaml';
   const text = serializePinFile(
