@@ -133,8 +133,8 @@ export class ServerGuard {
     if (id === null) return;
     const config = this.#config;
     const key = encodeToolKey(toolName);
-    if (config.definitions[key]?.outputSchema === undefined || config.validate?.[key] === false) return;
-    this.#state(sessionKey).expectCall(idKey(id), toolName);
+    const checked = config.definitions[key]?.outputSchema !== undefined && config.validate?.[key] !== false;
+    this.#state(sessionKey).expectCall(idKey(id), checked ? toolName : undefined);
   }
 
   /**

@@ -49,13 +49,17 @@ export class SessionState {
    * Remembers which tool a tools/call request calls, so its result is checked; bounded like
    * listings. Two calls in flight under one id (stateless clients may reuse ids across requests)
    * to different tools leave that id unattributed: no result is checked against the wrong schema.
+   * `toolName` undefined: a call whose result is not checked (only its id matters).
    */
-  expectCall(idKey: string, toolName: string): void {
+  expectCall(idKey: string, toolName: string | undefined): void {
+    if (toolName === undefined && this.#pendingCalls.size === 0) return;
     const previous = this.#pendingCalls.get(idKey);
     if (previous !== undefined) {
       if (previous !== toolName) this.#pendingCalls.set(idKey, UNATTRIBUTED);
       return;
     }
+    // A call whose result is not checked is remembered only when it shares an id (above).
+    if (toolName === undefined) return;
     if (this.#pendingCalls.size >= MAX_PENDING_CALLS) {
       const oldest = this.#pendingCalls.keys().next().value;
       if (oldest !== undefined) this.#pendingCalls.delete(oldest);
