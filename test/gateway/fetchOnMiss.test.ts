@@ -2,6 +2,7 @@ import { defaultTools, startV1Server, type PeerHandle } from '../peers/index.js'
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { pinFor } from '../support/pinFor.js';
 import { callRequest, openRawSession, postRaw } from '../support/rawMcp.js';
+import { answerHandshake, answerJson, messageOf, startRawUpstream } from '../support/rawUpstream.js';
 
 /** The ids of the tools/list requests the upstream received in a session. */
 function listIds(upstream: PeerHandle, session: string | undefined): unknown[] {
@@ -126,6 +127,48 @@ describe('gateway deciding a call the session never listed (fetch on miss)', () 
       ).toHaveLength(1);
     } finally {
       await second.close();
+    }
+  });
+});
+
+describe('fetch on miss is bounded as a whole listing', () => {
+  it('refuses the call (catalog_unavailable) when the pages together outlast upstreamTimeoutMs', async () => {
+    let pages = 0;
+    // Each page answers well within the request timeout and names another: only the bound on the
+    // whole listing ends it (it used to run to 1000 pages, each with the whole timeout).
+    const upstream = await startRawUpstream(async (exchange) => {
+      if (answerHandshake(exchange)) return;
+      const message = messageOf(exchange.body);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      pages++;
+      answerJson(exchange.res, {
+        jsonrpc: '2.0',
+        id: message.id ?? null,
+        result: { tools: [], nextCursor: `c${pages}` },
+      });
+    });
+    const gateway = await startGatewayHarness([pinFor('slow', upstream.url, defaultTools())], {
+      limits: { upstreamTimeoutMs: 500 },
+    });
+    try {
+      const endpoint = `${gateway.url}/slow/mcp`;
+      const session = await openRawSession(endpoint);
+      const reply = await postRaw(endpoint, callRequest('c', 'echo', { text: 'x' }), session);
+      expect(reply.messages).toEqual([
+        expect.objectContaining({
+          id: 'c',
+          error: expect.objectContaining({
+            data: expect.objectContaining({ reason: 'catalog_unavailable' }),
+          }),
+        }),
+      ]);
+      expect(pages).toBeLessThan(50);
+      const failed = gateway.events('catalog.fetch_failed');
+      expect(failed).toHaveLength(1);
+      expect(JSON.stringify(failed[0])).toContain("the upstream's tools/list took longer than 500 ms in all");
+    } finally {
+      await gateway.close();
+      await upstream.close();
     }
   });
 });

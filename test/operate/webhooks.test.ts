@@ -1,6 +1,6 @@
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { verifyWebhookSignature } from '@toolpin/gateway';
+import { verifyWebhookSignature } from '@toolpin/gateway/webhooks';
 import {
   startWebhookReceiver,
   type WebhookReceiver,

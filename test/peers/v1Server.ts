@@ -19,6 +19,11 @@ export interface V1ServerOptions extends PeerToolOptions {
    * `stateless-json`: no sessions, plain JSON responses, a fresh Server + transport per request.
    */
   mode: 'stateful-sse' | 'stateless-json';
+  /**
+   * When set, a request without exactly this `Authorization` value is answered 401 with a Basic
+   * challenge (after being recorded), as a server behind HTTP authentication would.
+   */
+  authorization?: string;
 }
 
 interface Session {
@@ -47,6 +52,14 @@ export async function startV1Server(options: V1ServerOptions): Promise<PeerHandl
     recordRequest(requests, req.method, req.path, req.headers, req.method === 'POST' ? req.body : undefined);
     next();
   });
+  if (options.authorization !== undefined) {
+    const expected = options.authorization;
+    app.use((req, res, next) => {
+      if (req.headers.authorization === expected) return next();
+      res.setHeader('www-authenticate', 'Basic realm="mcp"');
+      jsonRpcError(res, 401, 'Unauthorized');
+    });
+  }
 
   if (options.mode === 'stateless-json') {
     app.post('/mcp', async (req: Request, res: Response) => {

@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { ClientCapabilities, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { connectUpstreamClient, createLogger } from '@toolpin/gateway';
+import { createLogger } from '@toolpin/gateway';
+import { connectUpstreamClient } from '@toolpin/gateway/transports';
 import { pinFor, type PinForOptions } from '../support/pinFor.js';
 
 /** The drifting stdio test server (test/fixtures/driftingStdioServer.mjs). */

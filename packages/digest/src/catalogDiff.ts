@@ -34,7 +34,8 @@ export interface CatalogDiff {
   unchanged: string[];
 }
 
-function definitionOf(side: CatalogSide, key: string): RestrictedTool | undefined {
+/** The definition a catalog side records under a tool key; undefined when it records none. */
+export function definitionOf(side: CatalogSide, key: string): RestrictedTool | undefined {
   return side.definitions !== undefined && Object.hasOwn(side.definitions, key)
     ? side.definitions[key]
     : undefined;

@@ -30,6 +30,8 @@ export type { ToolEntry, CatalogDigestResult } from './catalogDigest.js';
 export { changedPointers } from './definitionPaths.js';
 /** Compares a pinned catalog side with an observed one, naming changed members and paths. */
 export { diffCatalogs } from './catalogDiff.js';
+/** The definition a catalog side records under a tool key, if any. */
+export { definitionOf } from './catalogDiff.js';
 /** Inputs and output of diffCatalogs. */
 export type { CatalogSide, ToolChange, CatalogDiff } from './catalogDiff.js';
 /** The package's single error class, with a stable `code` and `data`. */

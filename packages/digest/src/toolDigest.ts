@@ -22,12 +22,12 @@ function wrapperPrefix(profile: string): string {
 }
 
 /** True for a value that can be a tool definition: a non-null, non-array object. */
-export function isToolObject(tool: unknown): tool is Record<string, unknown> {
+function isToolObject(tool: unknown): tool is Record<string, unknown> {
   return typeof tool === 'object' && tool !== null && !Array.isArray(tool);
 }
 
 /** The canonical preimage of one tool, without validating that it is an object. */
-export function toolPreimage(tool: Record<string, unknown>, profile: string): string {
+function toolPreimage(tool: Record<string, unknown>, profile: string): string {
   let out = wrapperPrefix(profile) + '{';
   let first = true;
   for (let i = 0; i < MEMBERS_IN_JCS_ORDER.length; i++) {

@@ -1,16 +1,59 @@
-/** Stable codes for every error the gateway raises; users match on `code`, never on the message. */
+/**
+ * Stable codes for every error the gateway raises; users match on `code`, never on the message.
+ * The package README's "Gateway error codes" table says the same, for readers of the docs.
+ */
 export type GatewayErrorCode =
+  /**
+   * The gateway file is missing, unreadable, unparsable or fails its schema, or its `servers` folder is not a
+   * readable folder. `data`: `{file, field, expected}`.
+   */
   | 'GW_CONFIG_INVALID'
+  /**
+   * A pin file is unreadable, unparsable, fails its schema, or its digests disagree with its tools or
+   * definitions; also a rewrite that would not produce the planned pin. `data`: `{file, field, expected}`.
+   */
   | 'GW_PIN_FILE_INVALID'
+  /** Two pin files of one servers folder use one `name`. `data`: `{file, field, expected}`. */
   | 'GW_PIN_DUPLICATE_NAME'
+  /**
+   * A bridged upstream did not carry a message: a legacy HTTP+SSE upstream whose stream is not open or that
+   * refused a POST (`data.status`), or a request to a shared 2026-07-28 upstream that failed in transit
+   * (`data.method`).
+   */
   | 'GW_UPSTREAM_UNREACHABLE'
+  /**
+   * A bridged upstream sent what cannot be a message: a stdout line or SSE event that is not JSON, a line over
+   * the size bound, a result that is not an object. Ends that session when it cannot go on.
+   */
   | 'GW_UPSTREAM_INVALID'
+  /**
+   * The gateway's own `tools/list` upstream (fetch on miss; `toolpin pin`, `check`, `approve`) failed, timed
+   * out, was refused or was cut short: the catalog cannot be known whole.
+   */
   | 'GW_CATALOG_UNAVAILABLE'
+  /**
+   * `rewritePinFile` with `expected`: the file changed since it was read; nothing was written. `data`:
+   * `{file}`.
+   */
   | 'GW_PIN_FILE_CHANGED'
+  /** An HTTP-only front (`pinGuard`) was given a pin whose upstream is a command. `data`: `{server}`. */
   | 'GW_UPSTREAM_KIND'
+  /** A stdio upstream's program could not be started (not found, not executable). `data`: `{command}`. */
   | 'GW_UPSTREAM_SPAWN_FAILED'
+  /**
+   * A message was sent to, or a request was waiting on, a bridged upstream that has ended (child exited,
+   * connection closed, session ended).
+   */
   | 'GW_UPSTREAM_EXITED'
+  /**
+   * A bridged stream cannot be resumed from that `Last-Event-ID` (not issued, its stream ended, or later
+   * events dropped): answered 400.
+   */
   | 'GW_RESUME_UNAVAILABLE'
+  /**
+   * Handling a message from a bridged upstream threw: that session ends and its upstream is stopped, the
+   * process goes on.
+   */
   | 'GW_SESSION_FAILED';
 
 /** Base class of the gateway's errors: a stable `code` plus structured `data`. */

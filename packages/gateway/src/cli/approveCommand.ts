@@ -7,7 +7,7 @@ import { escapeInvisible } from '../explain/escapeInvisible.js';
 import type { ToolDrift } from '../explain/explainDrift.js';
 import type { UnpinnedMembers } from '../explain/explainExtraMembers.js';
 import { formatDriftExplanation } from '../explain/formatDriftExplanation.js';
-import { CliInputError, EXIT_BAD_INPUT, reportInputError } from './cliInputError.js';
+import { CliInputError, reportInputError } from './cliInputError.js';
 import {
   addListingOptions,
   collect,
@@ -16,9 +16,7 @@ import {
   parseTimeout,
 } from './commonOptions.js';
 import { comparePinWithLive, readPinFileForCli } from './pinnedLiveCatalog.js';
-
-/** Exit code when the user declines: the drift is still there. */
-const EXIT_DECLINED = 1;
+import { DEFAULT_TIMEOUT_MS, ExitCodes } from '../defaults.js';
 
 interface ApproveCommandOptions {
   tool?: string[];
@@ -53,7 +51,7 @@ async function confirm(question: string): Promise<boolean> {
 
 async function runApprove(path: string, options: ApproveCommandOptions): Promise<void> {
   const headers = parseHeaderOptions(options.header);
-  const timeout = parseTimeout(options.timeout, 30_000);
+  const timeout = parseTimeout(options.timeout, DEFAULT_TIMEOUT_MS);
   const pinFile = await readPinFileForCli(path);
   const capabilities = parseCapabilities(options.capabilities);
   const live = await comparePinWithLive(pinFile, headers, { timeoutMs: timeout, capabilities });
@@ -79,12 +77,12 @@ async function runApprove(path: string, options: ApproveCommandOptions): Promise
       process.stderr.write(
         'toolpin approve: refusing to rewrite the pin without --yes when stdin is not a terminal; nothing was written\n',
       );
-      process.exitCode = EXIT_BAD_INPUT;
+      process.exitCode = ExitCodes.BAD_INPUT;
       return;
     }
     if (!(await confirm(`Approve ${changes.length} change(s) and rewrite ${live.file}? [y/N] `))) {
       process.stderr.write('not approved; nothing was written\n');
-      process.exitCode = EXIT_DECLINED;
+      process.exitCode = ExitCodes.DECLINED;
       return;
     }
   }
@@ -111,7 +109,7 @@ export function registerApproveCommand(program: Command): void {
       if (error instanceof GatewayError) {
         const what = error.code === 'GW_CATALOG_UNAVAILABLE' ? 'cannot tell' : error.code;
         process.stderr.write(`toolpin approve: ${what}: ${error.message}; nothing was written\n`);
-        process.exitCode = EXIT_BAD_INPUT;
+        process.exitCode = ExitCodes.BAD_INPUT;
         return;
       }
       reportInputError('approve', error);

@@ -5,9 +5,7 @@ import { formatDriftExplanation } from '../explain/formatDriftExplanation.js';
 import { reportInputError } from './cliInputError.js';
 import { addListingOptions, parseCapabilities, parseHeaderOptions, parseTimeout } from './commonOptions.js';
 import { comparePinWithLive, readPinFileForCli, type PinnedLiveCatalog } from './pinnedLiveCatalog.js';
-
-/** Exit codes of `toolpin check`, for CI and cron. */
-export const CheckExit = { EQUAL: 0, DRIFT: 1, UNKNOWN: 2 } as const;
+import { DEFAULT_TIMEOUT_MS, ExitCodes } from '../defaults.js';
 
 interface CheckCommandOptions {
   json?: boolean;
@@ -54,7 +52,7 @@ export function registerCheckCommand(program: Command): void {
   addListingOptions(command).action(async (path: string, options: CheckCommandOptions) => {
     try {
       const headers = parseHeaderOptions(options.header);
-      const timeout = parseTimeout(options.timeout, 30_000);
+      const timeout = parseTimeout(options.timeout, DEFAULT_TIMEOUT_MS);
       const pinFile = await readPinFileForCli(path);
       if (pinFile.server.trustOnFirstUse === true) {
         unknown(options, pinFile.file, 'the pin file says trust-on-first-use: nothing is pinned yet');
@@ -63,7 +61,7 @@ export function registerCheckCommand(program: Command): void {
       const capabilities = parseCapabilities(options.capabilities);
       const result = report(await comparePinWithLive(pinFile, headers, { timeoutMs: timeout, capabilities }));
       process.stdout.write(options.json === true ? JSON.stringify(result.json) + '\n' : result.text);
-      process.exitCode = result.status === 'equal' ? CheckExit.EQUAL : CheckExit.DRIFT;
+      process.exitCode = result.status === 'equal' ? ExitCodes.OK : ExitCodes.DRIFT;
     } catch (error) {
       if (error instanceof GatewayError && error.code === 'GW_CATALOG_UNAVAILABLE') {
         unknown(options, path, error.message);
@@ -78,5 +76,5 @@ export function registerCheckCommand(program: Command): void {
 function unknown(options: CheckCommandOptions, file: string, reason: string): void {
   if (options.json === true) process.stdout.write(JSON.stringify({ status: 'unknown', file, reason }) + '\n');
   process.stderr.write(`toolpin check: cannot tell: ${reason}\n`);
-  process.exitCode = CheckExit.UNKNOWN;
+  process.exitCode = ExitCodes.UNKNOWN;
 }

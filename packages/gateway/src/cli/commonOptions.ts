@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { CliInputError } from './cliInputError.js';
+import { DEFAULT_TIMEOUT_MS } from '../defaults.js';
 
 /** Commander's collector for a repeatable option (`--header a --header b`). */
 export function collect(value: string, previous: string[] = []): string[] {
@@ -53,5 +54,5 @@ export function addListingOptions(command: Command): Command {
       [],
     )
     .option('--capabilities <json>', 'client capabilities declared at initialize (as when pinning)')
-    .option('--timeout <ms>', 'per request timeout', '30000');
+    .option('--timeout <ms>', 'per request timeout', String(DEFAULT_TIMEOUT_MS));
 }

@@ -4,9 +4,7 @@ import { explainDrift } from '../explain/explainDrift.js';
 import { CliInputError, reportInputError } from './cliInputError.js';
 import { diffWithMembers, formatDiff } from './formatDiff.js';
 import { readCatalogSide } from './readCatalogSide.js';
-
-/** Exit code when the observed catalog drifted from the pinned one. */
-const EXIT_DRIFT = 1;
+import { ExitCodes } from '../defaults.js';
 
 interface DiffCommandOptions {
   profile?: string;
@@ -42,7 +40,7 @@ export function registerDiffCommand(program: Command): void {
             ? JSON.stringify({ ...diff, explanation }) + '\n'
             : formatDiff(diff, pinned, observed, explanation),
         );
-        process.exitCode = diff.equal ? 0 : EXIT_DRIFT;
+        process.exitCode = diff.equal ? ExitCodes.OK : ExitCodes.DRIFT;
       } catch (error) {
         reportInputError('diff', error);
       }

@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 // The toolpin command line: a thin list of registrations, one command per file.
 import { Command, CommanderError } from 'commander';
-import { EXIT_BAD_INPUT } from './cliInputError.js';
 import { registerApproveCommand } from './approveCommand.js';
 import { registerCheckCommand } from './checkCommand.js';
 import { registerDiffCommand } from './diffCommand.js';
@@ -10,6 +9,7 @@ import { registerKeyCommand } from './keyCommand.js';
 import { registerPinCommand } from './pinCommand.js';
 import { registerServeCommand } from './serveCommand.js';
 import { registerWrapCommand } from './wrapCommand.js';
+import { ExitCodes } from '../defaults.js';
 
 const program = new Command('toolpin')
   .description('an MCP gateway that pins tool definitions and blocks drift')
@@ -29,5 +29,5 @@ try {
   await program.parseAsync(process.argv);
 } catch (error) {
   if (!(error instanceof CommanderError)) throw error;
-  process.exitCode = error.exitCode === 0 ? 0 : EXIT_BAD_INPUT;
+  process.exitCode = error.exitCode === 0 ? ExitCodes.OK : ExitCodes.BAD_INPUT;
 }

@@ -6,7 +6,7 @@ import { pinFromCatalog } from '../config/pinFromCatalog.js';
 import { writeFileAtomic } from '../config/writeFileAtomic.js';
 import { GatewayError } from '../errors.js';
 import { splitCommandLine } from '../transports/commandLine.js';
-import { CliInputError, EXIT_BAD_INPUT, reportInputError } from './cliInputError.js';
+import { CliInputError, reportInputError } from './cliInputError.js';
 import { collect, parseCapabilities, parseHeaderOptions, parseTimeout } from './commonOptions.js';
 import { digestTools } from './digestTools.js';
 import { fetchLiveCatalog, type LiveHttpTransport, type LiveTarget } from '../transports/fetchLiveCatalog.js';
@@ -14,6 +14,7 @@ import { readDocument } from './readDocument.js';
 import { reportUncheckedSchemas } from './reportUncheckedSchemas.js';
 import { toolsFromDocument } from './toolsFromDocument.js';
 import { redactUrl } from '../wire/redactUrl.js';
+import { DEFAULT_TIMEOUT_MS, ExitCodes } from '../defaults.js';
 
 interface PinCommandOptions {
   name: string;
@@ -100,7 +101,7 @@ async function readTools(
     };
   const capabilities = parseCapabilities(options.capabilities);
   const live = await fetchLiveCatalog(source.target, {
-    timeoutMs: parseTimeout(options.timeout, 30_000),
+    timeoutMs: parseTimeout(options.timeout, DEFAULT_TIMEOUT_MS),
     ...(capabilities === undefined ? {} : { capabilities }),
   });
   if (live.detection !== undefined)
@@ -188,14 +189,14 @@ export function registerPinCommand(program: Command): void {
     .option('--capabilities <json>', 'client capabilities declared at initialize, e.g. {"sampling":{}}')
     .option('--profile <label>', 'profile label of the digests', TRACE_PROFILE)
     .option('--out <file>', 'write here (YAML, or JSON for *.json) instead of stdout')
-    .option('--timeout <ms>', 'per request timeout', '30000')
+    .option('--timeout <ms>', 'per request timeout', String(DEFAULT_TIMEOUT_MS))
     .action(async (options: PinCommandOptions) => {
       try {
         await runPin(options);
       } catch (error) {
         if (error instanceof GatewayError && error.code === 'GW_CATALOG_UNAVAILABLE') {
           process.stderr.write(`toolpin pin: ${error.message}\n`);
-          process.exitCode = EXIT_BAD_INPUT;
+          process.exitCode = ExitCodes.BAD_INPUT;
           return;
         }
         reportInputError('pin', error);

@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { isStdioUpstream, parsePinFile, type ServerConfig } from '../config/index.js';
-import { explainDrift, type DriftExplanation } from '../explain/explainDrift.js';
+import type { DriftExplanation } from '../explain/explainDrift.js';
+import { explainPinDrift } from '../config/planPinUpdate.js';
 import { GatewayError } from '../errors.js';
 import { CliInputError } from './cliInputError.js';
 import { fetchLiveCatalog, type LiveTarget } from '../transports/fetchLiveCatalog.js';
@@ -41,7 +42,7 @@ function targetOf(server: ServerConfig, headers: Readonly<Record<string, string>
   const { upstream } = server;
   if (isStdioUpstream(upstream)) return upstream;
   // The pin's recorded transport, never 'auto': the catalog is compared over what was approved.
-  return { url: upstream.url, headers: { ...upstream.headers, ...headers }, transport: upstream.transport };
+  return { ...upstream, headers: { ...upstream.headers, ...headers } };
 }
 
 /**
@@ -61,17 +62,6 @@ export async function comparePinWithLive(
     ...(options.capabilities === undefined ? {} : { capabilities: options.capabilities }),
   });
   const observed = observeCatalog(live.tools, server.profile);
-  const explanation = explainDrift(
-    {
-      tools: { ...server.pin.tools },
-      definitions: { ...server.definitions },
-      extraMembers: server.extraMembers,
-    },
-    {
-      tools: { ...observed.pin.tools },
-      definitions: observed.definitions,
-      extraMembers: observed.extraMembers,
-    },
-  );
+  const explanation = explainPinDrift(server, observed);
   return { file, text, server, observed, explanation, pages: live.pages };
 }

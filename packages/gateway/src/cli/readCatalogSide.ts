@@ -10,6 +10,7 @@ import { CliInputError } from './cliInputError.js';
 import { digestTools } from './digestTools.js';
 import { readDocument } from './readDocument.js';
 import { toolsFromDocument } from './toolsFromDocument.js';
+import { isObject } from '../wire/isObject.js';
 
 /** One side of `toolpin diff`, with the profile it was computed under and its catalog digest. */
 export type CatalogSideResult = CatalogSide & {
@@ -20,10 +21,6 @@ export type CatalogSideResult = CatalogSide & {
 };
 
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function sideFromCatalog(document: unknown, path: string, profile: string): CatalogSideResult {
   const tools = toolsFromDocument(document, path);

@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
+import { parseYamlText } from '../config/readDocument.js';
 import { CliInputError } from './cliInputError.js';
 
 /**
  * Reads a JSON or YAML file. JSON is tried first so that catalogs are read by the exact JSON
- * grammar the digest is defined over; YAML (a superset for pin files) only when that fails.
+ * grammar the digest is defined over; YAML (a superset for pin files) only when that fails, by the
+ * same strict rule as the config files (config/readDocument.ts: unique keys, one document).
  */
 export function readDocument(path: string): unknown {
   let text: string;
@@ -21,12 +22,12 @@ export function readDocument(path: string): unknown {
         cause: jsonError,
       });
     }
-    try {
-      return parseYaml(text);
-    } catch (yamlError) {
-      throw new CliInputError(`${path}: neither JSON nor YAML: ${(yamlError as Error).message}`, {
-        cause: yamlError,
-      });
-    }
+    // YAML by the config files' one strict rule: a catalog that could be read two ways is refused.
+    const parsed = parseYamlText(text);
+    if (parsed.ok) return parsed.value;
+    const at = parsed.line === undefined ? '' : ` at line ${parsed.line}, column ${parsed.column ?? 1}`;
+    throw new CliInputError(`${path}: neither JSON nor YAML: ${parsed.message}${at}`, {
+      cause: parsed.cause,
+    });
   }
 }

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { GatewayError } from '../errors.js';
 import { startGateway } from '../front/startGateway.js';
 import { logUnhandledRejections } from '../observe/lastResort.js';
+import { ExitCodes } from '../defaults.js';
 
 /** SIGTERM grace period when the gateway file has no `shutdown.graceMs`. */
 const DEFAULT_GRACE_MS = 10_000;
@@ -27,7 +28,7 @@ export function registerServeCommand(program: Command): void {
         const detail =
           error instanceof GatewayError ? `${error.code}: ${error.message}` : (error as Error).message;
         process.stderr.write(`toolpin: cannot start: ${detail}\n`);
-        process.exit(2);
+        process.exit(ExitCodes.BAD_INPUT);
       }
       logUnhandledRejections(running.gateway.logger);
       let stopping = false;
@@ -38,16 +39,16 @@ export function registerServeCommand(program: Command): void {
             { event: 'gateway.forced_exit', signal },
             'second signal: exiting without waiting',
           );
-          process.exit(1);
+          process.exit(ExitCodes.FAILED);
         }
         stopping = true;
         const graceMs = running.config.shutdown?.graceMs ?? DEFAULT_GRACE_MS;
         running.gateway.logger.info({ event: 'gateway.stopping', signal, graceMs }, 'stopping');
         void running.close({ graceMs }).then(
-          () => process.exit(0),
+          () => process.exit(ExitCodes.OK),
           (error: unknown) => {
             running.gateway.logger.error({ event: 'gateway.stop_failed', err: error }, 'shutdown failed');
-            process.exit(1);
+            process.exit(ExitCodes.FAILED);
           },
         );
       };

@@ -1,8 +1,5 @@
 import { CliInputError } from './cliInputError.js';
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+import { isObject } from '../wire/isObject.js';
 
 /**
  * The tools array of a parsed catalog document, which may be a bare array of tools, a tools/list

@@ -5,6 +5,7 @@ import { GatewayError } from '../errors.js';
 import { runStdioFront } from '../front/stdioFront.js';
 import { logUnhandledRejections } from '../observe/lastResort.js';
 import { createLogger } from '../observe/logger.js';
+import { ExitCodes } from '../defaults.js';
 
 interface WrapOptions {
   pin: string;
@@ -46,7 +47,7 @@ export function registerWrapCommand(program: Command): void {
           error instanceof GatewayError ? `${error.code}: ${error.message}` : (error as Error).message;
         logger.fatal({ event: 'wrap.failed', err: detail }, 'toolpin wrap: cannot start');
         if (destination !== process.stderr) process.stderr.write(`toolpin wrap: cannot start: ${detail}\n`);
-        finish(2);
+        finish(ExitCodes.BAD_INPUT);
         return;
       }
       const running = front;
@@ -59,6 +60,6 @@ export function registerWrapCommand(program: Command): void {
       const endedBy = await running.ended;
       logger.info({ event: 'wrap.stopped', endedBy }, 'toolpin wrap: session ended');
       // The client sees the upstream's crash as it would without toolpin: this process ends in error.
-      finish(endedBy === 'upstream' ? 1 : 0);
+      finish(endedBy === 'upstream' ? ExitCodes.FAILED : ExitCodes.OK);
     });
 }

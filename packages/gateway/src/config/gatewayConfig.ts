@@ -54,7 +54,7 @@ export async function loadGatewayConfig(file: string): Promise<GatewayConfig> {
 }
 
 /** Validates the parsed gateway file; `file` names it in errors. Throws GatewayError GW_CONFIG_INVALID. */
-export function parseGatewayFile(value: unknown, file: string): GatewayFileData {
+function parseGatewayFile(value: unknown, file: string): GatewayFileData {
   const result = gatewayFileSchema.safeParse(value);
   if (!result.success) throw fromZodError('GW_CONFIG_INVALID', file, result.error, value);
   return result.data;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { gatewayAlertsSchema } from './alertsSchema.js';
+import { DEFAULT_MAX_BODY_BYTES, DEFAULT_STREAM_IDLE_MS, DEFAULT_TIMEOUT_MS } from '../defaults.js';
 
 const hostSchema = z.string().min(1);
 // Port 0 asks the OS for a free port (tests).
@@ -22,11 +23,11 @@ export const gatewayFileSchema = z.strictObject({
   servers: z.string().min(1, 'a path to the folder of pin files, relative to the gateway file'),
   limits: z
     .strictObject({
-      maxBodyBytes: positiveInt.default(4 * 1024 * 1024),
+      maxBodyBytes: positiveInt.default(DEFAULT_MAX_BODY_BYTES),
       // Time to the upstream's response headers (servers send them at once, even for long calls).
-      upstreamTimeoutMs: positiveInt.default(30_000),
+      upstreamTimeoutMs: positiveInt.default(DEFAULT_TIMEOUT_MS),
       // Idle time between two chunks of an upstream SSE stream.
-      streamIdleMs: positiveInt.default(300_000),
+      streamIdleMs: positiveInt.default(DEFAULT_STREAM_IDLE_MS),
     })
     .prefault({}),
   sessions: z

@@ -55,7 +55,12 @@ export async function loadPinFile(file: string): Promise<ServerConfig> {
 
 function toUpstreamConfig(upstream: PinFileData['upstream']): UpstreamConfig {
   if ('url' in upstream)
-    return { url: upstream.url, headers: upstream.headers, transport: upstream.transport };
+    return {
+      url: upstream.url,
+      headers: upstream.headers,
+      transport: upstream.transport,
+      ...(upstream.authorizationFromUrl ? { authorizationFromUrl: true as const } : {}),
+    };
   const [program, ...rest] = typeof upstream.command === 'string' ? [upstream.command] : upstream.command;
   return {
     command: [program ?? '', ...rest],

@@ -1,6 +1,8 @@
 import { TRACE_PROFILE } from '@toolpin/digest';
 import { z } from 'zod';
 import { pinAlertsSchema } from './alertsSchema.js';
+import { isObject } from '../wire/isObject.js';
+import { moveUrlCredentials } from './urlCredentials.js';
 
 /** A pinned digest: `sha256:` + 64 lowercase hex. */
 export const DIGEST_PATTERN = /^sha256:[0-9a-f]{64}$/;
@@ -33,17 +35,29 @@ const toolKeySchema = z
   .string()
   .regex(TOOL_KEY_PATTERN, 'a fold key "tool:<name>" (printable ASCII, no "=") or "tools:overflow"');
 
-/** An upstream reached over HTTP: Streamable HTTP, or the 2024-11-05 HTTP+SSE transport. */
-export const httpUpstreamSchema = z.strictObject({
-  url: z.string().refine(isHttpUrl, 'an absolute http:// or https:// URL'),
-  headers: z
-    .record(
-      z.string().regex(HEADER_NAME_PATTERN, 'an HTTP header name (RFC 9110 token)'),
-      z.string().regex(HEADER_VALUE_PATTERN, 'a header value without CR, LF or NUL'),
-    )
-    .default({}),
-  transport: z.enum(['streamable-http', 'sse']).default('streamable-http'),
-});
+/**
+ * An upstream reached over HTTP: Streamable HTTP, or the 2024-11-05 HTTP+SSE transport. Userinfo
+ * in `url` becomes an `authorization: Basic` header (see moveUrlCredentials; `authorizationFromUrl`).
+ */
+export const httpUpstreamSchema = z
+  .strictObject({
+    url: z.string().refine(isHttpUrl, 'an absolute http:// or https:// URL'),
+    headers: z
+      .record(
+        z.string().regex(HEADER_NAME_PATTERN, 'an HTTP header name (RFC 9110 token)'),
+        z.string().regex(HEADER_VALUE_PATTERN, 'a header value without CR, LF or NUL'),
+      )
+      .default({}),
+    transport: z.enum(['streamable-http', 'sse']).default('streamable-http'),
+  })
+  .transform((upstream, ctx) => {
+    const moved = moveUrlCredentials(upstream.url, upstream.headers);
+    if ('problem' in moved) {
+      ctx.addIssue({ code: 'custom', path: ['url'], message: moved.problem });
+      return z.NEVER;
+    }
+    return { ...upstream, url: moved.url, headers: moved.headers, authorizationFromUrl: moved.moved };
+  });
 
 // A POSIX environment variable name, and a value that can be passed to execve (no NUL).
 const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -65,10 +79,6 @@ export const stdioUpstreamSchema = z.strictObject({
     .default({}),
   cwd: z.string().min(1).optional(),
 });
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * The upstream, keyed on `url` (HTTP) vs `command` (stdio). The branch is chosen by key rather

@@ -56,18 +56,9 @@ function selectEntries(
   return { entries: [...entries], recorded: [...recorded] };
 }
 
-/**
- * Plans the approval of an observed catalog against a server's current pin: with no `tools`, the
- * pin becomes the observed catalog, every member of every definition recorded; with tool names,
- * only their entries change (a rename moves both keys). The new catalog digest is the fold of the
- * resulting tool digests.
- */
-export function planPinUpdate(
-  current: ServerConfig,
-  observed: CatalogPin,
-  tools?: readonly string[],
-): PinUpdatePlanResult {
-  const explanation = explainDrift(
+/** How an observed catalog differs from a server's pin, tool by tool (what `check` shows and `approve` plans from). */
+export function explainPinDrift(current: ServerConfig, observed: CatalogPin): DriftExplanation {
+  return explainDrift(
     {
       tools: { ...current.pin.tools },
       definitions: { ...current.definitions },
@@ -79,6 +70,20 @@ export function planPinUpdate(
       extraMembers: observed.extraMembers,
     },
   );
+}
+
+/**
+ * Plans the approval of an observed catalog against a server's current pin: with no `tools`, the
+ * pin becomes the observed catalog, every member of every definition recorded; with tool names,
+ * only their entries change (a rename moves both keys). The new catalog digest is the fold of the
+ * resulting tool digests.
+ */
+export function planPinUpdate(
+  current: ServerConfig,
+  observed: CatalogPin,
+  tools?: readonly string[],
+): PinUpdatePlanResult {
+  const explanation = explainPinDrift(current, observed);
   if (tools === undefined || tools.length === 0) {
     const set: Record<string, PinnedDefinition> = {};
     for (const key of Object.keys(observed.definitions)) {

@@ -2,26 +2,52 @@ import { readFile } from 'node:fs/promises';
 import { parseDocument } from 'yaml';
 import { invalidField, type ConfigErrorCode } from './configError.js';
 
+/** What {@link parseYamlText} made of a text: its plain data, or the first problem found. */
+export type YamlParse =
+  | { readonly ok: true; readonly value: unknown }
+  | {
+      readonly ok: false;
+      /** The YAML library's code for the problem (`DUPLICATE_KEY`, `MULTIPLE_DOCS`, …). */
+      readonly reason: string;
+      /** One line of what is wrong, without its position. */
+      readonly message: string;
+      readonly line: number | undefined;
+      readonly column: number | undefined;
+      readonly cause: unknown;
+    };
+
 /**
- * Parses the text of a YAML or JSON file (JSON is YAML) into plain data. Strict: duplicate keys,
- * several documents, and unresolved tags are errors, never warnings, because a file that could be
- * read two ways is not a file we may trust to pin anything.
+ * Parses a YAML (or JSON: JSON is YAML) text into plain data, strictly: duplicate keys, several
+ * documents and unresolved tags are errors, never warnings, because a file that could be read two
+ * ways is not a file we may trust to pin anything. The one YAML rule of the config files and the CLI.
  */
-export function parseDocumentText(text: string, file: string, code: ConfigErrorCode): unknown {
+export function parseYamlText(text: string): YamlParse {
   const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true, version: '1.2', merge: false });
   const problem = doc.errors[0] ?? doc.warnings[0];
-  if (problem !== undefined) {
-    const [line, column] = [problem.linePos?.[0].line, problem.linePos?.[0].col];
-    const at = line === undefined ? '' : ` at line ${line}, column ${column ?? 1}`;
-    const reason =
-      problem.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '') ?? problem.message;
-    return fail(code, file, `well-formed YAML or JSON with unique keys${at}`, {
-      data: { reason: problem.code, ...(line === undefined ? {} : { line, column }) },
-      note: `(${reason})`,
-      cause: problem,
-    });
-  }
-  return doc.toJS({ maxAliasCount: 100 });
+  if (problem === undefined) return { ok: true, value: doc.toJS({ maxAliasCount: 100 }) };
+  const message =
+    problem.message.split('\n')[0]?.replace(/ at line \d+, column \d+:?$/, '') ?? problem.message;
+  return {
+    ok: false,
+    reason: problem.code,
+    message,
+    line: problem.linePos?.[0].line,
+    column: problem.linePos?.[0].col,
+    cause: problem,
+  };
+}
+
+/** Parses the text of a config or pin file with {@link parseYamlText}; a problem is a config error naming the file. */
+export function parseDocumentText(text: string, file: string, code: ConfigErrorCode): unknown {
+  const parsed = parseYamlText(text);
+  if (parsed.ok) return parsed.value;
+  const { line, column } = parsed;
+  const at = line === undefined ? '' : ` at line ${line}, column ${column ?? 1}`;
+  return fail(code, file, `well-formed YAML or JSON with unique keys${at}`, {
+    data: { reason: parsed.reason, ...(line === undefined ? {} : { line, column }) },
+    note: `(${parsed.message})`,
+    cause: parsed.cause,
+  });
 }
 
 /** Reads a config or pin file as UTF-8 and parses it with {@link parseDocumentText}. */

@@ -53,7 +53,7 @@ export async function loadServersDir(dir: string): Promise<ServerConfig[]> {
 }
 
 /** Throws GW_PIN_DUPLICATE_NAME, naming both files, when two servers share a name (their route). */
-export function assertUniqueNames(servers: readonly ServerConfig[]): void {
+function assertUniqueNames(servers: readonly ServerConfig[]): void {
   const seen = new Map<string, string>();
   for (const server of servers) {
     const first = seen.get(server.name);

@@ -12,9 +12,15 @@ export type HttpTransport = 'streamable-http' | 'sse';
 
 /** An MCP server reached over HTTP. */
 export interface HttpUpstreamConfig {
+  /** The pin's `upstream.url` without its userinfo (which is in `headers`, see `authorizationFromUrl`). */
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly transport: HttpTransport;
+  /**
+   * Set when the pin's `upstream.url` had userinfo: it is sent as `authorization: Basic …` in
+   * `headers`, and descriptions of the upstream show `[redacted]@`.
+   */
+  readonly authorizationFromUrl?: true;
 }
 
 /** An MCP server the gateway spawns and speaks to over its stdin/stdout. */

@@ -2,6 +2,7 @@ import { restrictTool } from '@toolpin/digest';
 import { isMap, parseDocument, type Document } from 'yaml';
 import { extraMembersOf, joinDefinition, type PinnedDefinition } from './extraMembers.js';
 import type { PinConfig } from './types.js';
+import { isObject } from '../wire/isObject.js';
 
 /** What a pin rewrite changes: the whole new pin, and the definitions to set (every member) or drop. */
 export interface PinDocumentUpdate {
@@ -24,10 +25,6 @@ function sorted<T>(record: Readonly<Record<string, T>>): Record<string, T> {
   );
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 // Existing keys keep their place (and, in YAML, their comments); new keys are appended sorted.
 function mergeTools(
   existing: Record<string, unknown>,
@@ -41,13 +38,13 @@ function mergeTools(
 
 function updateJson(text: string, update: PinDocumentUpdate): string {
   const document = JSON.parse(text) as Record<string, unknown>;
-  const current = isRecord(document.pin) && isRecord(document.pin.tools) ? document.pin.tools : {};
+  const current = isObject(document.pin) && isObject(document.pin.tools) ? document.pin.tools : {};
   document.pin = { catalog: update.pin.catalog, tools: mergeTools(current, update.pin.tools) };
-  const definitions = isRecord(document.definitions) ? document.definitions : {};
+  const definitions = isObject(document.definitions) ? document.definitions : {};
   for (const key of update.definitions.remove) delete definitions[key];
   for (const [key, definition] of Object.entries(sorted(update.definitions.set)))
     definitions[key] = orderMembers(definition);
-  if (isRecord(document.definitions) || Object.keys(definitions).length > 0)
+  if (isObject(document.definitions) || Object.keys(definitions).length > 0)
     document.definitions = definitions;
   return JSON.stringify(document, null, 2) + '\n';
 }

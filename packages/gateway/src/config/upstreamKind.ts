@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors.js';
-import { redactUrl } from '../wire/redactUrl.js';
+import { REDACTED, redactUrl } from '../wire/redactUrl.js';
 import type { HttpUpstreamConfig, ServerConfig, StdioUpstreamConfig, UpstreamConfig } from './types.js';
 
 /** True for an upstream the gateway spawns (pin file `upstream.command`). */
@@ -34,9 +34,18 @@ export function upstreamIdentity(upstream: UpstreamConfig): string {
 }
 
 /**
- * A description fit for logs and status output: the URL with its credentials redacted (redactUrl),
- * or the program (never env values or arguments, which may hold secrets).
+ * A description fit for logs and status output: the URL with its credentials redacted (redactUrl;
+ * userinfo moved into a header still shows as `[redacted]@`), or the program (never env values or
+ * arguments, which may hold secrets).
  */
 export function describeUpstream(upstream: UpstreamConfig): string {
-  return isStdioUpstream(upstream) ? `stdio:${upstream.command[0]}` : redactUrl(upstream.url);
+  return isStdioUpstream(upstream)
+    ? `stdio:${upstream.command[0]}`
+    : describeUpstreamUrl(upstream.url, upstream.authorizationFromUrl === true);
+}
+
+/** An upstream URL for logs: redacted, with `[redacted]@` where its userinfo was moved into a header. */
+export function describeUpstreamUrl(url: string, authorizationFromUrl: boolean): string {
+  const shown = redactUrl(url);
+  return authorizationFromUrl ? shown.replace('://', `://${REDACTED}@`) : shown;
 }

@@ -1,4 +1,10 @@
-import { diffCatalogs, type CatalogDiff, type CatalogSide, type RestrictedTool } from '@toolpin/digest';
+import {
+  definitionOf,
+  diffCatalogs,
+  type CatalogDiff,
+  type CatalogSide,
+  type RestrictedTool,
+} from '@toolpin/digest';
 import type { ExtraMembers } from '../config/extraMembers.js';
 import { detectRenames } from './detectRenames.js';
 import { explainExtraMembers, unpinnedMembers, type UnpinnedMembers } from './explainExtraMembers.js';
@@ -82,12 +88,6 @@ function nameOf(side: CatalogSide, key: string): string | null {
       ? side.definitions[key]?.name
       : undefined;
   return typeof name === 'string' ? name : null;
-}
-
-function definitionOf(side: CatalogSide, key: string): RestrictedTool | undefined {
-  return side.definitions !== undefined && Object.hasOwn(side.definitions, key)
-    ? side.definitions[key]
-    : undefined;
 }
 
 function explained(

@@ -10,7 +10,7 @@ export interface AuthChallenge {
 }
 
 /** The auth challenge a fetch-on-miss failure carries, when the upstream answered 401 or 403. */
-export function authChallengeOf(error: unknown): AuthChallenge | undefined {
+function authChallengeOf(error: unknown): AuthChallenge | undefined {
   if (!(error instanceof GatewayError) || error.code !== 'GW_CATALOG_UNAVAILABLE') return undefined;
   const { status, wwwAuthenticate } = error.data;
   if (status !== 401 && status !== 403) return undefined;

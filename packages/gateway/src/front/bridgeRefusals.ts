@@ -84,11 +84,26 @@ export function refuseBadFraming(
         }
       : checkRequestFraming(req);
   if (refusal === undefined) return false;
+  refuseFraming(res, refusal, { logger: context.logger, server: context.server, method });
+  return true;
+}
+
+/**
+ * Answers a request whose method or framing an MCP endpoint does not take, on every front alike
+ * (the transparent proxy and the bridged fronts): a `request.rejected` log line, the refusal's
+ * headers (`Allow` on a 405), and one JSON-RPC error `-32600` with `id: null`. Nothing reaches the
+ * upstream.
+ */
+export function refuseFraming(
+  res: ServerResponse,
+  refusal: FramingRefusal,
+  context: { readonly logger: GatewayLogger; readonly server: string; readonly method: string | undefined },
+): void {
   context.logger.warn(
     {
       event: 'request.rejected',
       server: context.server,
-      method,
+      method: context.method,
       status: refusal.status,
       err: refusal.message,
     },
@@ -97,5 +112,19 @@ export function refuseBadFraming(
   for (const [name, value] of Object.entries(refusal.headers ?? {}))
     if (value !== undefined) res.setHeader(name, value);
   replyJson(res, refusal.status, jsonRpcError(null, ErrorCodes.INVALID_REQUEST, refusal.message));
-  return true;
+}
+
+/**
+ * Answers a request that needed a bridged upstream (a child process, an upstream stream) the
+ * gateway could not start: 502 with one JSON-RPC error `-32041`, `data.reason` `unreachable`.
+ */
+export function refuseUnstartedUpstream(res: ServerResponse, id: JsonRpcId, server: string): void {
+  replyJson(
+    res,
+    502,
+    jsonRpcError(id, ErrorCodes.UPSTREAM_UNAVAILABLE, 'toolpin: the upstream could not be started', {
+      reason: 'unreachable',
+      server,
+    }),
+  );
 }

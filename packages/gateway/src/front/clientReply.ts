@@ -11,9 +11,7 @@ export function replyToClient(
   payload: unknown,
 ): void {
   if (acceptsJson(headers) || status !== 200) {
-    const body = JSON.stringify(payload);
-    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-    res.end(body);
+    replyJson(res, status, payload);
     return;
   }
   res.writeHead(200, {
@@ -25,7 +23,7 @@ export function replyToClient(
   res.end();
 }
 
-/** Answers with one JSON body (the bridged fronts' refusals: 400, 404, 502, 503). */
+/** Answers with one JSON body (every front's refusals: 400, 404, 405, 415, 429, 502, 503). */
 export function replyJson(res: ServerResponse, status: number, payload: unknown): void {
   const body = JSON.stringify(payload);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });

@@ -11,10 +11,11 @@ import {
 import { GatewayError } from '../errors.js';
 import { screenCall } from '../guard/screenCall.js';
 import type { ServerGuard } from '../guard/serverGuard.js';
-import { collectToolPages } from '../state/fetchToolPages.js';
+import { collectToolPages } from '../state/collectToolPages.js';
 import type { SharedUpstream } from '../transports/sharedUpstream.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import type { JsonRpcResponse } from '../wire/jsonRpc.js';
+import { DEFAULT_MAX_PAGES } from '../defaults.js';
 
 /** What one forwarding server instance acts for. */
 export interface ForwardingServerOptions {
@@ -80,7 +81,7 @@ function refusalError(refusal: JsonRpcResponse): ProtocolError {
  */
 export function createForwardingServer(options: ForwardingServerOptions): Server {
   const { guard, sessionKey, upstream, timeoutMs } = options;
-  const maxPages = options.maxPages ?? 1000;
+  const maxPages = options.maxPages ?? DEFAULT_MAX_PAGES;
   const server = new Server(upstream.serverInfo ?? { name: guard.config.name, version: '0.0.0' }, {
     // The 2025 and 2026 capability shapes agree on what a forwarding server can declare.
     capabilities: forwardedCapabilities(upstream.capabilities),
@@ -94,7 +95,7 @@ export function createForwardingServer(options: ForwardingServerOptions): Server
       const refusal = await screenCall(guard, sessionKey, request.id, params, () =>
         collectToolPages(
           (cursor) => upstream.request('tools/list', cursor === undefined ? {} : { cursor }, { timeoutMs }),
-          maxPages,
+          { maxPages, timeoutMs },
         ),
       );
       if (refusal !== undefined) throw refusalError(refusal);

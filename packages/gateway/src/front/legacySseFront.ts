@@ -7,7 +7,7 @@ import type { BridgeSessions } from './bridgeSessions.js';
 import { replyJson } from './clientReply.js';
 import { openBridge, type BridgeFrontOptions } from './openBridge.js';
 import { sessionKeyOf } from './sessionKey.js';
-import { refuseBadFraming, refuseSession } from './bridgeRefusals.js';
+import { refuseBadFraming, refuseSession, refuseUnstartedUpstream } from './bridgeRefusals.js';
 
 /** How often an idle SSE stream gets a comment line, so proxies and load balancers keep it open. */
 const KEEP_ALIVE_MS = 25_000;
@@ -61,15 +61,7 @@ export function legacySseFront(
       bridge = await openBridge(options, front, sessionKey, req.headers);
     } catch {
       slot.release();
-      if (!res.headersSent)
-        replyJson(
-          res,
-          502,
-          jsonRpcError(null, ErrorCodes.UPSTREAM_UNAVAILABLE, 'toolpin: the upstream could not be started', {
-            reason: 'unreachable',
-            server: guard.config.name,
-          }),
-        );
+      if (!res.headersSent) refuseUnstartedUpstream(res, null, guard.config.name);
       else res.end();
       return;
     }
@@ -84,7 +76,8 @@ export function legacySseFront(
   async function post(req: Request, res: Response): Promise<void> {
     const id = typeof req.query.sessionId === 'string' ? req.query.sessionId : '';
     const session = sessions.get(id, req.headers);
-    if (session === undefined) return replyJson(res, 404, jsonRpcError(null, -32001, 'Session not found'));
+    if (session === undefined)
+      return replyJson(res, 404, jsonRpcError(null, ErrorCodes.SESSION_NOT_FOUND, 'Session not found'));
     const parsed = parseJsonRpcBody(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '');
     if (!parsed.ok) return replyJson(res, 400, jsonRpcError(null, parsed.code, parsed.message));
     if (parsed.body.batch)

@@ -24,8 +24,15 @@ import { applyAuthChallenge, captureAuthChallenge, type AuthChallenge } from './
 import { replyToClient } from './clientReply.js';
 import { forwardedCredentials } from './forwardedCredentials.js';
 import { isIdentityEncoded, readRequestBody } from './readRequestBody.js';
-import { checkRequestFraming, type FramingRefusal } from './requestBoundary.js';
+import { checkRequestFraming } from './requestBoundary.js';
+import { refuseFraming } from './bridgeRefusals.js';
 import { sessionKeyOf } from './sessionKey.js';
+import {
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_MAX_UPSTREAM_BYTES,
+  DEFAULT_STREAM_IDLE_MS,
+  DEFAULT_TIMEOUT_MS,
+} from '../defaults.js';
 
 /** Options of {@link pinGuard}. */
 export interface PinGuardOptions {
@@ -90,16 +97,16 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
     alerts: options.alerts ?? new Alerts(logger),
     logger,
   });
-  const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024;
-  const timeoutMs = options.upstreamTimeoutMs ?? 30_000;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const timeoutMs = options.upstreamTimeoutMs ?? DEFAULT_TIMEOUT_MS;
   const http = httpUpstreamOf(config);
   const proxy = createStreamableHttpProxy({
     url: http.url,
     headers: http.headers,
     logger,
-    maxResponseBytes: 64 * 1024 * 1024,
+    maxResponseBytes: DEFAULT_MAX_UPSTREAM_BYTES,
     timeoutMs,
-    streamIdleMs: options.streamIdleMs ?? 300_000,
+    streamIdleMs: options.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS,
   });
 
   // A compressed body (rare) still goes through express.raw, which inflates it.
@@ -112,33 +119,13 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
     try {
       if (pathOf(req.url) !== '/') return next();
       const refusal = checkRequestFraming(req);
-      if (refusal !== undefined) refuseFraming(req, res, refusal);
+      if (refusal !== undefined)
+        refuseFraming(res, refusal, { logger, server: guard.config.name, method: req.method });
       else if (req.method === 'POST') receivePost(req, res, fail);
       else forwardOther(req, res);
     } catch (error) {
       fail(error);
     }
-  }
-  /** Answers a request whose method or framing an MCP endpoint does not take; nothing goes upstream. */
-  function refuseFraming(req: Request, res: Response, refusal: FramingRefusal): void {
-    logger.warn(
-      {
-        event: 'request.rejected',
-        server: guard.config.name,
-        method: req.method,
-        status: refusal.status,
-        err: refusal.message,
-      },
-      refusal.message,
-    );
-    for (const [name, value] of Object.entries(refusal.headers ?? {}))
-      if (value !== undefined) res.setHeader(name, value);
-    replyToClient(
-      req.headers,
-      res,
-      refusal.status,
-      jsonRpcError(null, ErrorCodes.INVALID_REQUEST, refusal.message),
-    );
   }
   function receivePost(req: Request, res: Response, next: NextFunction): void {
     if (!isIdentityEncoded(req)) {

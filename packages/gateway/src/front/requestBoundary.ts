@@ -16,7 +16,7 @@ export const MCP_METHODS = 'GET, POST, DELETE';
  * are read whatever the Connection header names: a body left unread on a keep-alive connection
  * would be read as the next request.
  */
-export function hasRequestBody(req: IncomingMessage): boolean {
+function hasRequestBody(req: IncomingMessage): boolean {
   if (req.headers['transfer-encoding'] !== undefined) return true;
   const length = req.headers['content-length'];
   return length !== undefined && length.trim() !== '0';

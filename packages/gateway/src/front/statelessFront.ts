@@ -1,17 +1,11 @@
 import type { ServerResponse } from 'node:http';
 import type { Request } from 'express';
-import { ErrorCodes } from '../wire/errorCodes.js';
-import { jsonRpcError, type JsonRpcId } from '../wire/jsonRpc.js';
+import type { JsonRpcId } from '../wire/jsonRpc.js';
 import { clientKeyOf, credentialOf, isRefusal, type SessionRefusal } from './bridgeSessions.js';
 import type { BridgeSessions } from './bridgeSessions.js';
-import { replyJson } from './clientReply.js';
 import { passedCredentials, type BridgeFrontOptions } from './openBridge.js';
-import { refuseSession } from './bridgeRefusals.js';
+import { refuseSession, refuseUnstartedUpstream } from './bridgeRefusals.js';
 import { StatelessSession } from './statelessSession.js';
-
-function answer(res: ServerResponse, status: number, id: JsonRpcId, message: string): void {
-  replyJson(res, status, jsonRpcError(id, ErrorCodes.UPSTREAM_UNAVAILABLE, message));
-}
 
 function idOf(body: unknown): JsonRpcId {
   const id = (body as { id?: unknown } | undefined)?.id;
@@ -88,8 +82,7 @@ export function statelessFront(
     try {
       session = await sessionFor(req, credential);
     } catch (error) {
-      if (!(error instanceof Refused))
-        return answer(res, 502, idOf(body), 'toolpin: the upstream could not be started');
+      if (!(error instanceof Refused)) return refuseUnstartedUpstream(res, idOf(body), guard.config.name);
       return refuseSession(res, error.refusal, {
         logger,
         server: guard.config.name,

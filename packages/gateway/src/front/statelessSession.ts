@@ -15,9 +15,7 @@ import { SharedUpstream } from '../transports/sharedUpstream.js';
 import { logInvalidMessage } from '../observe/invalidMessage.js';
 import { createForwardingServer } from './forwardingServer.js';
 import { settleWithin } from '../transports/settleWithin.js';
-
-/** Longest the answers of a dead upstream's requests may take to go out. */
-const FLUSH_MS = 1000;
+import { CLIENT_FLUSH_MS } from '../defaults.js';
 
 /** Options of {@link StatelessSession.open}. */
 export interface StatelessSessionOptions {
@@ -171,7 +169,7 @@ export class StatelessSession {
         this.#log(by === 'upstream' ? 'warn' : 'info', 'session.ended', reason);
         await this.#upstream.close();
         // The requests the upstream left unanswered are failing with -32041 now: let those answers out.
-        await settleWithin(Promise.allSettled(this.#answering), FLUSH_MS);
+        await settleWithin(Promise.allSettled(this.#answering), CLIENT_FLUSH_MS);
         await this.#handler.close().catch(() => undefined);
         this.#options.guard.forgetSession(this.#sessionKey);
       })

@@ -9,6 +9,7 @@ import { SessionStore } from '../state/sessionStore.js';
 import { ToolDigester } from '../state/toolDigester.js';
 import { MessageBridge, type BridgeEnd } from '../transports/messageBridge.js';
 import { openUpstream } from '../transports/openUpstream.js';
+import { DEFAULT_TIMEOUT_MS } from '../defaults.js';
 
 /** Options of {@link runStdioFront}. */
 export interface StdioFrontOptions {
@@ -72,7 +73,7 @@ export async function runStdioFront(options: StdioFrontOptions): Promise<StdioFr
     client,
     upstream,
     logger,
-    timeoutMs: options.timeoutMs ?? 30_000,
+    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
   });
   const ended = new Promise<BridgeEnd>((resolve) => {
     bridge.onclose = resolve;

@@ -13,7 +13,12 @@ import type { BridgeSessions, SessionSlot } from './bridgeSessions.js';
 import { replyJson } from './clientReply.js';
 import { openBridge, type BridgeFrontOptions } from './openBridge.js';
 import { SessionEventStore } from './sessionEventStore.js';
-import { refuseBadFraming, refuseSession, type SessionRefusalContext } from './bridgeRefusals.js';
+import {
+  refuseBadFraming,
+  refuseSession,
+  refuseUnstartedUpstream,
+  type SessionRefusalContext,
+} from './bridgeRefusals.js';
 import { sessionKeyOf } from './sessionKey.js';
 import type { StatelessFront } from './statelessFront.js';
 
@@ -55,7 +60,8 @@ export function streamableFront(
     const id = headerValue(req.headers, 'mcp-session-id');
     if (id !== undefined) {
       const session = sessions.get(id, req.headers);
-      if (session === undefined) return answer(res, 404, null, -32001, 'Session not found');
+      if (session === undefined)
+        return answer(res, 404, null, ErrorCodes.SESSION_NOT_FOUND, 'Session not found');
       sessions.track(id, res);
       await session.front.handleRequest(req, res, body);
       return;
@@ -68,7 +74,7 @@ export function streamableFront(
         res,
         400,
         null,
-        -32000,
+        ErrorCodes.SESSION_REQUIRED,
         'Bad Request: Mcp-Session-Id header is required (initialize first)',
       );
     }
@@ -105,13 +111,7 @@ export function streamableFront(
       bridge = await openBridge(options, front, sessionKey, req.headers);
     } catch {
       slot.release();
-      return answer(
-        res,
-        502,
-        initialize.id,
-        ErrorCodes.UPSTREAM_UNAVAILABLE,
-        'toolpin: the upstream could not be started',
-      );
+      return refuseUnstartedUpstream(res, initialize.id, guard.config.name);
     }
     // Set before registration, which wraps it: the registry forgets the session, then this runs.
     bridge.onclose = () => events.close();

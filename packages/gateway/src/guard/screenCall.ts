@@ -20,7 +20,7 @@ export async function screenCall(
   const name =
     typeof params === 'object' && params !== null ? (params as { name?: unknown }).name : undefined;
   if (typeof name !== 'string')
-    return jsonRpcError(id, -32602, 'Invalid params: tools/call needs a tool name');
+    return jsonRpcError(id, ErrorCodes.INVALID_PARAMS, 'Invalid params: tools/call needs a tool name');
   const args = (params as { arguments?: unknown }).arguments;
   const decision = await guard.decideCall(sessionKey, name, refresh, args);
   const session = sessionLabel(sessionKey);

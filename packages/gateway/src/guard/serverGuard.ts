@@ -12,7 +12,7 @@ import { decideCall } from '../policy/decideCall.js';
 import type { SchemaCheck } from '../policy/schemaProblems.js';
 import { inspectToolsPage } from '../policy/inspectToolsPage.js';
 import { UnpinnedMembersNotice } from '../policy/unpinnedMembersNotice.js';
-import type { FetchedPage } from '../state/fetchToolPages.js';
+import type { FetchedPage } from '../state/collectToolPages.js';
 import type { CatalogCompletion, SessionCatalog } from '../state/sessionCatalog.js';
 import { PinnedSchemas } from '../state/pinnedSchemas.js';
 import type { SessionState, SessionStore } from '../state/sessionStore.js';
@@ -21,12 +21,13 @@ import { FirstUseRecorder } from './trustOnFirstUse.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { idKey, isResponse, jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../wire/jsonRpc.js';
 import {
-  checkUpstreamMessage,
+  decideUpstreamText,
   unverifiableAnswer,
   type InvalidUpstreamMessage,
 } from '../wire/upstreamMessage.js';
 import { matchResultEnvelope } from '../wire/resultEnvelope.js';
 import { VerifiedListings, type VerifiedListing } from './verifiedListings.js';
+import { isObject } from '../wire/isObject.js';
 
 /** What a {@link ServerGuard} is built from. */
 export interface ServerGuardOptions {
@@ -41,10 +42,6 @@ export interface ServerGuardOptions {
 
 /** Lists the upstream catalog for a session when the gateway has not seen it (fetch on miss). */
 export type CatalogRefresh = () => Promise<FetchedPage[]>;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** A listing page as #inspectListResult verified it. */
 type InspectedPage = {
@@ -209,28 +206,14 @@ export class ServerGuard {
   ): UpstreamTextVerdict {
     const known = this.#knownListing(sessionKey, text);
     if (known !== undefined) return { ok: true, batch: false, out: [known.message], text: known.text };
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      // Never the parser's own message: it quotes the text around the error (a tool's result).
-      return { ok: false, reason: 'malformed', problem: `not JSON (${text.length} characters)` };
-    }
-    const batch = Array.isArray(value);
-    const messages: unknown[] = batch ? (value as unknown[]) : [value];
-    const out: unknown[] = [];
-    for (const message of messages) {
-      const invalid = checkUpstreamMessage(message);
-      if (invalid !== undefined) {
-        const refusal = this.#refuseInvalid(sessionKey, invalid, expected);
-        if (refusal !== undefined) out.push(refusal);
-        continue;
-      }
-      const { replaced, page } = this.#inspectMessage(sessionKey, message);
-      out.push(replaced ?? message);
-      if (!batch && page !== undefined) this.#rememberListing(text, replaced, page);
-    }
-    return { ok: true, batch, out };
+    return decideUpstreamText(text, {
+      invalid: (invalid) => this.#refuseInvalid(sessionKey, invalid, expected),
+      valid: (message, batch) => {
+        const { replaced, page } = this.#inspectMessage(sessionKey, message);
+        if (!batch && page !== undefined) this.#rememberListing(text, replaced, page);
+        return replaced ?? message;
+      },
+    });
   }
 
   /** A listing text verified before, replayed without parsing (see {@link VerifiedListings}). */
@@ -368,6 +351,7 @@ export class ServerGuard {
       session,
       mode: config.mode,
       drift: completion.findings,
+      ...(completion.findingsOmitted > 0 ? { findingsOmitted: completion.findingsOmitted } : {}),
     });
   }
 

@@ -29,7 +29,7 @@ interface Target {
 }
 
 /** The label of a webhook: its `name`, or the URL's host (the path of a webhook URL is often a secret). */
-export function webhookName(config: WebhookConfig): string {
+function webhookName(config: WebhookConfig): string {
   return config.name ?? new URL(config.url).host;
 }
 

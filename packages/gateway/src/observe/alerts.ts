@@ -6,7 +6,16 @@ import { noTelemetry, type GatewayTelemetry } from './telemetry.js';
 /** A drift or decision event, as logged and as handed to alert sinks (webhooks). */
 export type AlertEvent =
   | { event: 'catalog.verified'; server: string; session: string; catalog: string | null; tools: number }
-  | { event: 'catalog.drift'; server: string; session: string; mode: string; drift: readonly DriftFinding[] }
+  | {
+      event: 'catalog.drift';
+      server: string;
+      session: string;
+      mode: string;
+      /** At most 200 findings (MAX_DRIFT_FINDINGS): the pin's own tools first. */
+      drift: readonly DriftFinding[];
+      /** Findings left out of `drift` past the bound; absent when none were. */
+      findingsOmitted?: number;
+    }
   | { event: 'call.blocked'; server: string; session: string; id: unknown; decision: DenyData }
   | { event: 'call.flagged'; server: string; session: string; id: unknown; decision: DenyData };
 

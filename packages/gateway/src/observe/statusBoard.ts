@@ -24,7 +24,7 @@ export interface ObservedCatalog {
   readonly at: string;
   readonly session: string;
   readonly result: 'verified' | 'drift';
-  /** Catalog digest of what was observed; null when a definition could not be digested. */
+  /** Catalog digest of what was observed; null when a definition could not be digested, or findings were omitted. */
   readonly catalog: string | null;
   /** The pinned catalog digest in force when it was observed (a reload may have changed it since). */
   readonly againstPin: string;
@@ -47,6 +47,8 @@ export interface DriftStatus {
   readonly session: string;
   readonly mode: string;
   readonly findings: readonly DriftFinding[];
+  /** Findings the event left out past its bound (200). */
+  readonly findingsOmitted?: number;
 }
 
 /** One server in `GET /status`. */
@@ -67,7 +69,12 @@ export interface ServerStatus {
 interface Entry {
   observed?: ObservedCatalog;
   /** What the per-tool states derive from; derived when /status is read, not on every listing. */
-  toolsSource?: { readonly pin: ServerConfig; readonly findings: readonly DriftFinding[] };
+  toolsSource?: {
+    readonly pin: ServerConfig;
+    readonly findings: readonly DriftFinding[];
+    /** Findings were left out: a pinned tool without one is not known to be verified. */
+    readonly omitted: boolean;
+  };
   lastDrift?: DriftStatus;
   lastContact?: ContactStatus;
 }
@@ -77,7 +84,11 @@ function pinnedName(pin: ServerConfig, key: string): string | null {
   return typeof name === 'string' ? name : null;
 }
 
-function toolsFromFindings(pin: ServerConfig, findings: readonly DriftFinding[]): ToolStatus[] {
+function toolsFromFindings(
+  pin: ServerConfig,
+  findings: readonly DriftFinding[],
+  omitted: boolean,
+): ToolStatus[] {
   const byKey = new Map<string, ToolStatus>();
   for (const finding of findings) {
     if (finding.kind === 'wrong_subject') continue;
@@ -98,9 +109,9 @@ function toolsFromFindings(pin: ServerConfig, findings: readonly DriftFinding[])
       byKey.set(key, {
         key,
         tool: pinnedName(pin, key),
-        state: 'verified',
+        state: omitted ? 'unobserved' : 'verified',
         pinned: digest,
-        observed: digest,
+        observed: omitted ? null : digest,
       });
   }
   return [...byKey.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
@@ -152,17 +163,20 @@ export class StatusBoard {
   }
 
   /** Alert sink: records completed listings and drift. */
-  recordAlert(event: AlertEvent, now = new Date()): void {
+  recordAlert(event: AlertEvent): void {
     if (event.event !== 'catalog.verified' && event.event !== 'catalog.drift') return;
     const pin = this.#pinOf(event.server);
     if (pin === undefined) return;
     const entry = this.#entry(event.server);
-    const at = now.toISOString();
+    const at = new Date().toISOString();
     const findings = event.event === 'catalog.drift' ? event.drift : [];
+    const omitted = event.event === 'catalog.drift' && (event.findingsOmitted ?? 0) > 0;
     const catalog =
       event.event === 'catalog.verified'
         ? event.catalog
-        : observedCatalogDigest(pin, toolsFromFindings(pin, findings));
+        : omitted
+          ? null
+          : observedCatalogDigest(pin, toolsFromFindings(pin, findings, false));
     entry.observed = {
       at,
       session: event.session,
@@ -171,16 +185,22 @@ export class StatusBoard {
       againstPin: pin.pin.catalog,
       wrongSubject: findings.some((finding) => finding.kind === 'wrong_subject'),
     };
-    entry.toolsSource = { pin, findings };
+    entry.toolsSource = { pin, findings, omitted };
     if (event.event === 'catalog.drift')
-      entry.lastDrift = { at, session: event.session, mode: event.mode, findings: event.drift };
+      entry.lastDrift = {
+        at,
+        session: event.session,
+        mode: event.mode,
+        findings: event.drift,
+        ...(omitted ? { findingsOmitted: event.findingsOmitted } : {}),
+      };
   }
 
   /** Records the latest contact with a server's upstream. */
-  recordContact(server: string, contact: UpstreamContact, now = new Date()): void {
+  recordContact(server: string, contact: UpstreamContact): void {
     const ok = contact.status !== undefined && contact.status < 500;
     this.#entry(server).lastContact = {
-      at: now.toISOString(),
+      at: new Date().toISOString(),
       via: contact.via,
       ok,
       ...(contact.status === undefined ? {} : { status: contact.status }),
@@ -209,7 +229,7 @@ export class StatusBoard {
         tools:
           entry.toolsSource === undefined
             ? unobservedTools(server)
-            : toolsFromFindings(entry.toolsSource.pin, entry.toolsSource.findings),
+            : toolsFromFindings(entry.toolsSource.pin, entry.toolsSource.findings, entry.toolsSource.omitted),
         lastDrift: entry.lastDrift ?? null,
         lastContact: entry.lastContact ?? null,
       });

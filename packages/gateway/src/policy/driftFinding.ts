@@ -22,3 +22,13 @@ export interface DriftFinding {
   /** For `unverifiable`: why no digest could be computed. */
   readonly problem?: string;
 }
+
+/**
+ * What makes findings one: the same kind, key and observed digest (or problem). Copies of one
+ * definition in a listing are reported, and explained, once.
+ */
+export function findingIdentity(
+  finding: Pick<DriftFinding, 'kind' | 'key' | 'observed' | 'problem'>,
+): string {
+  return JSON.stringify([finding.kind, finding.key, finding.observed, finding.problem ?? null]);
+}

@@ -4,7 +4,7 @@ import { explainExtraMembers, type UnpinnedMembers } from '../explain/explainExt
 import type { ToolDigester } from '../state/toolDigester.js';
 import type { ToolObservation } from '../state/toolObservation.js';
 import type { ToolVerdict } from './decision.js';
-import type { DriftFinding } from './driftFinding.js';
+import { findingIdentity, type DriftFinding } from './driftFinding.js';
 import { clientDefinition, recordedMembers, recordedMembersMatch } from './pinnedMembers.js';
 import type { PinView } from './pinView.js';
 
@@ -17,7 +17,7 @@ export interface PageInspection {
   readonly kept: unknown[];
   /** Every definition on the page, verified or not, in page order. */
   readonly observed: ToolObservation[];
-  /** Findings for the drift event (changed, added, unverifiable). */
+  /** Findings for the drift event (changed, added, unverifiable), one per distinct definition. */
   readonly findings: DriftFinding[];
   /** Verified tools served with members the pin does not record: stripped in enforce mode, passed in monitor mode. */
   readonly unpinned: UnpinnedMembers[];
@@ -102,12 +102,22 @@ export function inspectToolsPage(
   const observed = markAmbiguousNames(tools.map((tool) => digester.observe(tool, pin.profile)));
   const kept: unknown[] = [];
   const findings: DriftFinding[] = [];
+  const reported = new Set<string>();
   const unpinned: UnpinnedMembers[] = [];
   observed.forEach((tool, index) => {
     const definition = tools[index];
     const verdict = judgeTool(pin, tool);
     if (verdict !== 'verified') {
       if (pin.mode === 'monitor') kept.push(definition);
+      // Identical copies share a digest (so they are not ambiguous): one finding, one explanation.
+      const identity = findingIdentity({
+        kind: verdict,
+        key: tool.key,
+        observed: tool.digest ?? null,
+        ...(verdict === 'unverifiable' ? { problem: tool.problem ?? 'no digest' } : {}),
+      });
+      if (reported.has(identity)) return;
+      reported.add(identity);
       findings.push(findingFor(pin, tool, verdict, definition));
       return;
     }

@@ -1,10 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { createParser } from 'eventsource-parser';
 import { GatewayError } from '../errors.js';
+import { catalogUnavailable, collectToolPages, type FetchedPage } from './collectToolPages.js';
 import { exceedsJsonDepth } from '../wire/jsonDepth.js';
 import { isResponse, messageProblem, type JsonRpcResponse } from '../wire/jsonRpc.js';
 import { isUtf8Charset, mcpBodyKind, parseMediaType } from '../wire/mediaType.js';
 import { listingMeta } from '../wire/mcpEra.js';
+import { readBounded } from '../wire/readBounded.js';
+import { DEFAULT_MAX_PAGES, DEFAULT_MAX_UPSTREAM_BYTES } from '../defaults.js';
+import type { PageBudget } from './listingBudget.js';
 
 /** Options of {@link fetchToolPages}. */
 export interface FetchToolPagesOptions {
@@ -16,26 +20,12 @@ export interface FetchToolPagesOptions {
   readonly stateless: boolean;
   /** `params._meta` of the client's request (protocol version, capabilities in 2026-07-28). */
   readonly meta?: Readonly<Record<string, unknown>>;
+  /** Bound on the whole listing (every page together, answers read whole), in ms. */
   readonly timeoutMs: number;
   /** @default 1000 */
   readonly maxPages?: number;
-  /** Bound on one page's answer. @default 64 MiB */
+  /** Bound on one page's answer (all pages together: {@link MAX_LISTING_BYTES}). @default 64 MiB */
   readonly maxBytes?: number;
-}
-
-/** One page of a listing: the cursor it was asked with and the raw result. */
-export interface FetchedPage {
-  readonly cursor: string | undefined;
-  readonly result: unknown;
-}
-
-function unavailable(message: string, cause?: unknown, data: Record<string, unknown> = {}): GatewayError {
-  return new GatewayError(
-    'GW_CATALOG_UNAVAILABLE',
-    message,
-    data,
-    cause === undefined ? undefined : { cause },
-  );
 }
 
 /** The gateway's own request's answer, validated; undefined when the text holds none. */
@@ -50,9 +40,9 @@ function answerIn(text: string, id: string): JsonRpcResponse | undefined {
     if (isResponse(message) && message.id === id) {
       const problem = messageProblem(message);
       if (problem !== undefined)
-        throw unavailable(`the upstream's answer to tools/list is not valid JSON-RPC (${problem})`);
+        throw catalogUnavailable(`the upstream's answer to tools/list is not valid JSON-RPC (${problem})`);
       if (exceedsJsonDepth(message))
-        throw unavailable(`the upstream's answer to tools/list is nested too deep`);
+        throw catalogUnavailable(`the upstream's answer to tools/list is nested too deep`);
       return message;
     }
   }
@@ -68,9 +58,9 @@ async function readAnswer(
   id: string,
   sse: boolean,
   maxBytes: number,
+  budget: PageBudget,
 ): Promise<JsonRpcResponse | undefined> {
-  const reader = response.body?.getReader();
-  if (reader === undefined) return undefined;
+  if (response.body === null) return undefined;
   let found: JsonRpcResponse | undefined;
   let json = '';
   const parser = createParser({
@@ -80,24 +70,23 @@ async function readAnswer(
     },
   });
   const decoder = new TextDecoder();
-  let size = 0;
-  try {
-    while (found === undefined) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > maxBytes) throw unavailable(`the upstream's answer to tools/list exceeds ${maxBytes} bytes`);
-      const text = decoder.decode(value, { stream: true });
-      if (sse) parser.feed(text);
-      else json += text;
-    }
-  } finally {
-    await reader.cancel().catch(() => undefined);
-  }
+  const end = await readBounded(response.body, maxBytes, (chunk) => {
+    budget.count(chunk.byteLength);
+    const text = decoder.decode(chunk, { stream: true });
+    if (sse) parser.feed(text);
+    else json += text;
+    return found !== undefined;
+  });
+  if (end === 'too_large')
+    throw catalogUnavailable(`the upstream's answer to tools/list exceeds ${maxBytes} bytes`);
   return sse ? found : answerIn(json + decoder.decode(), id);
 }
 
-async function requestPage(options: FetchToolPagesOptions, cursor: string | undefined): Promise<unknown> {
+async function requestPage(
+  options: FetchToolPagesOptions,
+  cursor: string | undefined,
+  budget: PageBudget,
+): Promise<unknown> {
   // The gateway's own ids are UUIDs under a prefix no client uses, so they never collide with a
   // client's ids in the same session.
   const id = `toolpin-${randomUUID()}`;
@@ -116,16 +105,17 @@ async function requestPage(options: FetchToolPagesOptions, cursor: string | unde
       method: 'POST',
       headers,
       body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list', params }),
-      signal: AbortSignal.timeout(options.timeoutMs),
+      // The listing's deadline, not the page's: it also ends the reading of the body.
+      signal: budget.signal ?? AbortSignal.timeout(options.timeoutMs),
       // A redirect would take the gateway's request (and the client's credentials) elsewhere.
       redirect: 'manual',
     });
   } catch (error) {
-    throw unavailable(`tools/list to the upstream failed: ${(error as Error).message}`, error);
+    throw catalogUnavailable(`tools/list to the upstream failed: ${(error as Error).message}`, {}, error);
   }
   if (response.status >= 300 && response.status < 400) {
     await response.body?.cancel().catch(() => undefined);
-    throw unavailable(
+    throw catalogUnavailable(
       `tools/list to the upstream answered HTTP ${response.status}; redirects are not followed`,
     );
   }
@@ -134,7 +124,7 @@ async function requestPage(options: FetchToolPagesOptions, cursor: string | unde
     // The status and challenge travel with the error: a 401/403 refuses the client's credential,
     // and the client must see the challenge to re-authenticate (front/authChallenge.ts).
     const challenge = response.headers.get('www-authenticate');
-    throw unavailable(`tools/list to the upstream answered HTTP ${response.status}`, undefined, {
+    throw catalogUnavailable(`tools/list to the upstream answered HTTP ${response.status}`, {
       status: response.status,
       ...(challenge === null ? {} : { wwwAuthenticate: challenge }),
     });
@@ -143,42 +133,27 @@ async function requestPage(options: FetchToolPagesOptions, cursor: string | unde
   const kind = type !== undefined && isUtf8Charset(type) ? mcpBodyKind(type) : 'other';
   if (kind === 'other') {
     await response.body?.cancel().catch(() => undefined);
-    throw unavailable(
+    throw catalogUnavailable(
       `tools/list to the upstream answered with media type ${response.headers.get('content-type') ?? '(none)'}`,
     );
   }
   let message: JsonRpcResponse | undefined;
   try {
-    message = await readAnswer(response, id, kind === 'sse', options.maxBytes ?? 64 * 1024 * 1024);
+    message = await readAnswer(
+      response,
+      id,
+      kind === 'sse',
+      options.maxBytes ?? DEFAULT_MAX_UPSTREAM_BYTES,
+      budget,
+    );
   } catch (error) {
     if (error instanceof GatewayError) throw error;
-    throw unavailable(`tools/list response could not be read: ${(error as Error).message}`, error);
+    throw catalogUnavailable(`tools/list response could not be read: ${(error as Error).message}`, {}, error);
   }
-  if (message === undefined) throw unavailable('the upstream sent no response to tools/list');
+  if (message === undefined) throw catalogUnavailable('the upstream sent no response to tools/list');
   if (message.error !== undefined)
-    throw unavailable(`the upstream refused tools/list: ${message.error.message}`);
+    throw catalogUnavailable(`the upstream refused tools/list: ${message.error.message}`);
   return message.result;
-}
-
-/**
- * Follows nextCursor from the first page to the last (`maxPages` at most): the pages of one whole
- * listing, each with the cursor it was asked with. Every fetch on miss lists through this loop,
- * whatever carries its requests.
- */
-export async function collectToolPages(
-  requestPage: (cursor: string | undefined) => Promise<unknown>,
-  maxPages: number,
-): Promise<FetchedPage[]> {
-  const pages: FetchedPage[] = [];
-  let cursor: string | undefined;
-  do {
-    if (pages.length >= maxPages) throw unavailable(`the upstream listed more than ${maxPages} pages`);
-    const result = await requestPage(cursor);
-    pages.push({ cursor, result });
-    const next = (result as { nextCursor?: unknown } | null | undefined)?.nextCursor;
-    cursor = typeof next === 'string' ? next : undefined;
-  } while (cursor !== undefined);
-  return pages;
 }
 
 /**
@@ -186,5 +161,8 @@ export async function collectToolPages(
  * session's own headers, so the server answers what it would answer that client.
  */
 export async function fetchToolPages(options: FetchToolPagesOptions): Promise<FetchedPage[]> {
-  return collectToolPages((cursor) => requestPage(options, cursor), options.maxPages ?? 1000);
+  return collectToolPages((cursor, budget) => requestPage(options, cursor, budget), {
+    maxPages: options.maxPages ?? DEFAULT_MAX_PAGES,
+    timeoutMs: options.timeoutMs,
+  });
 }

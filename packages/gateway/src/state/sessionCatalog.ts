@@ -1,11 +1,17 @@
-import type { DriftFinding } from '../policy/driftFinding.js';
+import { findingIdentity, type DriftFinding } from '../policy/driftFinding.js';
 import type { PinView } from '../policy/pinView.js';
 import type { PageInspection } from '../policy/inspectToolsPage.js';
 import type { ToolObservation } from './toolObservation.js';
 
+/** Bound on the findings of one catalog event (one log line, one webhook body). */
+export const MAX_DRIFT_FINDINGS = 200;
+
 /** What a finished listing found, for the catalog event. */
 export interface CatalogCompletion {
+  /** One per distinct definition, at most MAX_DRIFT_FINDINGS: wrong_subject and pinned tools first. */
   readonly findings: DriftFinding[];
+  /** Findings left out past MAX_DRIFT_FINDINGS. */
+  readonly findingsOmitted: number;
   readonly wrongSubject: boolean;
   readonly toolCount: number;
 }
@@ -30,6 +36,7 @@ export class SessionCatalog {
   /** A fetch-on-miss under way, shared by concurrent calls of the session. */
   refreshing: Promise<void> | undefined;
   #findings: DriftFinding[] = [];
+  #reported = new Set<string>();
 
   /** True when a decision can be made from what the session saw. */
   get usable(): boolean {
@@ -44,6 +51,7 @@ export class SessionCatalog {
     if (first) {
       this.tools = new Map();
       this.#findings = [];
+      this.#reported = new Set();
       this.complete = false;
       this.drifted = false;
       this.wrongSubject = false;
@@ -59,7 +67,13 @@ export class SessionCatalog {
           : tool,
       );
     }
-    this.#findings.push(...page.findings);
+    // A definition repeated on several pages is one finding of the listing.
+    for (const finding of page.findings) {
+      const identity = findingIdentity(finding);
+      if (this.#reported.has(identity)) continue;
+      this.#reported.add(identity);
+      this.#findings.push(finding);
+    }
     if (page.findings.length > 0) this.drifted = true;
     if (!last) return undefined;
     this.complete = true;
@@ -91,6 +105,23 @@ export class SessionCatalog {
       });
     }
     this.#findings = [];
-    return { findings, wrongSubject: this.wrongSubject, toolCount: this.tools.size };
+    this.#reported = new Set();
+    return { ...capFindings(findings, pin), wrongSubject: this.wrongSubject, toolCount: this.tools.size };
   }
+}
+
+// The tools outside the pin (added, unverifiable) are as many as the upstream likes; the findings
+// about the pin's own tools, and wrong_subject, are the ones an operator must see: they go first.
+function capFindings(
+  findings: DriftFinding[],
+  pin: PinView,
+): Pick<CatalogCompletion, 'findings' | 'findingsOmitted'> {
+  if (findings.length <= MAX_DRIFT_FINDINGS) return { findings, findingsOmitted: 0 };
+  const first = (finding: DriftFinding): boolean =>
+    finding.kind === 'wrong_subject' || Object.hasOwn(pin.pin.tools, finding.key);
+  const ordered = [...findings.filter(first), ...findings.filter((finding) => !first(finding))];
+  return {
+    findings: ordered.slice(0, MAX_DRIFT_FINDINGS),
+    findingsOmitted: ordered.length - MAX_DRIFT_FINDINGS,
+  };
 }

@@ -33,11 +33,6 @@ export class SessionState {
     this.#pendingLists.set(idKey, pending);
   }
 
-  /** True when a tools/list request with this id awaits its result. */
-  awaitsList(idKey: string): boolean {
-    return this.#pendingLists.has(idKey);
-  }
-
   /** Takes the pending tools/list request with this id, if any. */
   takeList(idKey: string): PendingList | undefined {
     const pending = this.#pendingLists.get(idKey);

@@ -2,12 +2,15 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { createParser } from 'eventsource-parser';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { mcpBodyKind, parseMediaType } from '../wire/mediaType.js';
+import { readBounded } from '../wire/readBounded.js';
 import { idKey, isResponse, jsonRpcError, type JsonRpcId } from '../wire/jsonRpc.js';
 import {
   checkUpstreamMessage,
+  decideUpstreamText,
   unverifiableAnswer,
   type InvalidUpstreamMessage,
 } from '../wire/upstreamMessage.js';
+import { DEFAULT_MAX_UPSTREAM_BYTES } from '../defaults.js';
 
 /** What {@link checkedFetch} reports and names. */
 export interface CheckedFetchOptions {
@@ -60,18 +63,12 @@ function jsonResponse(upstream: Response, messages: unknown[], batch: boolean): 
 }
 
 /** Reads a body as text, at most `max` bytes; undefined when it is larger. */
-async function readBounded(body: ReadableStream<Uint8Array>, max: number): Promise<string | undefined> {
+async function readText(body: ReadableStream<Uint8Array>, max: number): Promise<string | undefined> {
   const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > max) {
-      await body.cancel().catch(() => undefined);
-      return undefined;
-    }
+  const end = await readBounded(body, max, (chunk) => {
     chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  });
+  return end === 'too_large' ? undefined : Buffer.concat(chunks).toString('utf8');
 }
 
 /**
@@ -84,7 +81,7 @@ async function readBounded(body: ReadableStream<Uint8Array>, max: number): Promi
  * all (a redirect, another media type, a body that is not JSON) becomes -32042 for each request.
  */
 export function checkedFetch(options: CheckedFetchOptions, base: FetchLike = fetch): FetchLike {
-  const max = options.maxBodyBytes ?? 64 * 1024 * 1024;
+  const max = options.maxBodyBytes ?? DEFAULT_MAX_UPSTREAM_BYTES;
   const refuseAll = (upstream: Response, ids: JsonRpcId[], reason: Unverifiable): Response => {
     const errors = ids.map((id) =>
       jsonRpcError(id, ErrorCodes.UPSTREAM_INVALID, `toolpin: ${DESCRIPTIONS[reason]}`, {
@@ -98,16 +95,21 @@ export function checkedFetch(options: CheckedFetchOptions, base: FetchLike = fet
   // Requests sent and not answered yet, whatever exchange will answer them (the POST's own answer,
   // or the GET stream after a 202): an invalid message under one of their ids fails that request.
   const pending = new Set<string>();
-  /** The message as the SDK may read it: itself, its request's -32042, or nothing. */
-  const checked = (message: unknown): unknown => {
-    const invalid = checkUpstreamMessage(message);
-    if (invalid === undefined) {
-      if (isResponse(message) && message.id !== null) pending.delete(idKey(message.id));
-      return message;
-    }
+  /** A valid message, as the SDK reads it; an answer is no longer pending. */
+  const accepted = (message: unknown): unknown => {
+    if (isResponse(message) && message.id !== null) pending.delete(idKey(message.id));
+    return message;
+  };
+  /** An invalid message: its pending request's -32042, or nothing. */
+  const refused = (invalid: InvalidUpstreamMessage): unknown => {
     const answered = invalid.id !== undefined && pending.delete(idKey(invalid.id));
     options.onInvalid(invalid, answered);
     return answered ? unverifiableAnswer(invalid.id as JsonRpcId, invalid, options.server) : undefined;
+  };
+  /** The message as the SDK may read it: itself, its request's -32042, or nothing. */
+  const checked = (message: unknown): unknown => {
+    const invalid = checkUpstreamMessage(message);
+    return invalid === undefined ? accepted(message) : refused(invalid);
   };
   const notJson = (): void =>
     options.onInvalid(
@@ -145,19 +147,12 @@ export function checkedFetch(options: CheckedFetchOptions, base: FetchLike = fet
       await response.body.cancel().catch(() => undefined);
       return ids.length > 0 ? answerAll('media_type') : response;
     }
-    const text = await readBounded(response.body, max);
+    const text = await readText(response.body, max);
     if (text === undefined) return answerAll('too_large');
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      return answerAll('malformed');
-    }
-    const batch = Array.isArray(value);
-    const messages = (batch ? (value as unknown[]) : [value])
-      .map(checked)
-      .filter((message) => message !== undefined);
-    return jsonResponse(response, messages, batch);
+    // The same decision as the proxy's for a JSON body (wire/upstreamMessage.ts).
+    const decided = decideUpstreamText(text, { valid: accepted, invalid: refused });
+    if (!decided.ok) return answerAll('malformed');
+    return jsonResponse(response, decided.out, decided.batch);
   };
 }
 

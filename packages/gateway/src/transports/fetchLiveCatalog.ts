@@ -1,13 +1,15 @@
-import { resolve } from 'node:path';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayError } from '../errors.js';
 import { classifyAttemptFailure, describeError, type AttemptFailure } from './classifyAttemptFailure.js';
-import { catalogUnavailable } from './listAllPages.js';
+import { catalogUnavailable } from '../state/collectToolPages.js';
 import { listWithV1, listWithV2, type ListingContext } from './listWithClients.js';
-import { redactUrlsInText } from '../wire/redactUrl.js';
+import { openStdioChild, type StdioLaunch } from './openUpstream.js';
+import { redactUrl, redactUrlsInText } from '../wire/redactUrl.js';
+import { DEFAULT_MAX_PAGES, DEFAULT_TIMEOUT_MS } from '../defaults.js';
+import { describeUpstreamUrl } from '../config/upstreamKind.js';
+import { moveUrlCredentials } from '../config/urlCredentials.js';
 
 /** How an HTTP upstream is listed: one transport, or `auto` to detect a legacy HTTP+SSE server. */
 export type LiveHttpTransport = 'streamable-http' | 'sse' | 'auto';
@@ -23,14 +25,11 @@ export type LiveTarget =
        * @default 'auto'
        */
       readonly transport?: LiveHttpTransport;
+      /** Set when `headers.authorization` came from the userinfo of a pin's URL (shown `[redacted]@`). */
+      readonly authorizationFromUrl?: true;
     }
-  | {
-      readonly command: readonly string[];
-      readonly args?: readonly string[];
-      /** Added to the SDK's default child environment (PATH, HOME, …); nothing else of ours is passed. */
-      readonly env?: Readonly<Record<string, string>>;
-      readonly cwd?: string;
-    };
+  /** `env` is added to the SDK's default child environment (PATH, HOME, …); nothing else of ours is passed. */
+  | StdioLaunch;
 
 /** Options of {@link fetchLiveCatalog}. */
 export interface LiveCatalogOptions {
@@ -91,11 +90,12 @@ async function listOverHttp(
   const choice = target.transport ?? 'auto';
   const url = new URL(target.url);
   const requestInit = { headers: { ...target.headers } };
+  const shown = describeUpstreamUrl(target.url, target.authorizationFromUrl === true);
   const outcomes: string[] = [];
   let detection: string | undefined;
   const fail = (last: Extract<Attempt, { failure: AttemptFailure }>, hint = ''): GatewayError =>
     catalogUnavailable(
-      redactUrlsInText(`cannot connect to ${target.url}: ${outcomes.join('; ')}${hint}`),
+      redactUrlsInText(`cannot connect to ${shown}: ${outcomes.join('; ')}${hint}`),
       { stage: 'connect', transport: choice, status: last.failure.status ?? null },
       last.error,
     );
@@ -137,22 +137,18 @@ async function listOverHttp(
   throw fail(sse);
 }
 
-async function listOverStdio(
-  target: Extract<LiveTarget, { command: readonly string[] }>,
-  context: Context,
-): Promise<LiveCatalog> {
-  const [command = '', ...first] = target.command;
-  const transport = new StdioClientTransport({
-    command,
-    args: [...first, ...(target.args ?? [])],
-    env: { ...getDefaultEnvironment(), ...target.env },
-    stderr: 'inherit',
-    ...(target.cwd === undefined ? {} : { cwd: resolve(context.baseDir ?? process.cwd(), target.cwd) }),
+async function listOverStdio(target: StdioLaunch, context: Context): Promise<LiveCatalog> {
+  const command = target.command[0] ?? '';
+  // The child's stderr is the user's to read, line by line as it wrote it.
+  const transport = openStdioChild(target, {
+    ...(context.baseDir === undefined ? {} : { baseDir: context.baseDir }),
+    onStderrLine: (line) => process.stderr.write(`${line}\n`),
   });
   try {
     return { ...(await listWithV1(transport, context)), transport: 'stdio' };
   } catch (error) {
-    if (error instanceof GatewayError) throw error;
+    // The listing's own failure passes as it is; a child that cannot start or ends is "cannot connect".
+    if (error instanceof GatewayError && error.code === 'GW_CATALOG_UNAVAILABLE') throw error;
     throw catalogUnavailable(
       `cannot connect to command ${command}: ${describeError(error)}`,
       { stage: 'connect' },
@@ -178,9 +174,25 @@ export async function fetchLiveCatalog(
 ): Promise<LiveCatalog> {
   const context: Context = {
     capabilities: options.capabilities,
-    timeout: options.timeoutMs ?? 30_000,
-    maxPages: options.maxPages ?? 1000,
+    timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    maxPages: options.maxPages ?? DEFAULT_MAX_PAGES,
     baseDir: options.baseDir,
   };
-  return 'command' in target ? listOverStdio(target, context) : listOverHttp(target, context);
+  return 'command' in target
+    ? listOverStdio(target, context)
+    : listOverHttp(withoutUserinfo(target), context);
+}
+
+// fetch refuses a URL with userinfo: it is sent as the Basic credential it stands for, as the
+// gateway does with a pin's URL (config/urlCredentials.ts).
+function withoutUserinfo(target: Extract<LiveTarget, { url: string }>): Extract<LiveTarget, { url: string }> {
+  if (!URL.canParse(target.url)) return target;
+  const moved = moveUrlCredentials(target.url, target.headers);
+  if ('problem' in moved)
+    throw catalogUnavailable(`cannot use ${redactUrl(target.url)}: expected ${moved.problem}`, {
+      stage: 'connect',
+    });
+  return moved.moved
+    ? { ...target, url: moved.url, headers: moved.headers, authorizationFromUrl: true }
+    : target;
 }

@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { idKey, isResponse, type JsonRpcResponse } from '../wire/jsonRpc.js';
+import { readBounded, type BoundedReadEnd } from '../wire/readBounded.js';
 import { upstreamFailure, type Exchange, type UpstreamFailureReason } from './exchange.js';
 
 /** Why reading an upstream body failed, as the reason of the errors the client receives. */
@@ -19,13 +20,12 @@ export class UpstreamBodyError extends Error {
  * decided on. A body cut short (the connection closed before its Content-Length or final chunk)
  * is an error, never a shorter answer.
  */
-export async function readUpstreamBody(
+async function readUpstreamBody(
   upstream: IncomingMessage,
   maxBytes: number,
   idleMs: number,
 ): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  let size = 0;
   let idle = false;
   let timer: NodeJS.Timeout | undefined;
   const arm = (): void => {
@@ -36,18 +36,13 @@ export async function readUpstreamBody(
     }, idleMs);
   };
   arm();
+  let end: BoundedReadEnd;
   try {
-    for await (const chunk of upstream) {
+    end = await readBounded(upstream, maxBytes, (chunk) => {
       arm();
-      size += (chunk as Buffer).length;
-      if (size > maxBytes) {
-        upstream.destroy();
-        throw new UpstreamBodyError('too_large', `the upstream answer exceeds ${maxBytes} bytes`);
-      }
       chunks.push(chunk as Buffer);
-    }
+    });
   } catch (error) {
-    if (error instanceof UpstreamBodyError) throw error;
     if (idle)
       throw new UpstreamBodyError('timeout', `the upstream sent nothing of its answer for ${idleMs} ms`);
     throw new UpstreamBodyError(
@@ -57,6 +52,8 @@ export async function readUpstreamBody(
   } finally {
     clearTimeout(timer);
   }
+  if (end === 'too_large')
+    throw new UpstreamBodyError('too_large', `the upstream answer exceeds ${maxBytes} bytes`);
   if (!upstream.complete)
     throw new UpstreamBodyError('closed', 'the upstream closed the connection mid-answer');
   return Buffer.concat(chunks);

@@ -4,6 +4,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { GatewayError } from '../errors.js';
 import { errorSummary } from '../observe/errorSummary.js';
 import { mcpBodyKind, parseMediaType } from '../wire/mediaType.js';
+import { DEFAULT_MAX_BRIDGED_MESSAGE_BYTES, DEFAULT_TIMEOUT_MS } from '../defaults.js';
 
 /** Options of {@link LegacySseClientTransport}. */
 export interface LegacySseClientOptions {
@@ -55,7 +56,7 @@ export class LegacySseClientTransport implements Transport {
   async start(): Promise<void> {
     if (this.#started) throw new Error('LegacySseClientTransport already started');
     this.#started = true;
-    const timeoutMs = this.#options.startTimeoutMs ?? 30_000;
+    const timeoutMs = this.#options.startTimeoutMs ?? DEFAULT_TIMEOUT_MS;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(
@@ -96,7 +97,7 @@ export class LegacySseClientTransport implements Transport {
     await new Promise<void>((resolve, reject) => {
       let settled = false;
       const parser = createParser({
-        maxBufferSize: this.#options.maxEventChars ?? 10 * 1024 * 1024,
+        maxBufferSize: this.#options.maxEventChars ?? DEFAULT_MAX_BRIDGED_MESSAGE_BYTES,
         onEvent: (event) => {
           if (this.#endpoint === undefined) {
             if (event.event !== 'endpoint') return;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { GatewayError } from '../errors.js';
+import { catalogUnavailable, collectToolPages } from '../state/collectToolPages.js';
 import { describeError } from './classifyAttemptFailure.js';
 
 // The tools are kept as sent: no SDK schema may drop or coerce a member before it is hashed.
@@ -8,54 +8,32 @@ export const pageSchema = z.looseObject({ tools: z.array(z.unknown()), nextCurso
 /** One tools/list result page. */
 export type ListPage = z.infer<typeof pageSchema>;
 
-/** GW_CATALOG_UNAVAILABLE: the live catalog cannot be listed whole. */
-export function catalogUnavailable(
-  message: string,
-  data: Record<string, unknown>,
-  cause?: unknown,
-): GatewayError {
-  return new GatewayError(
-    'GW_CATALOG_UNAVAILABLE',
-    message,
-    data,
-    cause === undefined ? undefined : { cause },
-  );
-}
-
-/** Follows nextCursor until the last page; a failed page after the first means the listing is incomplete. */
+/**
+ * Lists every page through the one page loop (state/collectToolPages.ts: bounded, a repeated
+ * cursor refused) and says which page failed: a failed page after the first means the listing is
+ * incomplete.
+ */
 export async function listAllPages(
   request: (cursor: string | undefined) => Promise<ListPage>,
   maxPages: number,
 ): Promise<{ tools: unknown[]; pages: number }> {
-  const tools: unknown[] = [];
-  const seen = new Set<string>();
-  let cursor: string | undefined;
-  let pages = 0;
-  do {
-    if (pages >= maxPages)
-      throw catalogUnavailable(
-        `the server listed more than ${maxPages} pages of tools; the listing is incomplete`,
-        { stage: 'list', pages },
-      );
-    let page: ListPage;
+  let complete = 0;
+  const pages = await collectToolPages(async (cursor) => {
     try {
-      page = await request(cursor);
+      const page = await request(cursor);
+      complete++;
+      return page;
     } catch (error) {
       const where =
-        pages === 0
+        complete === 0
           ? 'tools/list failed'
-          : `page ${pages + 1} of tools/list failed after ${pages} complete page(s); the listing is incomplete`;
-      throw catalogUnavailable(`${where}: ${describeError(error)}`, { stage: 'list', pages }, error);
-    }
-    tools.push(...page.tools);
-    pages++;
-    cursor = page.nextCursor;
-    if (cursor !== undefined && seen.has(cursor))
+          : `page ${complete + 1} of tools/list failed after ${complete} complete page(s); the listing is incomplete`;
       throw catalogUnavailable(
-        `the server repeated the cursor ${JSON.stringify(cursor)}; the listing never ends`,
-        { stage: 'list', pages },
+        `${where}: ${describeError(error)}`,
+        { stage: 'list', pages: complete },
+        error,
       );
-    if (cursor !== undefined) seen.add(cursor);
-  } while (cursor !== undefined);
-  return { tools, pages };
+    }
+  }, { maxPages });
+  return { tools: pages.flatMap((page) => (page.result as ListPage).tools), pages: pages.length };
 }

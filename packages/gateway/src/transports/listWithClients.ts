@@ -4,10 +4,11 @@ import {
 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { listAllPages, pageSchema } from './listAllPages.js';
+import { CLIENT_INFO } from '../defaults.js';
 
 /** What one listing client needs besides its transport. */
 export interface ListingContext {
@@ -23,7 +24,10 @@ export interface Listing {
   readonly protocolVersion: string | undefined;
 }
 
-const CLIENT_INFO = { name: 'toolpin', version: '0.1.0' };
+/** The tools/list request for one page. */
+function toolsListRequest(cursor: string | undefined): { method: 'tools/list'; params: { cursor?: string } } {
+  return { method: 'tools/list', params: cursor === undefined ? {} : { cursor } };
+}
 
 // SSEClientTransport.start() waits for the `endpoint` event with no timeout of its own (connect's
 // covers initialize only): a GET answered with a stream that never names its endpoint would hang.
@@ -42,21 +46,15 @@ async function connectWithin(client: Client, transport: SSEClientTransport, time
   }
 }
 
-/** Lists over one SDK v1 transport (Streamable HTTP, HTTP+SSE or stdio), closing it whatever happens. */
-export async function listWithV1(
-  transport: StreamableHTTPClientTransport | SSEClientTransport | StdioClientTransport,
-  context: ListingContext,
-): Promise<Listing> {
+/** Lists with the SDK v1 client over one transport (Streamable HTTP, HTTP+SSE, or a stdio child), closing it whatever happens. */
+export async function listWithV1(transport: Transport, context: ListingContext): Promise<Listing> {
   const { capabilities, timeout, maxPages } = context;
-  const client = new Client(CLIENT_INFO, capabilities === undefined ? {} : { capabilities });
+  const client = new Client({ ...CLIENT_INFO }, capabilities === undefined ? {} : { capabilities });
   try {
     if (transport instanceof SSEClientTransport) await connectWithin(client, transport, timeout);
     else await client.connect(transport, { timeout });
     const listed = await listAllPages(
-      (cursor) =>
-        client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, pageSchema, {
-          timeout,
-        }),
+      (cursor) => client.request(toolsListRequest(cursor), pageSchema, { timeout }),
       maxPages,
     );
     return {
@@ -80,10 +78,13 @@ export async function listWithV2(
   context: ListingContext,
 ): Promise<Listing> {
   const { capabilities, timeout, maxPages } = context;
-  const client = new ClientV2(CLIENT_INFO, {
-    versionNegotiation: { mode: 'auto' },
-    ...(capabilities === undefined ? {} : { capabilities: capabilities as never }),
-  });
+  const client = new ClientV2(
+    { ...CLIENT_INFO },
+    {
+      versionNegotiation: { mode: 'auto' },
+      ...(capabilities === undefined ? {} : { capabilities: capabilities as never }),
+    },
+  );
   try {
     await client.connect(
       new StreamableHTTPClientTransportV2(new URL(target.url), {
@@ -92,10 +93,7 @@ export async function listWithV2(
       { timeout },
     );
     const listed = await listAllPages(
-      (cursor) =>
-        client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, pageSchema, {
-          timeout,
-        }),
+      (cursor) => client.request(toolsListRequest(cursor), pageSchema, { timeout }),
       maxPages,
     );
     return {

@@ -7,7 +7,7 @@ import type { ServerGuard } from '../guard/serverGuard.js';
 import { errorSummary } from '../observe/errorSummary.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
-import { collectToolPages, type FetchedPage } from '../state/fetchToolPages.js';
+import { collectToolPages, type FetchedPage } from '../state/collectToolPages.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../wire/jsonDepth.js';
 import { listingMeta } from '../wire/mcpEra.js';
@@ -23,7 +23,7 @@ import {
 } from '../wire/jsonRpc.js';
 import type { UpstreamConnection } from './openUpstream.js';
 import { PendingReplies } from './pendingReplies.js';
-import { StdioChildTransport } from './stdioChildTransport.js';
+import { describeUpstreamEnd } from './describeUpstreamEnd.js';
 import { settleWithin } from './settleWithin.js';
 import { logInvalidMessage } from '../observe/invalidMessage.js';
 import {
@@ -31,8 +31,7 @@ import {
   unverifiableAnswer,
   type InvalidUpstreamMessage,
 } from '../wire/upstreamMessage.js';
-
-const FLUSH_MS = 1000;
+import { CLIENT_FLUSH_MS, DEFAULT_MAX_PAGES } from '../defaults.js';
 
 /** Options of {@link MessageBridge}. */
 export interface MessageBridgeOptions {
@@ -306,6 +305,7 @@ export class MessageBridge {
   }
 
   #listUpstream(): Promise<FetchedPage[]> {
+    const limits = { maxPages: this.#options.maxPages ?? DEFAULT_MAX_PAGES, timeoutMs: this.#options.timeoutMs };
     return collectToolPages(async (cursor) => {
       // The gateway's ids are UUIDs under a prefix no client uses: they never collide with the client's.
       const id = `toolpin-${randomUUID()}`;
@@ -327,7 +327,7 @@ export class MessageBridge {
           `the upstream refused tools/list: ${reply.error.message}`,
         );
       return reply.result;
-    }, this.#options.maxPages ?? 1000);
+    }, limits);
   }
 
   #upstreamError(error: Error): void {
@@ -351,7 +351,7 @@ export class MessageBridge {
 
   async #shutdown(by: BridgeEnd): Promise<void> {
     const { client, upstream, guard, sessionKey } = this.#options;
-    const reason = this.#endReason(by);
+    const reason = describeUpstreamEnd(by, upstream.transport);
     this.#log(by === 'upstream' ? 'warn' : 'info', 'session.ended', reason);
     this.#own.rejectAll(new GatewayError('GW_UPSTREAM_EXITED', reason));
     // Every request the upstream will now never answer gets an error instead of silence.
@@ -366,19 +366,10 @@ export class MessageBridge {
       .close()
       .catch((error: Error) => this.#log('warn', 'upstream.close_failed', error.message));
     // A client that stopped reading must not hold the session open forever.
-    await settleWithin(this.#outbound, FLUSH_MS);
+    await settleWithin(this.#outbound, CLIENT_FLUSH_MS);
     await client.close().catch((error: Error) => this.#log('debug', 'client.close_failed', error.message));
     guard.forgetSession(sessionKey);
     this.onclose?.(by);
-  }
-
-  #endReason(by: BridgeEnd): string {
-    if (by === 'client') return 'the client closed the session';
-    if (by === 'gateway') return 'the gateway closed the session';
-    const transport = this.#options.upstream.transport;
-    const exit = transport instanceof StdioChildTransport ? transport.exit : undefined;
-    if (exit === undefined) return 'the upstream closed the connection';
-    return `the upstream process exited (${exit.signal === null ? `code ${String(exit.code)}` : `signal ${exit.signal}`})`;
   }
 
   #fields(): Record<string, unknown> {

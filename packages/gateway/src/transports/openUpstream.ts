@@ -44,13 +44,9 @@ export interface UpstreamConnection {
  */
 export function openUpstream(upstream: UpstreamConfig, options: OpenUpstreamOptions): UpstreamConnection {
   if (isStdioUpstream(upstream)) {
-    const [command, ...first] = upstream.command;
-    const base = options.inheritEnv === true ? definedEnv(process.env) : getDefaultEnvironment();
-    const transport = new StdioChildTransport({
-      command,
-      args: [...first, ...upstream.args],
-      env: { ...base, ...upstream.env },
-      ...(upstream.cwd === undefined ? {} : { cwd: resolve(options.baseDir ?? process.cwd(), upstream.cwd) }),
+    const transport = openStdioChild(upstream, {
+      ...(options.inheritEnv === undefined ? {} : { inheritEnv: options.inheritEnv }),
+      ...(options.baseDir === undefined ? {} : { baseDir: options.baseDir }),
       ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
       onStderrLine: (line) =>
         options.logger.info(
@@ -85,6 +81,48 @@ export function openUpstream(upstream: UpstreamConfig, options: OpenUpstreamOpti
     transport: new StreamableHTTPClientTransport(new URL(upstream.url), { requestInit, fetch }),
     isFatal: () => false,
   };
+}
+
+/** A command to run over stdio, as a pin file or `toolpin pin --command` gives it. */
+export interface StdioLaunch {
+  /** The program and its first arguments. */
+  readonly command: readonly string[];
+  /** Arguments after `command`. */
+  readonly args?: readonly string[];
+  /** Added to the SDK's default child environment (PATH, HOME, …), or to this process's when inherited. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Working directory; a relative one is resolved against `baseDir`. */
+  readonly cwd?: string;
+}
+
+/** Options of {@link openStdioChild}. */
+export interface StdioChildLaunchOptions {
+  /** Pass this process's whole environment, not only PATH, HOME and the like. @default false */
+  readonly inheritEnv?: boolean;
+  /** A relative `cwd` is resolved against this folder (the pin file's). @default process.cwd() */
+  readonly baseDir?: string;
+  /** See StdioChildOptions.graceMs. */
+  readonly graceMs?: number;
+  /** Receives each line the child writes on stderr. */
+  readonly onStderrLine: (line: string) => void;
+}
+
+/**
+ * The one way a stdio upstream is started, for the gateway and the CLI alike: the program and its
+ * arguments, an environment of the SDK's defaults (or this process's, when asked) plus the pin's
+ * `env`, a `cwd` resolved against the pin file's folder, in its own process group. Not started yet.
+ */
+export function openStdioChild(launch: StdioLaunch, options: StdioChildLaunchOptions): StdioChildTransport {
+  const [command = '', ...first] = launch.command;
+  const base = options.inheritEnv === true ? definedEnv(process.env) : getDefaultEnvironment();
+  return new StdioChildTransport({
+    command,
+    args: [...first, ...(launch.args ?? [])],
+    env: { ...base, ...launch.env },
+    ...(launch.cwd === undefined ? {} : { cwd: resolve(options.baseDir ?? process.cwd(), launch.cwd) }),
+    ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
+    onStderrLine: options.onStderrLine,
+  });
 }
 
 function definedEnv(env: NodeJS.ProcessEnv): Record<string, string> {

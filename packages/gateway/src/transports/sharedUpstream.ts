@@ -10,9 +10,10 @@ import {
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import type { UpstreamConnection } from './openUpstream.js';
-import { StdioChildTransport } from './stdioChildTransport.js';
+import { describeUpstreamEnd } from './describeUpstreamEnd.js';
 import type { InvalidUpstreamMessage } from '../wire/upstreamMessage.js';
 import { CheckedUpstreamTransport } from './checkedUpstreamTransport.js';
+import { CLIENT_INFO } from '../defaults.js';
 
 /** Any result, kept as the upstream sent it: no SDK schema may drop or coerce a member. */
 const rawResult = z.looseObject({});
@@ -106,7 +107,7 @@ export class SharedUpstream {
   /** Starts the upstream and performs the initialize handshake; rejects (and cleans up) if either fails. */
   static async open(options: SharedUpstreamOptions): Promise<SharedUpstream> {
     // No client capabilities: a stateless client cannot answer sampling or elicitation mid-call.
-    const client = new Client({ name: 'toolpin', version: '0.1.0' }, { capabilities: {} });
+    const client = new Client({ ...CLIENT_INFO }, { capabilities: {} });
     const checked = new CheckedUpstreamTransport(
       options.connection.transport,
       options.server,
@@ -215,11 +216,7 @@ export class SharedUpstream {
 
   /** Why the connection ended: the gateway closing it, the child's exit, or the connection closing. */
   endReason(): string {
-    if (this.#closedByGateway) return 'the gateway closed the session';
-    const transport = this.#connection.transport;
-    const exit = transport instanceof StdioChildTransport ? transport.exit : undefined;
-    if (exit === undefined) return 'the upstream closed the connection';
-    return `the upstream process exited (${exit.signal === null ? `code ${String(exit.code)}` : `signal ${exit.signal}`})`;
+    return describeUpstreamEnd(this.#closedByGateway ? 'gateway' : 'upstream', this.#connection.transport);
   }
 
   /** Ends the connection (a child is stopped with its process group). */

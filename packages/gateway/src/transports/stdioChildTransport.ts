@@ -5,6 +5,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayError } from '../errors.js';
 import { errorSummary } from '../observe/errorSummary.js';
 import { killProcessGroup, trackChild, untrackChild } from './childRegistry.js';
+import { DEFAULT_MAX_BRIDGED_MESSAGE_BYTES } from '../defaults.js';
 
 /** Options of {@link StdioChildTransport}. */
 export interface StdioChildOptions {
@@ -60,7 +61,7 @@ export class StdioChildTransport implements Transport {
 
   constructor(options: StdioChildOptions) {
     this.#options = options;
-    this.#maxMessageBytes = options.maxMessageBytes ?? 10 * 1024 * 1024;
+    this.#maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_BRIDGED_MESSAGE_BYTES;
   }
 
   /** The child's pid once spawned. */

@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { UpstreamConfig } from '../config/index.js';
 import { createLogger, type GatewayLogger } from '../observe/logger.js';
 import { openUpstream } from './openUpstream.js';
+import { CLIENT_INFO } from '../defaults.js';
 
 /** Options of {@link connectUpstreamClient}. */
 export interface ConnectUpstreamClientOptions {
@@ -13,13 +14,13 @@ export interface ConnectUpstreamClientOptions {
   readonly inheritEnv?: boolean;
   /** stdio: the folder a relative `cwd` is resolved against. */
   readonly baseDir?: string;
-  /** @default { name: 'toolpin', version: '0.1.0' } */
+  /** @default CLIENT_INFO (`toolpin` and the package's version) */
   readonly clientInfo?: { readonly name: string; readonly version: string };
 }
 
 /**
- * Connects an SDK Client to an upstream as the gateway would reach it (a spawned stdio command, or a
- * URL), initialize done: what `toolpin pin --command` lists a catalog with. `client.close()` ends
+ * Connects an SDK Client to an upstream as the gateway reaches it (a spawned stdio command, or a
+ * URL), initialize done: for embedding code (`@toolpin/gateway/transports`). `client.close()` ends
  * the child with its whole process group.
  */
 export async function connectUpstreamClient(
@@ -34,7 +35,7 @@ export async function connectUpstreamClient(
     ...(options.inheritEnv === undefined ? {} : { inheritEnv: options.inheritEnv }),
     ...(options.baseDir === undefined ? {} : { baseDir: options.baseDir }),
   });
-  const client = new Client({ ...(options.clientInfo ?? { name: 'toolpin', version: '0.1.0' }) });
+  const client = new Client({ ...(options.clientInfo ?? CLIENT_INFO) });
   try {
     await client.connect(transport);
   } catch (error) {

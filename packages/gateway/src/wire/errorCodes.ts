@@ -8,6 +8,13 @@ export const ErrorCodes = {
   INVALID_PARAMS: -32602,
   /** The gateway failed on its own side (JSON-RPC 2.0). */
   INTERNAL_ERROR: -32603,
+  /**
+   * A request without a session where the bridged Streamable HTTP front needs one (initialize
+   * first), as the SDK's server answers it (MCP Streamable HTTP, session management).
+   */
+  SESSION_REQUIRED: -32000,
+  /** The session named by Mcp-Session-Id (or `?sessionId=`) is unknown or has ended: HTTP 404. */
+  SESSION_NOT_FOUND: -32001,
   /** Mcp-Method / Mcp-Name headers missing or disagreeing with the body (MCP 2026-07-28). */
   HEADER_MISMATCH: -32020,
   /** A tools/call or tools/list refused by the pin policy; `error.data.reason` says why. */

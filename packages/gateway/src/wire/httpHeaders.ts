@@ -47,16 +47,6 @@ export function copyEndToEnd(
   return out;
 }
 
-/** Removes hop-by-hop headers, and any header the `Connection` header names, in place. */
-export function stripHopByHop(headers: OutgoingHttpHeaders | IncomingHttpHeaders): void {
-  for (const name of hopByHopNames(headers)) delete headers[name];
-}
-
-/** The response headers of an upstream reply, minus hop-by-hop and framing the gateway redoes. */
-export function responseHeadersFrom(headers: IncomingHttpHeaders, rewritten: boolean): OutgoingHttpHeaders {
-  return copyEndToEnd(headers, rewritten ? 'content-length' : undefined);
-}
-
 /** The first value of a request header, lower-cased name. */
 export function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
   const value = headers[name];

@@ -1,4 +1,6 @@
+import { ErrorCodes } from './errorCodes.js';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './jsonDepth.js';
+import { isObject } from './isObject.js';
 
 /** A JSON-RPC 2.0 id: the spec allows strings and numbers (null only on parse errors). */
 export type JsonRpcId = string | number | null;
@@ -37,10 +39,6 @@ export interface JsonRpcBody {
 
 /** The result of parsing a POST body, as a value rather than an exception. */
 export type ParseBodyResult = { ok: true; body: JsonRpcBody } | { ok: false; code: number; message: string };
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** True for a request (has `method` and `id`). */
 export function isRequest(message: JsonRpcMessage): message is JsonRpcRequest & { id: JsonRpcId } {
@@ -117,29 +115,34 @@ export function parseJsonRpcBody(text: string): ParseBodyResult {
     // Never the parser's own message: it quotes the text around the error (a tool's arguments).
     return {
       ok: false,
-      code: -32700,
+      code: ErrorCodes.PARSE_ERROR,
       message: `Parse error: the body is not valid JSON (${text.length} characters)`,
     };
   }
   const batch = Array.isArray(value);
   const messages: unknown[] = batch ? (value as unknown[]) : [value];
-  if (messages.length === 0) return { ok: false, code: -32600, message: 'Invalid Request: empty batch' };
+  if (messages.length === 0)
+    return { ok: false, code: ErrorCodes.INVALID_REQUEST, message: 'Invalid Request: empty batch' };
   for (const message of messages) {
     const problem = messageProblem(message);
     if (problem !== undefined)
-      return { ok: false, code: -32600, message: `Invalid Request: not a JSON-RPC 2.0 message (${problem})` };
+      return {
+        ok: false,
+        code: ErrorCodes.INVALID_REQUEST,
+        message: `Invalid Request: not a JSON-RPC 2.0 message (${problem})`,
+      };
   }
   if (exceedsJsonDepth(value))
     return {
       ok: false,
-      code: -32600,
+      code: ErrorCodes.INVALID_REQUEST,
       message: `Invalid Request: nested deeper than ${MAX_JSON_DEPTH} levels`,
     };
   const reused = batch ? reusedRequestId(messages as JsonRpcMessage[]) : undefined;
   if (reused !== undefined)
     return {
       ok: false,
-      code: -32600,
+      code: ErrorCodes.INVALID_REQUEST,
       message: `Invalid Request: id ${JSON.stringify(reused)} used twice in one batch`,
     };
   return { ok: true, body: { batch, messages: messages as JsonRpcMessage[] } };

@@ -21,8 +21,9 @@ const SECRET_PARTS = [
 ];
 const SECRET_NAMES = new Set(['code', 'pw', 'k']);
 
-// A URL inside free text: a scheme, "://", then everything up to white space or a quote; the
-// punctuation that ends a sentence or a clause is left outside it ("cannot connect to <url>: …").
+// A URL inside free text, for its query and fragment: a scheme, "://", then everything up to white
+// space or a quote; the punctuation that ends a sentence or a clause is left outside it ("cannot
+// connect to <url>: …"). Userinfo is not left to it (see redactUserinfoInText).
 const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+?(?=[.,;:!?)\]}]*(?:[\s"'<>`]|$))/gi;
 
 /** True when a query or fragment parameter of this name carries a credential. */
@@ -70,10 +71,44 @@ export function redactUrl(url: string): string {
   return `${parsed.protocol}//${userinfo}${parsed.host}${parsed.pathname}${search}${hash}`;
 }
 
-/** Free text (an error message, a log field) with every URL in it passed through {@link redactUrl}. */
+/**
+ * Free text with the userinfo of every `scheme://userinfo@` authority replaced by `[redacted]`,
+ * found without parsing a URL: the authority runs from `://` to the first `/`, `?` or `#` (RFC 3986
+ * section 3.2) and its userinfo is everything before the last `@` in it, whatever it holds (quotes,
+ * spaces, `@`, bad `%`-escapes). A password the URL parser leaves as written (`'`) or that cuts a
+ * URL short in text must still not show. It may hide more than a password (an `@` later in a text
+ * with no `/` between): a harmless value hidden costs nothing.
+ */
+export function redactUserinfoInText(text: string): string {
+  let out = '';
+  let copied = 0;
+  let start = text.indexOf('://');
+  while (start >= 0) {
+    const authority = start + 3;
+    let end = authority;
+    let at = -1;
+    for (; end < text.length; end++) {
+      const char = text.charCodeAt(end);
+      if (char === 0x2f || char === 0x3f || char === 0x23) break; // "/", "?", "#"
+      if (char === 0x40) at = end; // "@"
+    }
+    if (at >= 0) {
+      out += `${text.slice(copied, authority)}${REDACTED}`;
+      copied = at;
+    }
+    // The "/" that ended this authority may be the first of the next "://" (its ":" is one before):
+    // each character is scanned once or twice, so the text is read in linear time.
+    start = end >= text.length ? -1 : text.indexOf('://', Math.max(end - 1, authority));
+  }
+  return copied === 0 ? text : out + text.slice(copied);
+}
+
+/**
+ * Free text (an error message, a log field) with the userinfo of every URL redacted (see
+ * {@link redactUserinfoInText}), then every URL in it passed through {@link redactUrl} for its
+ * credential parameters.
+ */
 export function redactUrlsInText(text: string): string {
   if (!text.includes('://')) return text;
-  return text.replace(URL_IN_TEXT, (url) =>
-    URL.canParse(url) ? redactUrl(url) : url.replace(/\/\/[^/?#\s]*@/, `//${REDACTED}@`),
-  );
+  return redactUserinfoInText(text).replace(URL_IN_TEXT, (url) => (URL.canParse(url) ? redactUrl(url) : url));
 }

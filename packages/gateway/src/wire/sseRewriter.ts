@@ -1,6 +1,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 import { encodeSseEvent } from './sseEncode.js';
+import { DEFAULT_MAX_UPSTREAM_BYTES } from '../defaults.js';
 
 /**
  * Decides what becomes of one event's data: `undefined` passes it unchanged, a string replaces
@@ -38,7 +39,7 @@ export class SseRewriter {
   constructor(options: SseRewriterOptions) {
     this.#options = options;
     this.#parser = createParser({
-      maxBufferSize: options.maxEventChars ?? 64 * 1024 * 1024,
+      maxBufferSize: options.maxEventChars ?? DEFAULT_MAX_UPSTREAM_BYTES,
       onEvent: (event) => this.#onEvent(event),
       onRetry: (retry) => options.write(`retry: ${retry}\n\n`),
       // Comments carry keep-alives; they are passed on at once, never batched with later events.

@@ -48,3 +48,47 @@ export function unverifiableAnswer(
     { reason: invalid.reason, server },
   );
 }
+
+/** What {@link decideUpstreamText} made of one upstream text. */
+export type UpstreamTextDecision =
+  | {
+      readonly ok: true;
+      /** The text was a JSON array (a batch of messages). */
+      readonly batch: boolean;
+      /** What takes the messages' place, in order (a message `decide` returned undefined for is left out). */
+      readonly out: unknown[];
+    }
+  | { readonly ok: false; readonly reason: 'malformed'; readonly problem: string };
+
+/** What {@link decideUpstreamText} does with each message of a text. */
+export interface UpstreamMessageHandlers {
+  /** A message that passed checkUpstreamMessage: returns what goes in its place (itself, a replacement, or undefined). */
+  valid(message: unknown, batch: boolean): unknown;
+  /** A message that failed it: returns what goes in its place (its request's -32042, or undefined). */
+  invalid(invalid: InvalidUpstreamMessage): unknown;
+}
+
+/**
+ * Decides one upstream text (a JSON body, the data of one SSE event) the same way on every path
+ * that reads one whole (the HTTP proxy's guard, the bridged Streamable HTTP client's checkedFetch):
+ * parsed once as JSON (a text that is not JSON is `malformed`), then every message in it (one
+ * value, or each member of a batch) checked with {@link checkUpstreamMessage} and handed to the
+ * handler for what it is.
+ */
+export function decideUpstreamText(text: string, handlers: UpstreamMessageHandlers): UpstreamTextDecision {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    // Never the parser's own message: it quotes the text around the error (a tool's result).
+    return { ok: false, reason: 'malformed', problem: `not JSON (${text.length} characters)` };
+  }
+  const batch = Array.isArray(value);
+  const out: unknown[] = [];
+  for (const message of batch ? (value as unknown[]) : [value]) {
+    const invalid = checkUpstreamMessage(message);
+    const decided = invalid === undefined ? handlers.valid(message, batch) : handlers.invalid(invalid);
+    if (decided !== undefined) out.push(decided);
+  }
+  return { ok: true, batch, out };
+}

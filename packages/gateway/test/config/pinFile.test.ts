@@ -74,6 +74,25 @@ describe('loading a pin file', () => {
     });
   });
 
+  test('moves the userinfo of upstream.url into an authorization: Basic header', () => {
+    const server = parseServerConfig(
+      withChange((p) => {
+        p.upstream.url = "http://agent:Pa'ss%20w%40rd@127.0.0.1:3001/mcp?x=1";
+        p.upstream.headers = { 'X-Api-Key': 'secret' };
+      }),
+      FILE,
+    );
+    expect(server.upstream).toEqual({
+      url: 'http://127.0.0.1:3001/mcp?x=1',
+      headers: {
+        'X-Api-Key': 'secret',
+        authorization: `Basic ${Buffer.from("agent:Pa'ss w@rd").toString('base64')}`,
+      },
+      transport: 'streamable-http',
+      authorizationFromUrl: true,
+    });
+  });
+
   test('reads onBadOutput and a per-tool validate map keyed like pin.tools', () => {
     const server = parseServerConfig(
       { ...validPin(), onBadOutput: 'block', validate: { 'tool:echo': false } },
@@ -234,6 +253,27 @@ describe('rejecting a broken pin file', () => {
       expect(error.data.expected).toMatch(/http/);
     },
   );
+
+  test.each(['Authorization', 'authorization', 'AUTHORIZATION'])(
+    'rejects userinfo in upstream.url beside a configured %s header, without showing it',
+    (name) => {
+      const error = rejection(
+        withChange((p) => {
+          p.upstream.url = 'https://agent:S3CRET@h.example/mcp';
+          p.upstream.headers = { [name]: 'Bearer t0k' };
+        }),
+      );
+      expectInvalid(error, 'upstream.url');
+      expect(error.data.expected).toMatch(/authorization/);
+      expect(JSON.stringify({ message: error.message, data: error.data })).not.toContain('S3CRET');
+    },
+  );
+
+  test('rejects userinfo in upstream.url whose "%" starts no escape', () => {
+    const error = rejection(withChange((p) => (p.upstream.url = 'https://agent:100%@h.example/mcp')));
+    expectInvalid(error, 'upstream.url');
+    expect(error.data.expected).toMatch(/%25/);
+  });
 
   test('rejects a header value that would split the request line', () => {
     const error = rejection(withChange((p) => (p.upstream.headers = { 'X-A': 'a\r\nX-B: b' })));

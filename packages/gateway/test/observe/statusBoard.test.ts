@@ -131,6 +131,29 @@ describe('StatusBoard', () => {
     expect(report?.lastDrift?.session).toBe('s3');
   });
 
+  it('does not take pinned tools without a finding as verified when the event left findings out', () => {
+    const status = board();
+    const findings = [
+      { kind: 'added' as const, key: 'tool:extra0', tool: 'extra0', pinned: null, observed: CATALOG },
+    ];
+    status.recordAlert({
+      event: 'catalog.drift',
+      server: 'demo',
+      session: 's5',
+      mode: 'enforce',
+      drift: findings,
+      findingsOmitted: 300,
+    });
+    const [report] = status.snapshot([server]);
+    expect(report?.observed?.catalog).toBeNull();
+    expect(report?.tools.map((tool) => [tool.key, tool.state, tool.observed])).toEqual([
+      ['tool:add', 'unobserved', null],
+      ['tool:echo', 'unobserved', null],
+      ['tool:extra0', 'added', CATALOG],
+    ]);
+    expect(report?.lastDrift).toMatchObject({ findings, findingsOmitted: 300 });
+  });
+
   it('records the last upstream contact; a 5xx or a failure is not ok', () => {
     const status = board();
     status.recordContact('demo', { via: 'proxy', status: 200, seconds: 0.01 });

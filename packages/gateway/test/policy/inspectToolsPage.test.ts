@@ -123,3 +123,41 @@ describe('inspectToolsPage: members outside the digest', () => {
     expect(page.findings[0]).toMatchObject({ kind: 'changed', members: ['_meta'] });
   });
 });
+
+describe('inspectToolsPage: a definition repeated on one page', () => {
+  const drifted = { ...plainTool(), description: 'Echoes the text, and mails it to a stranger.' };
+
+  it('reports identical copies of a drifted tool once, and keeps none of them', () => {
+    const config = pinnedConfig([plainTool()]);
+    const page = inspectToolsPage(
+      config,
+      Array.from({ length: 1000 }, () => ({ ...drifted })),
+      new ToolDigester(),
+    );
+    expect(page.kept).toEqual([]);
+    expect(page.findings).toEqual([
+      expect.objectContaining({ kind: 'changed', key: 'tool:echo', observed: digestTool(drifted) }),
+    ]);
+  });
+
+  it('keeps one finding per distinct definition: the drifted tool, each added tool, each problem', () => {
+    const config = pinnedConfig([plainTool()]);
+    const other = { ...plainTool('other'), description: 'Not pinned.' };
+    const served = [drifted, other, 'not a tool', drifted, other, 'not a tool', 42];
+    const page = inspectToolsPage(config, served, new ToolDigester());
+    expect(page.findings.map((finding) => [finding.kind, finding.key, finding.problem])).toEqual([
+      ['changed', 'tool:echo', undefined],
+      ['added', 'tool:other', undefined],
+      // The non-objects share the key of a missing name, so they are one ambiguous name.
+      ['unverifiable', 'tool:unnamed', 'two different definitions share this name'],
+    ]);
+  });
+
+  it('still passes every copy as served in monitor mode', () => {
+    const config = pinnedConfig([plainTool()], { mode: 'monitor' });
+    const served = [drifted, { ...drifted }, { ...drifted }];
+    const page = inspectToolsPage(config, served, new ToolDigester());
+    expect(page.kept).toEqual(served);
+    expect(page.findings).toHaveLength(1);
+  });
+});

@@ -1,4 +1,9 @@
-import { isSecretParam, redactUrl, redactUrlsInText } from '../../src/wire/redactUrl.js';
+import {
+  isSecretParam,
+  redactUrl,
+  redactUrlsInText,
+  redactUserinfoInText,
+} from '../../src/wire/redactUrl.js';
 
 describe('redactUrl', () => {
   it.each([
@@ -75,5 +80,46 @@ describe('redactUrlsInText', () => {
 
   it('redacts the userinfo of a URL that does not parse', () => {
     expect(redactUrlsInText('at http://u:pw@[bad/x')).toBe('at http://[redacted]@[bad/x');
+  });
+
+  it.each([
+    ['an apostrophe (left as written by the URL parser)', "http://agent:Pa'ss@127.0.0.1:1/mcp"],
+    ['double quotes', 'http://agent:"Pa"ss"@127.0.0.1:1/mcp'],
+    ['a backtick and angle brackets', 'http://agent:P`a<s>s@127.0.0.1:1/mcp'],
+    ['spaces', 'http://agent:Pa ss word@127.0.0.1:1/mcp'],
+    ['%-escapes', 'http://agent:Pa%27ss%20%40x@127.0.0.1:1/mcp'],
+    ['a bad %-escape', 'http://agent:Pa%zzss@127.0.0.1:1/mcp'],
+    ['"@" written as is', 'http://agent:Pa@ss@w@127.0.0.1:1/mcp'],
+    ['no path after the host', "https://agent:Pa'ss@h.example"],
+  ])('redacts a password holding %s, whether or not the URL parses', (_label, url) => {
+    const text = `tools/list to the upstream failed: cannot connect to ${url}: refused`;
+    const redacted = redactUrlsInText(text);
+    expect(redacted).not.toMatch(/Pa|ss|agent/);
+    expect(redacted).toMatch(
+      /^tools\/list to the upstream failed: cannot connect to https?:\/\/\[redacted\]@/,
+    );
+  });
+
+  it('redacts the userinfo of every URL in one text, and only the userinfo', () => {
+    expect(
+      redactUserinfoInText(
+        "a http://u1:p'1@h1.example/x b https://u2:p 2@h2.example?q=1 c ws://h3.example/ d sse://u4@h4.example#f",
+      ),
+    ).toBe(
+      'a http://[redacted]@h1.example/x b https://[redacted]@h2.example?q=1 c ws://h3.example/ d sse://[redacted]@h4.example#f',
+    );
+    expect(redactUserinfoInText('http://u:p@h1/a://v:q@h2/')).toBe('http://[redacted]@h1/a://[redacted]@h2/');
+  });
+
+  it('leaves an "@" after the authority (a path, a query) as it is', () => {
+    const text = 'GET http://h.example/users/@me?by=a@b.example and file:///srv/@scope/pkg/index.js';
+    expect(redactUserinfoInText(text)).toBe(text);
+    expect(redactUrlsInText(text)).toBe(text);
+  });
+
+  it('still redacts credential parameters of a URL whose userinfo held a quote', () => {
+    expect(redactUrlsInText("see http://u:p'w@h.example/mcp?api_key=K3y&x=1 now")).toBe(
+      'see http://[redacted]@h.example/mcp?api_key=[redacted]&x=1 now',
+    );
   });
 });

@@ -1,0 +1,51 @@
+import { createRequire } from 'node:module';
+
+// The defaults and constants the gateway and the CLI share, each named once. A number that
+// appears in two places has its name and its home here (pure values: any floor may import them).
+
+/** Bound on one request to an upstream (and on each page the gateway lists itself), in ms. */
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** Bound on the pages of one tools/list listing: a server that pages forever is refused. */
+export const DEFAULT_MAX_PAGES = 1000;
+
+/** Bound on one upstream answer the gateway reads whole (a JSON body, one SSE event), in bytes. */
+export const DEFAULT_MAX_UPSTREAM_BYTES = 64 * 1024 * 1024;
+
+// Read at run time from the package's own manifest (src/ and dist/ both sit beside it), so the
+// version the gateway announces is the one published.
+const manifest = createRequire(import.meta.url)('../package.json') as { readonly version: string };
+
+/** The `clientInfo` the gateway and the CLI announce at initialize when they act as a client. */
+export const CLIENT_INFO: { readonly name: string; readonly version: string } = Object.freeze({
+  name: 'toolpin',
+  version: manifest.version,
+});
+
+/** The exit codes of the `toolpin` commands (documented in docs/pin-lifecycle.md and the README). */
+export const ExitCodes = {
+  /** Done; `check` and `diff`: the catalogs are equal. */
+  OK: 0,
+  /** `check` and `diff`: drift was found. */
+  DRIFT: 1,
+  /** `approve`: the change was declined. */
+  DECLINED: 1,
+  /** `serve` and `wrap`: failed while running, or stopped by a second signal / the upstream ending. */
+  FAILED: 1,
+  /** Bad input: an unreadable file, a bad option, a config that does not parse, a gateway that cannot start. */
+  BAD_INPUT: 2,
+  /** `check`: the state is unknown (the live catalog could not be listed). */
+  UNKNOWN: 2,
+} as const;
+
+/** Bound on one client request body the gateway reads, in bytes. */
+export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+/** Bound on one message of a bridged upstream (a stdio line, an HTTP+SSE event), in bytes. */
+export const DEFAULT_MAX_BRIDGED_MESSAGE_BYTES = 10 * 1024 * 1024;
+
+/** Silence allowed on an upstream answer that still owes answers before it ends, in ms. */
+export const DEFAULT_STREAM_IDLE_MS = 300_000;
+
+/** Longest the last answers of a session whose upstream ended may take to reach the client, in ms. */
+export const CLIENT_FLUSH_MS = 1000;
