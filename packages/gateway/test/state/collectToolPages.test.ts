@@ -29,7 +29,7 @@ describe('collectToolPages, the one page loop', () => {
       p2: { tools: ['b'], nextCursor: 'p3' },
       p3: { tools: ['c'] },
     });
-    const pages = await collectToolPages(server.request, 10);
+    const pages = await collectToolPages(server.request, { maxPages: 10 });
     expect(pages.map((page) => page.cursor)).toEqual([undefined, 'p2', 'p3']);
     expect(server.asked).toEqual([undefined, 'p2', 'p3']);
   });
@@ -40,7 +40,7 @@ describe('collectToolPages, the one page loop', () => {
       p2: { tools: ['b'], nextCursor: 'p3' },
       p3: { tools: ['c'], nextCursor: 'p2' },
     });
-    const error = await rejection(collectToolPages(server.request, 1000));
+    const error = await rejection(collectToolPages(server.request, { maxPages: 1000 }));
     expect(error.code).toBe('GW_CATALOG_UNAVAILABLE');
     expect(error.message).toBe('the upstream repeated the cursor "p2"; the listing never ends');
     expect(error.data).toEqual({ stage: 'list', pages: 3 });
@@ -53,16 +53,16 @@ describe('collectToolPages, the one page loop', () => {
       asked++;
       return Promise.resolve({ tools: [], nextCursor: `${cursor ?? ''}+` });
     };
-    const error = await rejection(collectToolPages(endless, 4));
+    const error = await rejection(collectToolPages(endless, { maxPages: 4 }));
     expect(error.message).toBe('the upstream listed more than 4 pages of tools; the listing is incomplete');
-    expect(error.data).toEqual({ stage: 'list', pages: 4 });
+    expect(error.data).toEqual({ stage: 'list', pages: 4, bound: 'pages' });
     expect(asked).toBe(4);
   });
 
   it('takes a page without a string nextCursor as the last one', async () => {
     const server = pagedServer({ '': { tools: [], nextCursor: 7 as unknown as string } });
-    expect(await collectToolPages(server.request, 10)).toHaveLength(1);
-    expect(await collectToolPages(() => Promise.resolve(null), 10)).toEqual([
+    expect(await collectToolPages(server.request, { maxPages: 10 })).toHaveLength(1);
+    expect(await collectToolPages(() => Promise.resolve(null), { maxPages: 10 })).toEqual([
       { cursor: undefined, result: null },
     ]);
   });

@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { GatewayError } from '../../src/errors.js';
-import { collectToolPages, fetchToolPages } from '../../src/state/fetchToolPages.js';
+import { collectToolPages } from '../../src/state/collectToolPages.js';
+import { fetchToolPages } from '../../src/state/fetchToolPages.js';
 import type { PageBudget } from '../../src/state/listingBudget.js';
 
 async function rejection(promise: Promise<unknown>): Promise<GatewayError> {
@@ -57,8 +58,8 @@ describe('collectToolPages bounds a whole listing', () => {
     const error = await rejection(
       collectToolPages((cursor) => Promise.resolve(endlessPage(cursor)), { maxPages: 5 }),
     );
-    expect(error.message).toBe('the upstream listed more than 5 pages');
-    expect(error.data).toEqual({ bound: 'pages' });
+    expect(error.message).toBe('the upstream listed more than 5 pages of tools; the listing is incomplete');
+    expect(error.data).toEqual({ stage: 'list', pages: 5, bound: 'pages' });
   });
 
   it('refuses the listing when its time is up, aborting the page in flight and not waiting for it', async () => {
