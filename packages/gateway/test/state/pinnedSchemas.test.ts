@@ -19,6 +19,9 @@ describe('PinnedSchemas: dialects', () => {
     const schema = { type: 'array', prefixItems: [{ type: 'number' }] };
     expect(check(schema, ['a'])).toEqual({ kind: 'misfit', problems: [{ pointer: '/0', keyword: 'type' }] });
     expect(check(schema, [1, 'a'])).toEqual({ kind: 'fits' });
+    // As zod 4 (the SDK v2) writes it.
+    const named = { $schema: 'https://json-schema.org/draft/2020-12/schema', ...schema };
+    expect(check(named, ['a'])).toEqual({ kind: 'misfit', problems: [{ pointer: '/0', keyword: 'type' }] });
   });
 
   it('honours $schema draft-07 (the array form of items) and 2019-09', () => {
