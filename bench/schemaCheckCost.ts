@@ -4,15 +4,13 @@
 // (process.cpuUsage), so other load on the machine changes it far less than the HTTP benchmark.
 // Run: npx tsx bench/schemaCheckCost.ts   (after `npx tsc -b`)
 import { digestCatalog, restrictTool, TRACE_PROFILE } from '@toolpin/digest';
-import {
-  Alerts,
-  createLogger,
-  parseServerConfig,
-  ServerGuard,
-  SessionStore,
-  ToolDigester,
-  type ServerConfig,
-} from '@toolpin/gateway';
+// The guard is not public API: the built modules are imported by path, as toolpinTarget runs dist/.
+import { parseServerConfig, type ServerConfig } from '../packages/gateway/dist/config/index.js';
+import { ServerGuard } from '../packages/gateway/dist/guard/serverGuard.js';
+import { Alerts } from '../packages/gateway/dist/observe/alerts.js';
+import { createLogger } from '../packages/gateway/dist/observe/logger.js';
+import { SessionStore } from '../packages/gateway/dist/state/sessionStore.js';
+import { ToolDigester } from '../packages/gateway/dist/state/toolDigester.js';
 import { ECHO_TOOL, makeCatalog } from './catalog.js';
 
 const CALLS = 200_000;
