@@ -16,6 +16,7 @@ import {
   parseTimeout,
 } from './commonOptions.js';
 import { comparePinWithLive, readPinFileForCli } from './pinnedLiveCatalog.js';
+import { reportUncheckedSchemas } from './reportUncheckedSchemas.js';
 import { DEFAULT_TIMEOUT_MS, ExitCodes } from '../defaults.js';
 
 interface ApproveCommandOptions {
@@ -87,6 +88,12 @@ async function runApprove(path: string, options: ApproveCommandOptions): Promise
     }
   }
   const written = await rewritePinFile(live.file, plan, { expected: live.text });
+  // The definitions just approved: say which of their schemas the gateway cannot check against.
+  reportUncheckedSchemas(
+    Object.fromEntries(
+      Object.entries(written.definitions).filter(([key]) => Object.hasOwn(plan.definitions.set, key)),
+    ),
+  );
   process.stdout.write(
     `approved: wrote ${live.file}\n  catalog ${live.server.pin.catalog} -> ${written.pin.catalog}\n`,
   );
