@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { digestRule, layerRules } from './packages/gateway/layers.js';
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', 'coverage/**', 'bench-results/**'] },
@@ -26,4 +27,7 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  // Imports flow one way (docs/architecture.md): a wrong-way import fails `pnpm lint`.
+  ...layerRules(),
+  digestRule(),
 );

@@ -14,7 +14,7 @@ export { startGateway } from './front/startGateway.js';
 /** A listening gateway and its options. */
 export type { RunningGateway, StartGatewayOptions } from './front/startGateway.js';
 /** What a reload of the servers folder changed (`RunningGateway.reload()`). */
-export type { ReloadSummary } from './config/pinWatcher.js';
+export type { ReloadSummary } from './front/pinWatcher.js';
 /** Config and pin file loading, strict validation, serialization; a stdio upstream told from an HTTP one. */
 export {
   isStdioUpstream,

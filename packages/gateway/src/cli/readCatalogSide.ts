@@ -5,7 +5,7 @@ import {
   type CatalogSide,
   type RestrictedTool,
 } from '@toolpin/digest';
-import { extraMembersOf, type ExtraMembers } from '../config/extraMembers.js';
+import { extraMembersOf, type ExtraMembers } from '../explain/extraMembers.js';
 import { CliInputError } from './cliInputError.js';
 import { digestTools } from './digestTools.js';
 import { readDocument } from './readDocument.js';

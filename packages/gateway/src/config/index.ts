@@ -16,7 +16,7 @@ export type {
   WebhookConfig,
 } from './types.js';
 /** The members of a definition outside the six the digest covers, pinned by value. */
-export type { ExtraMembers, PinnedDefinition } from './extraMembers.js';
+export type { ExtraMembers, PinnedDefinition } from '../explain/extraMembers.js';
 /** Parse one pin file: from an object (embedding), from text, or from disk. */
 export { parseServerConfig, parsePinFile, loadPinFile } from './pinFile.js';
 /** Load every pin file of a folder, with the duplicate-name check. */

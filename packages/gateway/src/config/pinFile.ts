@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { restrictTool, type RestrictedTool } from '@toolpin/digest';
 import { fromZodError, invalidField } from './configError.js';
 import { deepFreeze } from './deepFreeze.js';
-import { extraMembersOf, type ExtraMembers } from './extraMembers.js';
+import { extraMembersOf, type ExtraMembers } from '../explain/extraMembers.js';
 import { pinFileSchema, TRUST_ON_FIRST_USE, type PinFileData } from './pinFileSchema.js';
 import { parseDocumentText, readDocumentFile } from './readDocument.js';
 import type { ServerConfig, UpstreamConfig } from './types.js';

@@ -1,5 +1,5 @@
 import { digestCatalog, restrictTool, type RestrictedTool } from '@toolpin/digest';
-import { extraMembersOf, type ExtraMembers } from './extraMembers.js';
+import { extraMembersOf, type ExtraMembers } from '../explain/extraMembers.js';
 import type { PinConfig } from './types.js';
 
 /** A pin computed from an observed catalog: what `toolpin pin` writes, and the observed side of a comparison. */

@@ -1,7 +1,7 @@
 import { encodeToolKey } from '@toolpin/digest';
 import { explainDrift, type DriftExplanation, type ToolDrift } from '../explain/explainDrift.js';
 import type { UnpinnedMembers } from '../explain/explainExtraMembers.js';
-import { joinDefinition, sameJsonValue, type PinnedDefinition } from './extraMembers.js';
+import { joinDefinition, sameJsonValue, type PinnedDefinition } from '../explain/extraMembers.js';
 import type { CatalogPin } from './pinFromCatalog.js';
 import type { PinDocumentUpdate } from './updatePinDocument.js';
 import type { ServerConfig } from './types.js';

@@ -1,6 +1,6 @@
 import { TRACE_PROFILE } from '@toolpin/digest';
 import { stringify } from 'yaml';
-import { joinDefinition } from './extraMembers.js';
+import { joinDefinition } from '../explain/extraMembers.js';
 import { TRUST_ON_FIRST_USE } from './pinFileSchema.js';
 import type { AlertsConfig, PinFileInput } from './types.js';
 

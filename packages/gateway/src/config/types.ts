@@ -1,5 +1,5 @@
 import type { RestrictedTool } from '@toolpin/digest';
-import type { ExtraMembers } from './extraMembers.js';
+import type { ExtraMembers } from '../explain/extraMembers.js';
 
 /** What the gateway does when a catalog disagrees with its pin: `enforce` blocks, `monitor` only reports. */
 export type Mode = 'enforce' | 'monitor';

@@ -1,6 +1,6 @@
 import { restrictTool } from '@toolpin/digest';
 import { isMap, parseDocument, type Document } from 'yaml';
-import { extraMembersOf, joinDefinition, type PinnedDefinition } from './extraMembers.js';
+import { extraMembersOf, joinDefinition, type PinnedDefinition } from '../explain/extraMembers.js';
 import type { PinConfig } from './types.js';
 import { isObject } from '../wire/isObject.js';
 

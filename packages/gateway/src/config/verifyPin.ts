@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalizeJson, digestTool, encodeToolKey } from '@toolpin/digest';
 import { invalidField } from './configError.js';
-import { extraMembersOf } from './extraMembers.js';
+import { extraMembersOf } from '../explain/extraMembers.js';
 import { formatFieldPath } from './fieldPath.js';
 import type { PinFileData } from './pinFileSchema.js';
 

@@ -5,7 +5,7 @@ import {
   type CatalogSide,
   type RestrictedTool,
 } from '@toolpin/digest';
-import type { ExtraMembers } from '../config/extraMembers.js';
+import type { ExtraMembers } from './extraMembers.js';
 import { detectRenames } from './detectRenames.js';
 import { explainExtraMembers, unpinnedMembers, type UnpinnedMembers } from './explainExtraMembers.js';
 import { textChanges, type TextChange } from './textChanges.js';

@@ -1,5 +1,5 @@
 import { changedPointers } from '@toolpin/digest';
-import { sameJsonValue, type ExtraMembers } from '../config/extraMembers.js';
+import { sameJsonValue, type ExtraMembers } from './extraMembers.js';
 import { textChanges, type TextChange } from './textChanges.js';
 
 /** A tool whose served definition has members its pin does not record (the gateway strips them). */

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { describeUpstream, loadGatewayConfig, type GatewayConfig } from '../config/index.js';
-import { watchPinFiles, type ReloadSummary } from '../config/pinWatcher.js';
+import { watchPinFiles, type ReloadSummary } from './pinWatcher.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import type { GatewayObserver } from '../observe/gatewayObserver.js';
 import { createGateway, type Gateway } from './createGateway.js';

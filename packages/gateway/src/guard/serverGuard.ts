@@ -11,7 +11,7 @@ import { decideArguments, decideOutput } from '../policy/decideArguments.js';
 import { decideCall } from '../policy/decideCall.js';
 import type { SchemaCheck } from '../policy/schemaProblems.js';
 import { inspectToolsPage } from '../policy/inspectToolsPage.js';
-import { UnpinnedMembersNotice } from '../policy/unpinnedMembersNotice.js';
+import { UnpinnedMembersNotice } from '../observe/unpinnedMembersNotice.js';
 import type { FetchedPage } from '../state/collectToolPages.js';
 import type { CatalogCompletion, SessionCatalog } from '../state/sessionCatalog.js';
 import { PinnedSchemas } from '../state/pinnedSchemas.js';

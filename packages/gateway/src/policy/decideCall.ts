@@ -1,5 +1,5 @@
 import { encodeToolKey } from '@toolpin/digest';
-import type { SessionCatalog } from '../state/sessionCatalog.js';
+import type { CatalogView } from './catalogView.js';
 import type { CallDecision, DenyData, DenyReason } from './decision.js';
 import { judgeTool } from './inspectToolsPage.js';
 import type { PinView } from './pinView.js';
@@ -29,11 +29,7 @@ export function refuse(
  * Decides one tools/call from the catalog the session was served (after a refetch when needed).
  * Allowed only when the definition seen under that name has exactly the pinned digest.
  */
-export function decideCall(
-  pin: PinView,
-  catalog: SessionCatalog | undefined,
-  toolName: string,
-): CallDecision {
+export function decideCall(pin: PinView, catalog: CatalogView | undefined, toolName: string): CallDecision {
   const key = encodeToolKey(toolName);
   const pinned = pin.pin.tools[key] ?? null;
   const subject = { tool: toolName, key, pinned };

@@ -1,12 +1,12 @@
 import { restrictTool } from '@toolpin/digest';
 import { explainDefinitionChange, joinChanges } from '../explain/explainDrift.js';
 import { explainExtraMembers, type UnpinnedMembers } from '../explain/explainExtraMembers.js';
-import type { ToolDigester } from '../state/toolDigester.js';
-import type { ToolObservation } from '../state/toolObservation.js';
 import type { ToolVerdict } from './decision.js';
 import { findingIdentity, type DriftFinding } from './driftFinding.js';
 import { clientDefinition, recordedMembers, recordedMembersMatch } from './pinnedMembers.js';
 import type { PinView } from './pinView.js';
+import type { ToolObservation } from './toolObservation.js';
+import type { ToolObserver } from './toolObserver.js';
 
 /** The outcome of inspecting one page of a tools/list result. */
 export interface PageInspection {
@@ -97,9 +97,9 @@ function findingFor(
 export function inspectToolsPage(
   pin: PinView,
   tools: readonly unknown[],
-  digester: ToolDigester,
+  observer: ToolObserver,
 ): PageInspection {
-  const observed = markAmbiguousNames(tools.map((tool) => digester.observe(tool, pin.profile)));
+  const observed = markAmbiguousNames(tools.map((tool) => observer.observe(tool, pin.profile)));
   const kept: unknown[] = [];
   const findings: DriftFinding[] = [];
   const reported = new Set<string>();

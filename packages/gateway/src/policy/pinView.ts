@@ -1,5 +1,5 @@
 import type { RestrictedTool } from '@toolpin/digest';
-import type { ExtraMembers } from '../config/extraMembers.js';
+import type { ExtraMembers } from '../explain/extraMembers.js';
 
 /** What the policy needs of a server's configuration; hot reload swaps the whole object. */
 export interface PinView {
@@ -9,7 +9,7 @@ export interface PinView {
   readonly onDrift: 'filter' | 'block-server';
   readonly pin: { readonly catalog: string; readonly tools: Readonly<Record<string, string>> };
   readonly definitions: Readonly<Record<string, RestrictedTool>>;
-  /** Key -> the members outside the six that the pin records by value (see config/extraMembers). */
+  /** Key -> the members outside the six that the pin records by value (see explain/extraMembers). */
   readonly extraMembers: Readonly<Record<string, ExtraMembers>>;
   /** Key -> false for a tool whose calls and results are not checked against its pinned schemas. */
   readonly validate?: Readonly<Record<string, boolean>>;

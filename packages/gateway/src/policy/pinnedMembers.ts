@@ -1,5 +1,5 @@
 import { canonicalizeJson } from '@toolpin/digest';
-import { isHashedMember, type ExtraMembers } from '../config/extraMembers.js';
+import { isHashedMember, type ExtraMembers } from '../explain/extraMembers.js';
 import type { PinView } from './pinView.js';
 
 // The RFC 8785 text of each member of a record, computed once per record. A pinned record lives as

@@ -1,7 +1,8 @@
 import { findingIdentity, type DriftFinding } from '../policy/driftFinding.js';
 import type { PinView } from '../policy/pinView.js';
 import type { PageInspection } from '../policy/inspectToolsPage.js';
-import type { ToolObservation } from './toolObservation.js';
+import type { ToolObservation } from '../policy/toolObservation.js';
+import type { CatalogView } from '../policy/catalogView.js';
 
 /** Bound on the findings of one catalog event (one log line, one webhook body). */
 export const MAX_DRIFT_FINDINGS = 200;
@@ -20,7 +21,7 @@ export interface CatalogCompletion {
  * The catalog one session (or one server+credential in 2026-07-28) was last served: per tool
  * name, the definition the client saw. Pages of a listing add to it; a first page starts over.
  */
-export class SessionCatalog {
+export class SessionCatalog implements CatalogView {
   /** Tool name → the observation the client last saw under that name. */
   tools = new Map<string, ToolObservation>();
   /** True once the last page of a listing arrived. */

@@ -1,7 +1,8 @@
 import { LRUCache } from 'lru-cache';
 import { DigestError, digestTool, encodeToolKey } from '@toolpin/digest';
-import { extraMembersOf } from '../config/extraMembers.js';
-import type { ToolObservation } from './toolObservation.js';
+import { extraMembersOf } from '../explain/extraMembers.js';
+import type { ToolObservation } from '../policy/toolObservation.js';
+import type { ToolObserver } from '../policy/toolObserver.js';
 
 /** Options of {@link ToolDigester}. */
 export interface ToolDigesterOptions {
@@ -19,7 +20,7 @@ export interface ToolDigesterOptions {
  * of an unchanged catalog cost one stringify and one map lookup per tool. Identical definitions
  * share one observation object across sessions, which keeps per-session state small.
  */
-export class ToolDigester {
+export class ToolDigester implements ToolObserver {
   readonly #cache: LRUCache<string, ToolObservation>;
 
   constructor(options: ToolDigesterOptions = {}) {

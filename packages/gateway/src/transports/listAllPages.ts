@@ -18,22 +18,25 @@ export async function listAllPages(
   maxPages: number,
 ): Promise<{ tools: unknown[]; pages: number }> {
   let complete = 0;
-  const pages = await collectToolPages(async (cursor) => {
-    try {
-      const page = await request(cursor);
-      complete++;
-      return page;
-    } catch (error) {
-      const where =
-        complete === 0
-          ? 'tools/list failed'
-          : `page ${complete + 1} of tools/list failed after ${complete} complete page(s); the listing is incomplete`;
-      throw catalogUnavailable(
-        `${where}: ${describeError(error)}`,
-        { stage: 'list', pages: complete },
-        error,
-      );
-    }
-  }, { maxPages });
+  const pages = await collectToolPages(
+    async (cursor) => {
+      try {
+        const page = await request(cursor);
+        complete++;
+        return page;
+      } catch (error) {
+        const where =
+          complete === 0
+            ? 'tools/list failed'
+            : `page ${complete + 1} of tools/list failed after ${complete} complete page(s); the listing is incomplete`;
+        throw catalogUnavailable(
+          `${where}: ${describeError(error)}`,
+          { stage: 'list', pages: complete },
+          error,
+        );
+      }
+    },
+    { maxPages },
+  );
   return { tools: pages.flatMap((page) => (page.result as ListPage).tools), pages: pages.length };
 }

@@ -305,7 +305,10 @@ export class MessageBridge {
   }
 
   #listUpstream(): Promise<FetchedPage[]> {
-    const limits = { maxPages: this.#options.maxPages ?? DEFAULT_MAX_PAGES, timeoutMs: this.#options.timeoutMs };
+    const limits = {
+      maxPages: this.#options.maxPages ?? DEFAULT_MAX_PAGES,
+      timeoutMs: this.#options.timeoutMs,
+    };
     return collectToolPages(async (cursor) => {
       // The gateway's ids are UUIDs under a prefix no client uses: they never collide with the client's.
       const id = `toolpin-${randomUUID()}`;

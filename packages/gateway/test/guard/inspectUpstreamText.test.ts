@@ -5,7 +5,7 @@ import { Alerts } from '../../src/observe/alerts.js';
 import { createLogger } from '../../src/observe/logger.js';
 import { SessionStore } from '../../src/state/sessionStore.js';
 import { ToolDigester } from '../../src/state/toolDigester.js';
-import type { ToolObservation } from '../../src/state/toolObservation.js';
+import type { ToolObservation } from '../../src/policy/toolObservation.js';
 
 const tool = (name: string, description = `The ${name} tool.`): Record<string, unknown> => ({
   name,

@@ -1,6 +1,6 @@
 import { createLogger } from '../../src/observe/logger.js';
-import { UnpinnedMembersNotice } from '../../src/policy/unpinnedMembersNotice.js';
-import { pinnedConfig, plainTool } from './pinnedTools.js';
+import { UnpinnedMembersNotice } from '../../src/observe/unpinnedMembersNotice.js';
+import { pinnedConfig, plainTool } from '../policy/pinnedTools.js';
 
 function capture(): { lines: Record<string, unknown>[]; notice: UnpinnedMembersNotice } {
   const lines: Record<string, unknown>[] = [];

@@ -1,6 +1,6 @@
 import type { UnpinnedMembers } from '../explain/explainExtraMembers.js';
-import type { GatewayLogger } from '../observe/logger.js';
-import type { PinView } from './pinView.js';
+import type { PinView } from '../policy/pinView.js';
+import type { GatewayLogger } from './logger.js';
 
 // One log line names at most this many tools (the count says how many there were).
 const MAX_LOGGED_TOOLS = 50;

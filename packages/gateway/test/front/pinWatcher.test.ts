@@ -3,9 +3,9 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { digestCatalog } from '@toolpin/digest';
 import { loadPinFile, type ServerConfig } from '../../src/config/index.js';
-import { watchPinFiles, type PinWatcher } from '../../src/config/pinWatcher.js';
+import { watchPinFiles, type PinWatcher } from '../../src/front/pinWatcher.js';
 import { createLogger } from '../../src/observe/logger.js';
-import { TOOLS, tempDir, validPin } from './fixtures.js';
+import { TOOLS, tempDir, validPin } from '../config/fixtures.js';
 
 type Line = Record<string, unknown>;
 
@@ -44,7 +44,7 @@ describe('watching the servers folder', () => {
   let cleanup: () => Promise<void>;
   let routes: RouteLog;
   let lines: Line[];
-  let watcher: PinWatcher;
+  let watcher: Pick<PinWatcher, 'reload' | 'close'>;
   let file: string;
   /** Runs on each log line as it is written (synchronously, inside the watcher). */
   let onLine: (line: Line) => void;
