@@ -1,4 +1,4 @@
-import { encodeToolKey, foldCatalog } from '@toolpin/digest';
+import { foldCatalog } from '@toolpin/digest';
 import type { ServerConfig } from '../config/index.js';
 import type { Alerts } from '../observe/alerts.js';
 import type { GatewayLogger } from '../observe/logger.js';
@@ -7,16 +7,15 @@ import { sessionLabel } from '../observe/sessionLabel.js';
 import { reportContact } from '../observe/telemetry.js';
 import type { CallDecision } from '../policy/decision.js';
 import type { PageInspection } from '../policy/inspectToolsPage.js';
-import { decideArguments, decideOutput } from '../policy/decideArguments.js';
 import { decideCall } from '../policy/decideCall.js';
-import type { SchemaCheck } from '../policy/schemaProblems.js';
 import { inspectToolsPage } from '../policy/inspectToolsPage.js';
 import { UnpinnedMembersNotice } from '../observe/unpinnedMembersNotice.js';
 import type { FetchedPage } from '../state/collectToolPages.js';
 import type { CatalogCompletion, SessionCatalog } from '../state/sessionCatalog.js';
-import { PinnedSchemas } from '../state/pinnedSchemas.js';
+import type { PinnedSchemas } from '../state/pinnedSchemas.js';
 import type { SessionState, SessionStore } from '../state/sessionStore.js';
 import type { ToolDigester } from '../state/toolDigester.js';
+import { SchemaChecks } from './schemaChecks.js';
 import { FirstUseRecorder } from './trustOnFirstUse.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { idKey, isResponse, jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../wire/jsonRpc.js';
@@ -82,9 +81,7 @@ export class ServerGuard {
   readonly #verified = new VerifiedListings();
   readonly #firstUse: FirstUseRecorder;
   readonly #unpinned: UnpinnedMembersNotice;
-  readonly #schemas: PinnedSchemas;
-  /** Tools (fold key + why) whose calls went unchecked and were logged once under this pin. */
-  readonly #uncheckedNoted = new Set<string>();
+  readonly #schemaChecks: SchemaChecks;
 
   constructor(options: ServerGuardOptions) {
     this.#config = options.config;
@@ -94,7 +91,7 @@ export class ServerGuard {
     this.#logger = options.logger;
     this.#firstUse = new FirstUseRecorder(options.logger);
     this.#unpinned = new UnpinnedMembersNotice(options.logger);
-    this.#schemas = options.schemas ?? new PinnedSchemas();
+    this.#schemaChecks = new SchemaChecks(options.logger, options.schemas);
   }
 
   /** The server's configuration and pin in force. */
@@ -110,7 +107,7 @@ export class ServerGuard {
   /** Puts a new pin (or whole server config) in force for the next decision. */
   replaceConfig(config: ServerConfig): void {
     this.#config = config;
-    this.#uncheckedNoted.clear();
+    this.#schemaChecks.reset();
   }
 
   #state(sessionKey: string): SessionState {
@@ -128,9 +125,7 @@ export class ServerGuard {
    */
   expectResult(sessionKey: string, id: JsonRpcId, toolName: string): void {
     if (id === null) return;
-    const config = this.#config;
-    const key = encodeToolKey(toolName);
-    const checked = config.definitions[key]?.outputSchema !== undefined && config.validate?.[key] !== false;
+    const checked = this.#schemaChecks.checksResult(this.#config, toolName);
     this.#state(sessionKey).expectCall(idKey(id), checked ? toolName : undefined);
   }
 
@@ -361,20 +356,9 @@ export class ServerGuard {
    */
   #checkResult(sessionKey: string, message: JsonRpcResponse, toolName: string): JsonRpcResponse | undefined {
     const config = this.#config;
-    const result = message.result;
-    // An error result (isError) need not carry structured content (MCP 2025-06-18, tools).
-    if (isObject(result) && result.isError === true) return undefined;
-    const content = isObject(result) ? result.structuredContent : undefined;
-    const key = encodeToolKey(toolName);
-    let check = this.#schemas.check(config, key, 'output', content);
-    // A tool with an outputSchema must return structured content (MCP 2025-06-18): its absence is
-    // a misfit of its own, whatever the schema would say of no value.
-    if (content === undefined && (check.kind === 'fits' || check.kind === 'misfit'))
-      check = { kind: 'misfit', problems: [{ pointer: '', keyword: 'required' }] };
-    if (check.kind === 'uncompilable' || check.kind === 'unchecked')
-      this.#noteUnchecked(key, toolName, check);
-    const decision = decideOutput(config, toolName, check);
+    const decision = this.#schemaChecks.decideResult(config, message.result, toolName);
     if (decision === undefined) return undefined;
+    const { id } = message;
     const session = sessionLabel(sessionKey);
     if (decision.kind === 'allow') {
       if (decision.flagged !== undefined)
@@ -382,53 +366,18 @@ export class ServerGuard {
           event: 'call.flagged',
           server: config.name,
           session,
-          id: message.id,
+          id,
           decision: decision.flagged,
         });
       return undefined;
     }
-    this.#alerts.emit({
-      event: 'call.blocked',
-      server: config.name,
-      session,
-      id: message.id,
-      decision: decision.data,
-    });
-    return jsonRpcError(message.id, ErrorCodes.PIN_POLICY_BLOCKED, decision.message, decision.data);
+    this.#alerts.emit({ event: 'call.blocked', server: config.name, session, id, decision: decision.data });
+    return jsonRpcError(id, ErrorCodes.PIN_POLICY_BLOCKED, decision.message, decision.data);
   }
 
   /** Checks the arguments of a call the pin allows against the tool's pinned `inputSchema`. */
   #checkArguments(decision: CallDecision, toolName: string, args: unknown): CallDecision {
-    if (decision.kind !== 'allow' || decision.flagged !== undefined) return decision;
-    const config = this.#config;
-    const key = encodeToolKey(toolName);
-    // A call without arguments reaches the server as no arguments: checked as an empty object.
-    const check = this.#schemas.check(config, key, 'input', args === undefined ? {} : args);
-    if (check.kind === 'uncompilable' || check.kind === 'unchecked')
-      this.#noteUnchecked(key, toolName, check);
-    return decideArguments(config, toolName, check);
-  }
-
-  /** Logs once per pin and tool why its calls or results are not checked against a pinned schema. */
-  #noteUnchecked(key: string, toolName: string, check: SchemaCheck): void {
-    const why = check.kind === 'unchecked' ? check.why : 'uncompilable';
-    if (why === 'no_schema' || why === 'opted_out') return;
-    const noted = `${why}
-${key}`;
-    if (this.#uncheckedNoted.has(noted)) return;
-    this.#uncheckedNoted.add(noted);
-    this.#logger.warn(
-      {
-        event: 'schema.unchecked',
-        server: this.#config.name,
-        tool: toolName,
-        why,
-        ...(check.kind === 'uncompilable' ? { problem: check.problem } : {}),
-      },
-      why === 'no_definition'
-        ? 'the pin records no definition for this tool: its calls are not checked against a schema'
-        : 'a pinned schema of this tool cannot be compiled: its calls are refused as unverifiable',
-    );
+    return this.#schemaChecks.decideArguments(this.#config, decision, toolName, args);
   }
 
   /**
