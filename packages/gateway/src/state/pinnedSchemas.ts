@@ -46,7 +46,9 @@ function dialectOf(schema: unknown): Dialect | string {
 const OPTIONS = {
   // Unknown keywords are annotations (the JSON Schema specs), not errors.
   strict: false,
-  allErrors: true,
+  // The first problem only: with allErrors a client could make the gateway list a million of them
+  // for one large argument (Ajv's own advice for untrusted data).
+  allErrors: false,
   // Schemas are compiled on their own: a `$id` shared by two servers' schemas must not collide.
   addUsedSchema: false,
   // `format` is an annotation by default in 2019-09 and 2020-12; asserting it would refuse calls

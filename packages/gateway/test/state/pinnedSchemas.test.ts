@@ -1,5 +1,9 @@
 import { PinnedSchemas, schemaCompileProblem } from '../../src/state/pinnedSchemas.js';
-import { MAX_SCHEMA_PROBLEMS } from '../../src/policy/schemaProblems.js';
+import {
+  MAX_POINTER_LENGTH,
+  MAX_SCHEMA_PROBLEMS,
+  problemsFromFindings,
+} from '../../src/policy/schemaProblems.js';
 import type { ServerConfig } from '../../src/config/index.js';
 import { pinnedConfig } from '../policy/pinnedTools.js';
 
@@ -145,49 +149,54 @@ describe('PinnedSchemas: findings are pointers and keywords, never values', () =
       properties: {
         items: { type: 'array', items: { type: 'object', properties: { n: { type: 'integer' } } } },
       },
-      required: ['a/b~c'],
     };
+    expect(check({ ...schema, required: ['a/b~c'] }, {})).toEqual({
+      kind: 'misfit',
+      problems: [{ pointer: '/a~1b~0c', keyword: 'required' }],
+    });
     expect(check(schema, { items: [{ n: 1 }, { n: 'x' }] })).toEqual({
       kind: 'misfit',
-      problems: [
-        { pointer: '/a~1b~0c', keyword: 'required' },
-        { pointer: '/items/1/n', keyword: 'type' },
-      ],
+      problems: [{ pointer: '/items/1/n', keyword: 'type' }],
     });
   });
 
   it('never carries the value, even where the validator would quote it', () => {
-    const schema = {
-      type: 'object',
-      properties: {
-        a: { const: 'expected' },
-        b: { enum: ['x', 'y'] },
-        c: { type: 'string', pattern: '^z', maxLength: 3 },
-      },
-      additionalProperties: false,
-    };
-    const result = check(schema, { a: SECRET, b: SECRET, c: SECRET, [SECRET]: SECRET });
-    expect(result).toEqual({
-      kind: 'misfit',
-      problems: expect.arrayContaining([
-        { pointer: '/a', keyword: 'const' },
-        { pointer: '/b', keyword: 'enum' },
-        { pointer: '/c', keyword: 'pattern' },
-        { pointer: '/c', keyword: 'maxLength' },
+    const cases: [unknown, unknown, { pointer: string; keyword: string }][] = [
+      [{ properties: { a: { const: 'expected' } } }, { a: SECRET }, { pointer: '/a', keyword: 'const' }],
+      [{ properties: { a: { enum: ['x', 'y'] } } }, { a: SECRET }, { pointer: '/a', keyword: 'enum' }],
+      [{ properties: { a: { pattern: '^z' } } }, { a: SECRET }, { pointer: '/a', keyword: 'pattern' }],
+      [{ properties: { a: { maxLength: 3 } } }, { a: SECRET }, { pointer: '/a', keyword: 'maxLength' }],
+      [
+        { additionalProperties: false },
+        { [SECRET]: SECRET },
         { pointer: '', keyword: 'additionalProperties' },
-      ]),
-    });
-    expect(JSON.stringify(result)).not.toContain(SECRET);
-    expect(JSON.stringify(result)).not.toContain('expected');
+      ],
+    ];
+    for (const [schema, value, problem] of cases) {
+      const result = check({ type: 'object', ...(schema as object) }, value);
+      expect(result).toEqual({ kind: 'misfit', problems: [problem] });
+      expect(JSON.stringify(result)).not.toContain(SECRET);
+      expect(JSON.stringify(result)).not.toContain('expected');
+    }
   });
 
-  it('reports at most MAX_SCHEMA_PROBLEMS problems', () => {
+  it('stops at the first problem: a huge misfit argument costs one finding', () => {
     const schema = { type: 'array', items: { type: 'number' } };
-    const result = check(
-      schema,
-      Array.from({ length: 100 }, () => 'x'),
-    );
-    expect(result.kind).toBe('misfit');
-    if (result.kind === 'misfit') expect(result.problems).toHaveLength(MAX_SCHEMA_PROBLEMS);
+    expect(
+      check(
+        schema,
+        Array.from({ length: 100_000 }, () => 'x'),
+      ),
+    ).toEqual({
+      kind: 'misfit',
+      problems: [{ pointer: '/0', keyword: 'type' }],
+    });
+  });
+
+  it('reports at most MAX_SCHEMA_PROBLEMS problems of what a validator found', () => {
+    const findings = Array.from({ length: 100 }, (_, i) => ({ instancePath: `/${i}`, keyword: 'type' }));
+    expect(problemsFromFindings(findings)).toHaveLength(MAX_SCHEMA_PROBLEMS);
+    const long = problemsFromFindings([{ instancePath: `/${'k'.repeat(1000)}`, keyword: 'type' }]);
+    expect(long[0]?.pointer.length).toBeLessThanOrEqual(MAX_POINTER_LENGTH + 1);
   });
 });
