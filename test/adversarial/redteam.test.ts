@@ -435,7 +435,9 @@ describe('redteam E: the per-client quota of bridged sessions is keyed on a head
           ECHO_TOOL: JSON.stringify(ECHO),
         }),
       ],
-      { sessions: { bridgedPerClient: 2 } },
+      // The address's own bound (32 by default: clients behind one proxy share an address) set to the
+      // client's here, so that rotating credentials from 127.0.0.1 is refused at once.
+      { sessions: { bridgedPerClient: 2, bridgedPerAddress: 2 } },
     );
     endpoint = `${gateway.url}/raw/mcp`;
   });

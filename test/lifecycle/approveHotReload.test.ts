@@ -64,7 +64,7 @@ describe('pin lifecycle on a running gateway: drift blocked, approve, hot reload
     await upstream.close();
   });
 
-  it('blocks drift, approves it with the spawned CLI, and allows the same call without a restart or a dropped stream', async () => {
+  it('blocks drift, approves it with the CLI (in-process), and allows the same call without a restart or a dropped stream', async () => {
     expect(stream.status).toBe(200);
     const pinFile = join(gateway.dir, 'servers', 'demo.json');
     const route = gateway.running.gateway.routes.get('demo');

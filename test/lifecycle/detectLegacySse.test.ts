@@ -21,7 +21,7 @@ interface PinDocument {
   pin: { catalog: string; tools: Record<string, string> };
 }
 
-// Every test spawns the CLI once or more (about a second each on a busy machine).
+// Every test runs the CLI once or more against live servers.
 const SPAWNS = 60_000;
 
 describe('toolpin pin --url detects a legacy HTTP+SSE server as the MCP spec tells clients to', () => {

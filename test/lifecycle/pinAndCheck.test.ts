@@ -19,7 +19,7 @@ interface PinDocument {
   definitions: Record<string, Record<string, unknown>>;
 }
 
-// Every test spawns the CLI several times (about a second each on a busy machine).
+// Every test runs the CLI several times against live servers.
 const SPAWNS = 60_000;
 
 describe('toolpin pin and toolpin check against live servers', () => {

@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { runCli } from '../../packages/gateway/dist/cli/program.js';
+import { captureIo } from '../../packages/gateway/test/cli/capturedIo.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const main = fileURLToPath(new URL('../../packages/gateway/dist/cli/main.js', import.meta.url));
@@ -13,10 +15,21 @@ export interface ToolpinRun {
 }
 
 /**
- * Runs the built CLI (`tsc -b` first) as a child process without blocking this process's event
- * loop, so servers started in the test keep answering it. stdin is closed (not a terminal).
+ * Runs `toolpin <args…>` in-process: the program the binary runs (built by `tsc -b`), with its
+ * output captured and stdin empty (not a terminal). Servers started in the test keep answering it.
  */
-export function runToolpin(args: readonly string[]): Promise<ToolpinRun> {
+export async function runToolpin(args: readonly string[]): Promise<ToolpinRun> {
+  const io = captureIo();
+  const code = await runCli(args, io);
+  return { code, stdout: io.written.stdout, stderr: io.written.stderr };
+}
+
+/**
+ * Runs the built binary (`tsc -b` first) as a child process without blocking this process's event
+ * loop, so servers started in the test keep answering it. stdin is closed (not a terminal). For the
+ * smoke test of each command's wiring (arguments, exit code of the process).
+ */
+export function spawnToolpin(args: readonly string[]): Promise<ToolpinRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [main, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

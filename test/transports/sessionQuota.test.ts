@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -100,6 +101,77 @@ describe('bridged sessions: a quota per client', () => {
     expect(errorOf(refused.messages[0])).toMatchObject({ data: { reason: 'client_quota' } });
     // A credential makes another client, even from the same address.
     expect((await postRaw(url, initializeRequest('bob-1'), BOB)).status).toBe(200);
+  });
+});
+
+/** The HTTP status of a bare initialize sent from `localAddress` (any 127/8 address is loopback on Linux). */
+function initializeFrom(url: string, localAddress: string): Promise<number> {
+  const body = JSON.stringify(initializeRequest('from-elsewhere'));
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        localAddress,
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'content-length': Buffer.byteLength(body),
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.setTimeout(5000, () => req.destroy(new Error('no answer within 5 s')));
+    req.end(body);
+  });
+}
+
+describe('bridged sessions: a quota per remote address', () => {
+  let gateway: GatewayHarness;
+  let url: string;
+
+  beforeEach(async () => {
+    gateway = await startGatewayHarness([stdioPinFor('local', fixtureCommand(), pinned)], {
+      sessions: { bridgedPerClient: 2, bridgedPerAddress: 3 },
+    });
+    url = `${gateway.url}/local/mcp`;
+  });
+
+  afterEach(async () => {
+    await gateway.close();
+  });
+
+  it('refuses an address over its quota with 429 (address_quota), whatever Authorization it sends', async () => {
+    // Credentials the gateway does not verify: each one a new client, all from 127.0.0.1.
+    for (let n = 1; n <= 3; n++) await openRawSession(url, { authorization: `Bearer rotated-${n}` });
+    const refused = await postRaw(url, initializeRequest('rotated-4'), { authorization: 'Bearer rotated-4' });
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(refused.messages).toEqual([
+      {
+        jsonrpc: '2.0',
+        id: 'rotated-4',
+        error: expect.objectContaining({
+          code: -32041,
+          data: { reason: 'address_quota', server: 'local' },
+        }) as unknown,
+      },
+    ]);
+    // The legacy SSE front counts against the same quota.
+    const legacy = await fetch(`${gateway.url}/local/sse`, {
+      headers: { authorization: 'Bearer rotated-5' },
+    });
+    expect(legacy.status).toBe(429);
+    expect(await legacy.json()).toMatchObject({ error: { code: -32041, data: { reason: 'address_quota' } } });
+    // Another address is served.
+    expect(await initializeFrom(url, '127.0.0.2')).toBe(200);
+    expect(gateway.events('session.refused')).toContainEqual(
+      expect.objectContaining({ server: 'local', reason: 'address_quota' }),
+    );
   });
 });
 

@@ -8,6 +8,7 @@ import type { ToolDrift } from '../explain/explainDrift.js';
 import type { UnpinnedMembers } from '../explain/explainExtraMembers.js';
 import { formatDriftExplanation } from '../explain/formatDriftExplanation.js';
 import { CliInputError, reportInputError } from './cliInputError.js';
+import type { CliIo } from './cliIo.js';
 import {
   addListingOptions,
   collect,
@@ -19,12 +20,20 @@ import { comparePinWithLive, readPinFileForCli } from './pinnedLiveCatalog.js';
 import { reportUncheckedSchemas } from './reportUncheckedSchemas.js';
 import { DEFAULT_TIMEOUT_MS, ExitCodes } from '../defaults.js';
 
-interface ApproveCommandOptions {
-  tool?: string[];
-  yes?: boolean;
-  header?: string[];
-  timeout?: string;
-  capabilities?: string;
+/** Options of {@link runApprove}, as given on the command line. */
+export interface ApproveCommandOptions {
+  /** The pin file (YAML or JSON), rewritten atomically with comments and order kept. */
+  readonly file: string;
+  /** Approve only these tools (a rename moves both names). @default every drifted tool */
+  readonly tool?: readonly string[];
+  /** Approve without asking (required when stdin is not a terminal). */
+  readonly yes?: boolean;
+  /** `"Name: value"` headers sent while listing, beside the pin's own. */
+  readonly header?: readonly string[];
+  /** Per request timeout in milliseconds. @default 30000 */
+  readonly timeout?: string;
+  /** Client capabilities declared at initialize, as JSON. */
+  readonly capabilities?: string;
 }
 
 function describe(entry: ToolDrift): string {
@@ -40,8 +49,8 @@ function describeRecorded(entry: UnpinnedMembers): string {
 }
 
 // Interactive only on a terminal: a pipe or CI job must say --yes, so no approval is ever implicit.
-async function confirm(question: string): Promise<boolean> {
-  const prompt = createInterface({ input: process.stdin, output: process.stderr });
+async function confirm(question: string, io: CliIo): Promise<boolean> {
+  const prompt = createInterface({ input: io.stdin, output: io.stderr });
   try {
     const answer = await prompt.question(question);
     return /^y(es)?$/i.test(answer.trim());
@@ -50,14 +59,14 @@ async function confirm(question: string): Promise<boolean> {
   }
 }
 
-async function runApprove(path: string, options: ApproveCommandOptions): Promise<void> {
+async function approve(options: ApproveCommandOptions, io: CliIo): Promise<number> {
   const headers = parseHeaderOptions(options.header);
   const timeout = parseTimeout(options.timeout, DEFAULT_TIMEOUT_MS);
-  const pinFile = await readPinFileForCli(path);
+  const pinFile = await readPinFileForCli(options.file);
   const capabilities = parseCapabilities(options.capabilities);
   const live = await comparePinWithLive(pinFile, headers, { timeoutMs: timeout, capabilities });
   for (const tool of live.observed.unverifiable) {
-    process.stderr.write(
+    io.stderr.write(
       `warning: ${escapeInvisible(tool.name ?? `tools[${tool.index}]`)} has no digest and cannot be approved: ${tool.problem}\n`,
     );
   }
@@ -65,26 +74,22 @@ async function runApprove(path: string, options: ApproveCommandOptions): Promise
   if (!planned.ok) throw new CliInputError(planned.message);
   const { plan } = planned;
   if (plan.approved.length === 0 && plan.recorded.length === 0) {
-    process.stdout.write(
-      `nothing to approve: the live catalog of ${live.server.name} matches ${live.file}\n`,
-    );
-    return;
+    io.stdout.write(`nothing to approve: the live catalog of ${live.server.name} matches ${live.file}\n`);
+    return ExitCodes.OK;
   }
-  process.stdout.write(formatDriftExplanation(plan.explanation));
+  io.stdout.write(formatDriftExplanation(plan.explanation));
   const changes = [...plan.approved.map(describe), ...plan.recorded.map(describeRecorded)];
-  process.stdout.write(`to approve in ${live.file}:\n${changes.map((change) => `  ${change}\n`).join('')}`);
+  io.stdout.write(`to approve in ${live.file}:\n${changes.map((change) => `  ${change}\n`).join('')}`);
   if (options.yes !== true) {
-    if (process.stdin.isTTY !== true) {
-      process.stderr.write(
+    if (io.stdin.isTTY !== true) {
+      io.stderr.write(
         'toolpin approve: refusing to rewrite the pin without --yes when stdin is not a terminal; nothing was written\n',
       );
-      process.exitCode = ExitCodes.BAD_INPUT;
-      return;
+      return ExitCodes.BAD_INPUT;
     }
-    if (!(await confirm(`Approve ${changes.length} change(s) and rewrite ${live.file}? [y/N] `))) {
-      process.stderr.write('not approved; nothing was written\n');
-      process.exitCode = ExitCodes.DECLINED;
-      return;
+    if (!(await confirm(`Approve ${changes.length} change(s) and rewrite ${live.file}? [y/N] `, io))) {
+      io.stderr.write('not approved; nothing was written\n');
+      return ExitCodes.DECLINED;
     }
   }
   const written = await rewritePinFile(live.file, plan, { expected: live.text });
@@ -93,14 +98,33 @@ async function runApprove(path: string, options: ApproveCommandOptions): Promise
     Object.fromEntries(
       Object.entries(written.definitions).filter(([key]) => Object.hasOwn(plan.definitions.set, key)),
     ),
+    (line) => io.stderr.write(line),
   );
-  process.stdout.write(
+  io.stdout.write(
     `approved: wrote ${live.file}\n  catalog ${live.server.pin.catalog} -> ${written.pin.catalog}\n`,
   );
+  return ExitCodes.OK;
 }
 
-/** `toolpin approve <pin-file>`: shows the drift of the live catalog and, once confirmed, rewrites the pin. */
-export function registerApproveCommand(program: Command): void {
+/**
+ * `toolpin approve <pin-file>`: shows the drift of the live catalog and, once confirmed, rewrites
+ * the pin; exit 0 approved (or nothing to approve), 1 declined, 2 bad input or cannot tell.
+ */
+export async function runApprove(options: ApproveCommandOptions, io: CliIo): Promise<number> {
+  try {
+    return await approve(options, io);
+  } catch (error) {
+    if (error instanceof GatewayError) {
+      const what = error.code === 'GW_CATALOG_UNAVAILABLE' ? 'cannot tell' : error.code;
+      io.stderr.write(`toolpin approve: ${what}: ${error.message}; nothing was written\n`);
+      return ExitCodes.BAD_INPUT;
+    }
+    return reportInputError('approve', error, io);
+  }
+}
+
+/** Registers `toolpin approve` on the program: parses the arguments and hands them to {@link runApprove}. */
+export function registerApproveCommand(program: Command, io: CliIo, done: (code: number) => void): void {
   const command = program
     .command('approve')
     .description(
@@ -109,17 +133,7 @@ export function registerApproveCommand(program: Command): void {
     .argument('<pin-file>', 'pin file (YAML or JSON); rewritten atomically, comments and order kept')
     .option('--tool <name>', 'approve only this tool (repeatable; a rename moves both names)', collect, [])
     .option('-y, --yes', 'approve without asking (required when stdin is not a terminal)');
-  addListingOptions(command).action(async (path: string, options: ApproveCommandOptions) => {
-    try {
-      await runApprove(path, options);
-    } catch (error) {
-      if (error instanceof GatewayError) {
-        const what = error.code === 'GW_CATALOG_UNAVAILABLE' ? 'cannot tell' : error.code;
-        process.stderr.write(`toolpin approve: ${what}: ${error.message}; nothing was written\n`);
-        process.exitCode = ExitCodes.BAD_INPUT;
-        return;
-      }
-      reportInputError('approve', error);
-    }
-  });
+  addListingOptions(command).action(async (file: string, options: Omit<ApproveCommandOptions, 'file'>) =>
+    done(await runApprove({ ...options, file }, io)),
+  );
 }

@@ -7,6 +7,7 @@ import { writeFileAtomic } from '../config/writeFileAtomic.js';
 import { GatewayError } from '../errors.js';
 import { splitCommandLine } from '../transports/commandLine.js';
 import { CliInputError, reportInputError } from './cliInputError.js';
+import type { CliIo } from './cliIo.js';
 import { collect, parseCapabilities, parseHeaderOptions, parseTimeout } from './commonOptions.js';
 import { digestTools } from './digestTools.js';
 import { fetchLiveCatalog, type LiveHttpTransport, type LiveTarget } from '../transports/fetchLiveCatalog.js';
@@ -16,19 +17,32 @@ import { toolsFromDocument } from './toolsFromDocument.js';
 import { redactUrl } from '../wire/redactUrl.js';
 import { DEFAULT_TIMEOUT_MS, ExitCodes } from '../defaults.js';
 
-interface PinCommandOptions {
-  name: string;
-  url?: string;
-  command?: string;
-  fromFile?: string;
-  upstream?: string;
-  header?: string[];
-  mode: string;
-  capabilities?: string;
-  profile: string;
-  out?: string;
-  timeout?: string;
-  transport?: string;
+/** Options of {@link runPin}, as given on the command line. */
+export interface PinCommandOptions {
+  /** Server name, also its route `/<name>/mcp`. */
+  readonly name: string;
+  /** HTTP endpoint to list (exactly one of url, command, fromFile). */
+  readonly url?: string;
+  /** A stdio server to spawn, as one command line. */
+  readonly command?: string;
+  /** A catalog already held; needs `upstream`. */
+  readonly fromFile?: string;
+  /** With `fromFile`: the upstream URL written in the pin file. */
+  readonly upstream?: string;
+  /** `"Name: value"` headers sent while listing (not written to the pin file). */
+  readonly header?: readonly string[];
+  /** `enforce` or `monitor`. @default 'enforce' */
+  readonly mode?: string;
+  /** Client capabilities declared at initialize, as JSON. */
+  readonly capabilities?: string;
+  /** Profile label of the digests. @default TRACE_PROFILE */
+  readonly profile?: string;
+  /** Write here (YAML, or JSON for *.json) instead of stdout. */
+  readonly out?: string;
+  /** Per request timeout in milliseconds. @default 30000 */
+  readonly timeout?: string;
+  /** `streamable-http`, `sse` or `auto`. @default auto (detect, with url) */
+  readonly transport?: string;
 }
 
 interface Source {
@@ -93,6 +107,7 @@ function sourceOf(options: PinCommandOptions): Source {
 async function readTools(
   source: Source,
   options: PinCommandOptions,
+  io: CliIo,
 ): Promise<{ tools: unknown[]; upstream: PinFileInput['upstream'] }> {
   if (source.target === undefined)
     return {
@@ -105,10 +120,10 @@ async function readTools(
     ...(capabilities === undefined ? {} : { capabilities }),
   });
   if (live.detection !== undefined)
-    process.stderr.write(
+    io.stderr.write(
       `detected the legacy HTTP+SSE transport (MCP 2024-11-05) at ${source.describe}: ${live.detection}; the pin records transport: sse\n`,
     );
-  process.stderr.write(
+  io.stderr.write(
     `listed ${live.tools.length} tools in ${live.pages} page(s)${live.protocolVersion === undefined ? '' : ` (MCP ${live.protocolVersion})`}\n`,
   );
   // The pin records the transport that was listed and approved: the gateway never probes at runtime.
@@ -119,24 +134,25 @@ async function readTools(
   return { tools: live.tools, upstream };
 }
 
-async function runPin(options: PinCommandOptions): Promise<void> {
-  if (options.mode !== 'enforce' && options.mode !== 'monitor')
-    throw new CliInputError(`--mode ${options.mode}: expected enforce or monitor`);
+async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
+  const { mode = 'enforce', profile = TRACE_PROFILE } = options;
+  if (mode !== 'enforce' && mode !== 'monitor')
+    throw new CliInputError(`--mode ${mode}: expected enforce or monitor`);
   const source = sourceOf(options);
-  const { tools, upstream } = await readTools(source, options);
+  const { tools, upstream } = await readTools(source, options, io);
   // Every tool must have a digest: a pin that leaves one out would block it forever.
-  digestTools(tools, options.profile, source.describe);
+  digestTools(tools, profile, source.describe);
   // Every member of every definition is recorded: the six by digest, the others by value.
-  const { pin, definitions, extraMembers } = pinFromCatalog(tools, options.profile);
-  reportUncheckedSchemas(definitions);
+  const { pin, definitions, extraMembers } = pinFromCatalog(tools, profile);
+  reportUncheckedSchemas(definitions, (line) => io.stderr.write(line));
   const out = options.out === undefined ? undefined : resolve(options.out);
   const format = out !== undefined && out.toLowerCase().endsWith('.json') ? 'json' : 'yaml';
   const text = serializePinFile(
     {
       name: options.name,
       upstream,
-      mode: options.mode,
-      profile: options.profile,
+      mode,
+      profile,
       pin,
       definitions,
       extraMembers,
@@ -149,16 +165,33 @@ async function runPin(options: PinCommandOptions): Promise<void> {
     if (error instanceof GatewayError) throw new CliInputError(error.message, { cause: error });
     throw error;
   }
-  if (out === undefined) process.stdout.write(text);
+  if (out === undefined) io.stdout.write(text);
   else await writeFileAtomic(out, text);
   const where = out === undefined ? 'stdout' : out;
-  process.stderr.write(
+  io.stderr.write(
     `pinned ${Object.keys(pin.tools).length} tools of ${options.name} (catalog ${pin.catalog}) to ${where}\n`,
   );
 }
 
-/** `toolpin pin`: lists a live server's whole catalog as an MCP client and writes its pin file. */
-export function registerPinCommand(program: Command): void {
+/**
+ * `toolpin pin`: lists a live server's whole catalog as an MCP client (or reads a catalog already
+ * held) and writes its pin file; exit 0, or 2 when it cannot.
+ */
+export async function runPin(options: PinCommandOptions, io: CliIo): Promise<number> {
+  try {
+    await pinServer(options, io);
+    return ExitCodes.OK;
+  } catch (error) {
+    if (error instanceof GatewayError && error.code === 'GW_CATALOG_UNAVAILABLE') {
+      io.stderr.write(`toolpin pin: ${error.message}\n`);
+      return ExitCodes.BAD_INPUT;
+    }
+    return reportInputError('pin', error, io);
+  }
+}
+
+/** Registers `toolpin pin` on the program: parses the arguments and hands them to {@link runPin}. */
+export function registerPinCommand(program: Command, io: CliIo, done: (code: number) => void): void {
   program
     .command('pin')
     .description(
@@ -190,16 +223,5 @@ export function registerPinCommand(program: Command): void {
     .option('--profile <label>', 'profile label of the digests', TRACE_PROFILE)
     .option('--out <file>', 'write here (YAML, or JSON for *.json) instead of stdout')
     .option('--timeout <ms>', 'per request timeout', String(DEFAULT_TIMEOUT_MS))
-    .action(async (options: PinCommandOptions) => {
-      try {
-        await runPin(options);
-      } catch (error) {
-        if (error instanceof GatewayError && error.code === 'GW_CATALOG_UNAVAILABLE') {
-          process.stderr.write(`toolpin pin: ${error.message}\n`);
-          process.exitCode = ExitCodes.BAD_INPUT;
-          return;
-        }
-        reportInputError('pin', error);
-      }
-    });
+    .action(async (options: PinCommandOptions) => done(await runPin(options, io)));
 }

@@ -2,23 +2,73 @@ import { createWriteStream } from 'node:fs';
 import type { Command } from 'commander';
 import { loadPinFile } from '../config/index.js';
 import { GatewayError } from '../errors.js';
-import { runStdioFront } from '../front/stdioFront.js';
+import { runStdioFront, type StdioFront } from '../front/stdioFront.js';
 import { logUnhandledRejections } from '../observe/lastResort.js';
 import { createLogger } from '../observe/logger.js';
+import type { CliIo } from './cliIo.js';
 import { ExitCodes } from '../defaults.js';
 
-interface WrapOptions {
-  pin: string;
-  logFile?: string;
-  logLevel: string;
+/** Options of {@link runWrap}, as given on the command line. */
+export interface WrapCommandOptions {
+  /** The server's pin file. */
+  readonly pin: string;
+  /** The stdio server to run, `[program, ...args]`. @default the pin file's upstream */
+  readonly command?: readonly string[];
+  /** Append JSON log lines to this file instead of stderr. */
+  readonly logFile?: string;
+  /** trace | debug | info | warn | error | fatal | silent. @default 'info' */
+  readonly logLevel?: string;
 }
 
 /**
- * `toolpin wrap --pin <pin-file> [-- <command …>]`: runs toolpin as a stdio MCP server in front of
- * a stdio server (the command, or the pin's upstream). stdout carries MCP only; logs go to stderr
- * or `--log-file`.
+ * `toolpin wrap --pin <pin-file> [-- <command …>]`: serves MCP on stdin/stdout in front of a stdio
+ * server (the command, or the pin's upstream) until the client or the server ends the session.
+ * stdout carries MCP only; logs go to stderr or `logFile`. Resolves with the exit code: 0 when the
+ * client ended the session (or a signal did), 1 when the server ended it, 2 when it cannot start.
  */
-export function registerWrapCommand(program: Command): void {
+export async function runWrap(options: WrapCommandOptions, io: CliIo): Promise<number> {
+  const destination =
+    options.logFile === undefined ? io.stderr : createWriteStream(options.logFile, { flags: 'a' });
+  const logger = createLogger({ level: options.logLevel ?? 'info', destination });
+  logUnhandledRejections(logger);
+  const finish = async (code: number): Promise<number> => {
+    logger.flush?.();
+    if (destination !== io.stderr) await new Promise<void>((resolve) => destination.end(resolve));
+    return code;
+  };
+  const command = options.command ?? [];
+  let front: StdioFront;
+  try {
+    const server = await loadPinFile(options.pin);
+    front = await runStdioFront({
+      server,
+      logger,
+      input: io.stdin,
+      output: io.stdout,
+      ...(command.length === 0 ? {} : { command }),
+    });
+  } catch (error) {
+    const detail =
+      error instanceof GatewayError ? `${error.code}: ${error.message}` : (error as Error).message;
+    logger.fatal({ event: 'wrap.failed', err: detail }, 'toolpin wrap: cannot start');
+    if (destination !== io.stderr) io.stderr.write(`toolpin wrap: cannot start: ${detail}\n`);
+    return finish(ExitCodes.BAD_INPUT);
+  }
+  const running = front;
+  const stop = (signal: string): void => {
+    logger.info({ event: 'wrap.stopping', signal }, 'stopping');
+    void running.close();
+  };
+  io.signals.once('SIGINT', () => stop('SIGINT'));
+  io.signals.once('SIGTERM', () => stop('SIGTERM'));
+  const endedBy = await running.ended;
+  logger.info({ event: 'wrap.stopped', endedBy }, 'toolpin wrap: session ended');
+  // The client sees the upstream's crash as it would without toolpin: this process ends in error.
+  return finish(endedBy === 'upstream' ? ExitCodes.FAILED : ExitCodes.OK);
+}
+
+/** Registers `toolpin wrap` on the program: hands the options to {@link runWrap}, then ends the process. */
+export function registerWrapCommand(program: Command, io: CliIo, done: (code: number) => void): void {
   program
     .command('wrap')
     .description(
@@ -28,38 +78,10 @@ export function registerWrapCommand(program: Command): void {
     .option('--log-file <file>', 'append JSON log lines to this file instead of stderr')
     .option('--log-level <level>', 'trace | debug | info | warn | error | fatal | silent', 'info')
     .argument('[command...]', 'the stdio server to run, after --')
-    .action(async (command: string[], options: WrapOptions) => {
-      const destination =
-        options.logFile === undefined ? process.stderr : createWriteStream(options.logFile, { flags: 'a' });
-      const logger = createLogger({ level: options.logLevel, destination });
-      logUnhandledRejections(logger);
-      const finish = (code: number): void => {
-        logger.flush?.();
-        if (destination === process.stderr) process.exit(code);
-        else destination.end(() => process.exit(code));
-      };
-      let front;
-      try {
-        const server = await loadPinFile(options.pin);
-        front = await runStdioFront({ server, logger, ...(command.length === 0 ? {} : { command }) });
-      } catch (error) {
-        const detail =
-          error instanceof GatewayError ? `${error.code}: ${error.message}` : (error as Error).message;
-        logger.fatal({ event: 'wrap.failed', err: detail }, 'toolpin wrap: cannot start');
-        if (destination !== process.stderr) process.stderr.write(`toolpin wrap: cannot start: ${detail}\n`);
-        finish(ExitCodes.BAD_INPUT);
-        return;
-      }
-      const running = front;
-      const stop = (signal: string): void => {
-        logger.info({ event: 'wrap.stopping', signal }, 'stopping');
-        void running.close();
-      };
-      process.once('SIGINT', () => stop('SIGINT'));
-      process.once('SIGTERM', () => stop('SIGTERM'));
-      const endedBy = await running.ended;
-      logger.info({ event: 'wrap.stopped', endedBy }, 'toolpin wrap: session ended');
-      // The client sees the upstream's crash as it would without toolpin: this process ends in error.
-      finish(endedBy === 'upstream' ? ExitCodes.FAILED : ExitCodes.OK);
+    .action(async (command: string[], options: Omit<WrapCommandOptions, 'command'>) => {
+      const code = await runWrap({ ...options, command }, io);
+      done(code);
+      // stdin may still be open (the server ended the session): the session is over, the process ends.
+      io.exit(code);
     });
 }

@@ -37,12 +37,14 @@ export async function loadGatewayConfig(file: string): Promise<GatewayConfig> {
   const { listen, limits, log } = data;
   const { host, port, token } = data.admin;
   const admin = { host, port, ...(token === undefined ? {} : { token }) };
-  const { max, ttlSeconds, revalidateMs, bridgedPerClient, bridgedIdleSeconds } = data.sessions;
+  const { max, ttlSeconds, revalidateMs, bridgedPerClient, bridgedPerAddress, bridgedIdleSeconds } =
+    data.sessions;
   const sessions = {
     max,
     ttlSeconds,
     ...(revalidateMs === undefined ? {} : { revalidateMs }),
     ...(bridgedPerClient === undefined ? {} : { bridgedPerClient }),
+    ...(bridgedPerAddress === undefined ? {} : { bridgedPerAddress }),
     ...(bridgedIdleSeconds === undefined ? {} : { bridgedIdleSeconds }),
   };
   // Optional blocks stay absent when not written, so a config without them reads as before.

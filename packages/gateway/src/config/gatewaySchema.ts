@@ -38,6 +38,9 @@ export const gatewayFileSchema = z.strictObject({
       revalidateMs: z.int().min(0).optional(),
       // Bridged sessions (a stdio child or an upstream stream each) one client may hold per server. @default 8
       bridgedPerClient: positiveInt.optional(),
+      // Bridged sessions one remote address may hold per server, whatever credentials it sends
+      // (clients behind one reverse proxy share its address). @default 32
+      bridgedPerAddress: positiveInt.optional(),
       // A bridged session with no request and no open stream for this long is closed (at most
       // ttlSeconds). @default 300
       bridgedIdleSeconds: positiveInt.optional(),

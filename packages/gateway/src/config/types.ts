@@ -121,14 +121,17 @@ export interface GatewayConfig {
   /**
    * `revalidateMs`: a tools/call decided from an observation older than this lists upstream first
    * (replicas without stickiness: 0). `bridgedPerClient` (default 8): bridged sessions one client
-   * (credential, else remote address) may hold per server. `bridgedIdleSeconds` (default 300, at
-   * most `ttlSeconds`): a bridged session with no request and no open stream for this long is closed.
+   * (credential, else remote address) may hold per server. `bridgedPerAddress` (default 32): bridged
+   * sessions one remote address may hold per server, whatever credentials it sends.
+   * `bridgedIdleSeconds` (default 300, at most `ttlSeconds`): a bridged session with no request and
+   * no open stream for this long is closed.
    */
   readonly sessions: {
     readonly max: number;
     readonly ttlSeconds: number;
     readonly revalidateMs?: number;
     readonly bridgedPerClient?: number;
+    readonly bridgedPerAddress?: number;
     readonly bridgedIdleSeconds?: number;
   };
   readonly log: { readonly level: LogLevel };

@@ -24,15 +24,17 @@ const MESSAGES: Record<SessionRefusalReason, string> = {
   too_many_sessions: 'toolpin: too many sessions for this server, try again later',
   client_quota:
     'toolpin: this client holds as many sessions of this server as it may; end one (DELETE) or let an idle one close',
+  address_quota:
+    'toolpin: this address holds as many sessions of this server as it may; end one (DELETE) or let an idle one close',
   closing: 'toolpin: the server is closing, try again later',
 };
 
 /**
  * Answers a request that asked for a bridged session (a child process, an upstream stream) when
- * there is no room for one, on every bridged front alike: 429 when the client's own quota is used
- * up, 503 when the server's bound is reached or the server is closing; a `Retry-After`; one
- * JSON-RPC error `-32041` with `data.reason` (`client_quota`, `too_many_sessions`, `closing`);
- * and a `session.refused` log line.
+ * there is no room for one, on every bridged front alike: 429 when the client's own quota or its
+ * address's quota is used up, 503 when the server's bound is reached or the server is closing; a
+ * `Retry-After`; one JSON-RPC error `-32041` with `data.reason` (`client_quota`, `address_quota`,
+ * `too_many_sessions`, `closing`); and a `session.refused` log line.
  */
 export function refuseSession(
   res: ServerResponse,
@@ -53,7 +55,7 @@ export function refuseSession(
   res.setHeader('retry-after', String(context.retryAfterSeconds));
   replyJson(
     res,
-    reason === 'client_quota' ? 429 : 503,
+    reason === 'client_quota' || reason === 'address_quota' ? 429 : 503,
     jsonRpcError(context.id, ErrorCodes.UPSTREAM_UNAVAILABLE, MESSAGES[reason], {
       reason,
       server: context.server,

@@ -10,10 +10,18 @@ export interface BridgeSessionsOptions {
   readonly idleMs: number;
   /** Sessions one client may hold at once, shared by the fronts of a server. @default no bound */
   readonly quota?: ClientQuota;
+  /**
+   * Sessions one remote address may hold at once, whatever credentials its requests carry, shared
+   * by the fronts of a server. @default no bound
+   */
+  readonly addressQuota?: ClientQuota;
 }
 
-/** Why no session could be opened: the server's bound, the client's quota, or the front closing. */
-export type SessionRefusalReason = 'too_many_sessions' | 'client_quota' | 'closing';
+/**
+ * Why no session could be opened: the server's bound, the client's quota, its address's quota, or
+ * the front closing.
+ */
+export type SessionRefusalReason = 'too_many_sessions' | 'client_quota' | 'address_quota' | 'closing';
 
 /** What {@link BridgeSessions.reserve} answers when it has no room. */
 export interface SessionRefusal {
@@ -21,9 +29,9 @@ export interface SessionRefusal {
 }
 
 /**
- * How many bridged sessions each client holds, across the fronts of one server: a client that
- * opens sessions without using them (each one a child process) exhausts its own quota, not the
- * server's bound for everyone else.
+ * How many bridged sessions each client (or each remote address) holds, across the fronts of one
+ * server: a client that opens sessions without using them (each one a child process) exhausts its
+ * own quota, not the server's bound for everyone else.
  */
 export class ClientQuota {
   readonly #counts = new Map<string, number>();
@@ -72,7 +80,8 @@ export interface SessionSlot<Front> {
 
 /** The front's side of a bridged session. */
 export interface BridgedSession<Front> {
-  readonly bridge: EndableSession;
+  /** What carries the session's messages (a MessageBridge, a StatelessSession), and ends it. */
+  readonly carrier: EndableSession;
   readonly front: Front;
   /** Hash of the credential that opened the session; later requests must carry the same. */
   readonly credential: string;
@@ -81,7 +90,7 @@ export interface BridgedSession<Front> {
 interface Entry<Front> extends BridgedSession<Front> {
   open: number;
   timer: NodeJS.Timeout | undefined;
-  /** Gives the client's quota back. */
+  /** Gives the client's and the address's quota back. */
   release: () => void;
 }
 
@@ -91,14 +100,22 @@ export function credentialOf(headers: IncomingHttpHeaders): string {
 }
 
 /**
+ * The remote address a request comes from, for the per-address session quota. A proxy in front of
+ * the gateway makes all its clients one address (the proxy's); `X-Forwarded-For` is not trusted.
+ */
+export function addressKeyOf(req: IncomingMessage): string {
+  return `address:${req.socket.remoteAddress ?? 'unknown'}`;
+}
+
+/**
  * Who a request comes from, for the per-client session quota: its credential (hashed) when it
- * carries one, else its remote address. A proxy in front of the gateway makes every client without
- * a credential one client (the proxy's address); `X-Forwarded-For` is not trusted.
+ * carries one, else its remote address. The gateway does not verify the credential (any string
+ * makes another client), which is why the address has a quota of its own (see addressKeyOf).
  */
 export function clientKeyOf(req: IncomingMessage): string {
   const { authorization, cookie } = req.headers;
   if (authorization !== undefined || cookie !== undefined) return credentialOf(req.headers);
-  return `address:${req.socket.remoteAddress ?? 'unknown'}`;
+  return addressKeyOf(req);
 }
 
 /**
@@ -128,15 +145,26 @@ export class BridgeSessions<Front> {
   }
 
   /**
-   * Claims room for a session of `client` about to be opened, or says why there is none: the
-   * server's bound is reached (sessions being opened count too, so concurrent openings cannot
-   * exceed it), the client's quota is used up, or the front is closed.
+   * Claims room for a session of `client` (see clientKeyOf) from `address` (see addressKeyOf) about
+   * to be opened, or says why there is none: the server's bound is reached (sessions being opened
+   * count too, so concurrent openings cannot exceed it), the client's quota or its address's quota
+   * is used up, or the front is closed.
    */
-  reserve(client: string): SessionSlot<Front> | SessionRefusal {
+  reserve(client: string, address: string): SessionSlot<Front> | SessionRefusal {
     if (this.#closed) return { refused: 'closing' };
     if (this.#entries.size + this.#reserved >= this.#options.max) return { refused: 'too_many_sessions' };
-    const release = this.#options.quota === undefined ? () => undefined : this.#options.quota.take(client);
-    if (release === undefined) return { refused: 'client_quota' };
+    const { quota, addressQuota } = this.#options;
+    const releaseClient = quota === undefined ? () => undefined : quota.take(client);
+    if (releaseClient === undefined) return { refused: 'client_quota' };
+    const releaseAddress = addressQuota === undefined ? () => undefined : addressQuota.take(address);
+    if (releaseAddress === undefined) {
+      releaseClient();
+      return { refused: 'address_quota' };
+    }
+    const release = (): void => {
+      releaseClient();
+      releaseAddress();
+    };
     this.#reserved += 1;
     let settled = false;
     const settle = (): boolean => {
@@ -157,13 +185,13 @@ export class BridgeSessions<Front> {
   #add(id: string, session: BridgedSession<Front>, release: () => void): boolean {
     if (this.#closed) {
       release();
-      void session.bridge.close();
+      void session.carrier.close();
       return false;
     }
     const entry: Entry<Front> = { ...session, open: 0, timer: undefined, release };
     this.#entries.set(id, entry);
-    const previous = session.bridge.onclose;
-    session.bridge.onclose = (by) => {
+    const previous = session.carrier.onclose;
+    session.carrier.onclose = (by) => {
       clearTimeout(entry.timer);
       this.#entries.delete(id);
       entry.release();
@@ -194,7 +222,7 @@ export class BridgeSessions<Front> {
 
   #arm(entry: Entry<Front>): void {
     clearTimeout(entry.timer);
-    entry.timer = setTimeout(() => void entry.bridge.close(), this.#options.idleMs);
+    entry.timer = setTimeout(() => void entry.carrier.close(), this.#options.idleMs);
     entry.timer.unref();
   }
 
@@ -202,6 +230,6 @@ export class BridgeSessions<Front> {
   async closeAll(): Promise<void> {
     this.#closed = true;
     const entries = [...this.#entries.values()];
-    await Promise.all(entries.map((entry) => entry.bridge.close()));
+    await Promise.all(entries.map((entry) => entry.carrier.close()));
   }
 }

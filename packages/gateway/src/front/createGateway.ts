@@ -94,6 +94,9 @@ export function createGateway(config: GatewayConfig, options: CreateGatewayOptio
         ...(config.sessions.bridgedPerClient === undefined
           ? {}
           : { bridgedPerClient: config.sessions.bridgedPerClient }),
+        ...(config.sessions.bridgedPerAddress === undefined
+          ? {}
+          : { bridgedPerAddress: config.sessions.bridgedPerAddress }),
       });
       routes.set(server.name, built.mcp);
       legacyRoutes.set(server.name, built.legacy);

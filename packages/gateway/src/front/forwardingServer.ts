@@ -38,10 +38,16 @@ function upstreamMessage(error: McpError): string {
 }
 
 /** The JSON-RPC error a client gets for a failure of a forwarded request. */
-function asProtocolError(error: unknown): unknown {
+function asProtocolError(error: unknown, server: string): unknown {
   if (error instanceof McpError) return new ProtocolError(error.code, upstreamMessage(error), error.data);
   if (error instanceof GatewayError && error.code === 'GW_UPSTREAM_INVALID')
     return new ProtocolError(INTERNAL_ERROR, `toolpin: ${error.message}`);
+  // A timed-out request says so as the HTTP proxy does: -32041, data.reason `timeout`.
+  if (error instanceof GatewayError && error.data.reason === 'timeout')
+    return new ProtocolError(ErrorCodes.UPSTREAM_UNAVAILABLE, `toolpin: ${error.message}`, {
+      reason: 'timeout',
+      server,
+    });
   if (error instanceof GatewayError)
     return new ProtocolError(ErrorCodes.UPSTREAM_UNAVAILABLE, `toolpin: ${error.message}`);
   return error;
@@ -114,7 +120,7 @@ export function createForwardingServer(options: ForwardingServerOptions): Server
           : {}),
       })
       .catch((error: unknown) => {
-        throw asProtocolError(error);
+        throw asProtocolError(error, guard.config.name);
       });
     const forwarded = withoutRevisionFields(result);
     if (request.method === 'tools/call') return checkedResult(request.id, forwarded);

@@ -2,7 +2,7 @@ import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import express, { type Request, type Response, type Router } from 'express';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { jsonRpcError, parseJsonRpcBody } from '../wire/jsonRpc.js';
-import { clientKeyOf, credentialOf, isRefusal } from './bridgeSessions.js';
+import { addressKeyOf, clientKeyOf, credentialOf, isRefusal } from './bridgeSessions.js';
 import type { BridgeSessions } from './bridgeSessions.js';
 import { replyJson } from './clientReply.js';
 import { openBridge, type BridgeFrontOptions } from './openBridge.js';
@@ -42,7 +42,7 @@ export function legacySseFront(
 
   async function openStream(req: Request, res: Response): Promise<void> {
     const client = clientKeyOf(req);
-    const slot = sessions.reserve(client);
+    const slot = sessions.reserve(client, addressKeyOf(req));
     if (isRefusal(slot))
       return refuseSession(res, slot, {
         logger,
@@ -66,7 +66,8 @@ export function legacySseFront(
       return;
     }
     // A front closed meanwhile closes the session, and with it this stream.
-    if (!slot.fill(front.sessionId, { bridge, front, credential: credentialOf(req.headers) })) return;
+    if (!slot.fill(front.sessionId, { carrier: bridge, front, credential: credentialOf(req.headers) }))
+      return;
     sessions.track(front.sessionId, res);
     const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
     keepAlive.unref();

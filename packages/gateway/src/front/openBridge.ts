@@ -15,6 +15,8 @@ export interface BridgeFrontOptions {
   readonly maxBodyBytes: number;
   /** Bound on each tools/list the gateway sends itself (fetch on miss). */
   readonly timeoutMs: number;
+  /** Silence allowed from the upstream while it owes answers (limits.streamIdleMs). @default 300000 */
+  readonly streamIdleMs?: number;
   /** stdio: how long a child gets to exit on its own when its session ends. @default 2000 */
   readonly graceMs?: number;
 }
@@ -55,6 +57,7 @@ export async function openBridge(
     upstream,
     logger,
     timeoutMs: options.timeoutMs,
+    ...(options.streamIdleMs === undefined ? {} : { streamIdleMs: options.streamIdleMs }),
   });
   try {
     await bridge.start();

@@ -147,7 +147,7 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
     const sessionKey = sessionKeyOf(req.headers);
     if (req.method === 'DELETE')
       res.on('finish', () => res.statusCode < 300 && guard.forgetSession(sessionKey));
-    proxy({ guard, sessionKey, body: undefined, requestIds: [], injected: [], batch: false }, req, res);
+    proxy({ guard, sessionKey, body: undefined, requestIds: [], refused: [], batch: false }, req, res);
   }
   function rejectRequest(
     error: Error & { status?: number; type?: string },
@@ -251,7 +251,7 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
       sessionKey,
       body,
       requestIds: forward.filter(isRequest).map((message) => message.id),
-      injected: refused,
+      refused,
       batch: parsed.body.batch,
     };
     proxy(exchange, req, res);

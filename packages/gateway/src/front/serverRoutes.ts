@@ -29,6 +29,8 @@ export interface ServerRoutesOptions {
   readonly idleMs?: number;
   /** Bridged sessions one client (credential, else remote address) may hold, across this server's fronts. @default 8 */
   readonly bridgedPerClient?: number;
+  /** Bridged sessions one remote address may hold, whatever credentials it sends, across this server's fronts. @default 32 */
+  readonly bridgedPerAddress?: number;
 }
 
 /** The routes of one server, all sharing its guard. */
@@ -55,11 +57,15 @@ export function createServerRoutes(server: ServerConfig, options: ServerRoutesOp
     logger: options.logger,
     maxBodyBytes: options.maxBodyBytes,
     timeoutMs: options.upstreamTimeoutMs,
+    streamIdleMs: options.streamIdleMs,
   };
   const limits = {
     max: options.maxBridgedSessions ?? 100,
     idleMs: options.idleMs ?? 300_000,
     quota: new ClientQuota(options.bridgedPerClient ?? 8),
+    // The credential is not verified here: without a bound per address, one address rotating
+    // Authorization values would take the server's whole bound. Four clients' worth by default.
+    addressQuota: new ClientQuota(options.bridgedPerAddress ?? 32),
   };
   const streamSessions = new BridgeSessions<StreamableHTTPServerTransport>(limits);
   const legacySessions = new BridgeSessions<SSEServerTransport>(limits);

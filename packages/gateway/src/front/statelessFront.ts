@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Request } from 'express';
 import type { JsonRpcId } from '../wire/jsonRpc.js';
-import { clientKeyOf, credentialOf, isRefusal, type SessionRefusal } from './bridgeSessions.js';
+import { addressKeyOf, clientKeyOf, credentialOf, isRefusal, type SessionRefusal } from './bridgeSessions.js';
 import type { BridgeSessions } from './bridgeSessions.js';
 import { passedCredentials, type BridgeFrontOptions } from './openBridge.js';
 import { refuseSession, refuseUnstartedUpstream } from './bridgeRefusals.js';
@@ -41,7 +41,7 @@ export function statelessFront(
   /** Opens the credential's upstream in a reserved slot; rejects with what to answer when it cannot. */
   async function openSession(req: Request, credential: string): Promise<StatelessSession> {
     const client = clientKeyOf(req);
-    const slot = sessions.reserve(client);
+    const slot = sessions.reserve(client, addressKeyOf(req));
     if (isRefusal(slot)) throw new Refused(slot, client);
     let session: StatelessSession;
     try {
@@ -51,13 +51,14 @@ export function statelessFront(
         credential,
         headers: passedCredentials(req.headers),
         timeoutMs: options.timeoutMs,
+        ...(options.streamIdleMs === undefined ? {} : { streamIdleMs: options.streamIdleMs }),
         ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
       });
     } catch (error) {
       slot.release();
       throw error;
     }
-    if (!slot.fill(credential, { bridge: session, front: session, credential }))
+    if (!slot.fill(credential, { carrier: session, front: session, credential }))
       throw new Refused({ refused: 'closing' }, client);
     return session;
   }

@@ -27,6 +27,8 @@ export interface StatelessSessionOptions {
   readonly headers: Readonly<Record<string, string>>;
   /** Bound on the initialize handshake and on each tools/list the gateway sends itself. */
   readonly timeoutMs: number;
+  /** Silence allowed from the upstream while it owes answers (limits.streamIdleMs). @default 300000 */
+  readonly streamIdleMs?: number;
   /** stdio: how long a child gets to exit on its own when the session ends. */
   readonly graceMs?: number;
 }
@@ -90,12 +92,18 @@ export class StatelessSession {
       upstream = await SharedUpstream.open({
         connection,
         timeoutMs: options.timeoutMs,
+        ...(options.streamIdleMs === undefined ? {} : { streamIdleMs: options.streamIdleMs }),
         onNotification: (method, params) => deliver(method, params),
         onError: (error) => {
           const fields = { server: config.name, session: sessionLabel(sessionKey) };
           // A handler failed on an upstream message: the upstream is closed, and with it the session.
           if (error instanceof GatewayError && error.code === 'GW_SESSION_FAILED')
             logger.error({ event: 'session.failed', ...fields }, errorSummary(error));
+          else if (error instanceof GatewayError && error.data.reason === 'timeout')
+            logger.warn(
+              { event: 'upstream.timeout', ...fields, requests: error.data.requests },
+              error.message,
+            );
           else logger.warn({ event: 'upstream.error', ...fields }, errorSummary(error));
         },
         server: config.name,

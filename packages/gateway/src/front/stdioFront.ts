@@ -9,7 +9,7 @@ import { SessionStore } from '../state/sessionStore.js';
 import { ToolDigester } from '../state/toolDigester.js';
 import { MessageBridge, type BridgeEnd } from '../transports/messageBridge.js';
 import { openUpstream } from '../transports/openUpstream.js';
-import { DEFAULT_TIMEOUT_MS } from '../defaults.js';
+import { DEFAULT_STREAM_IDLE_MS, DEFAULT_TIMEOUT_MS } from '../defaults.js';
 
 /** Options of {@link runStdioFront}. */
 export interface StdioFrontOptions {
@@ -25,6 +25,11 @@ export interface StdioFrontOptions {
   readonly output?: Writable;
   /** Bound on each tools/list the gateway sends itself (fetch on miss). @default 30000 */
   readonly timeoutMs?: number;
+  /**
+   * Silence allowed from the upstream while it owes answers: past it, each request it has not
+   * answered gets -32041 `timeout`. @default 300000 (the gateway's `limits.streamIdleMs` default)
+   */
+  readonly streamIdleMs?: number;
 }
 
 /** A running stdio front. */
@@ -74,6 +79,7 @@ export async function runStdioFront(options: StdioFrontOptions): Promise<StdioFr
     upstream,
     logger,
     timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    streamIdleMs: options.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS,
   });
   const ended = new Promise<BridgeEnd>((resolve) => {
     bridge.onclose = resolve;

@@ -8,7 +8,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { headerValue } from '../wire/httpHeaders.js';
 import { jsonRpcError, parseJsonRpcBody, type JsonRpcId } from '../wire/jsonRpc.js';
-import { clientKeyOf, credentialOf, isRefusal } from './bridgeSessions.js';
+import { addressKeyOf, clientKeyOf, credentialOf, isRefusal } from './bridgeSessions.js';
 import type { BridgeSessions, SessionSlot } from './bridgeSessions.js';
 import { replyJson } from './clientReply.js';
 import { openBridge, type BridgeFrontOptions } from './openBridge.js';
@@ -79,7 +79,7 @@ export function streamableFront(
       );
     }
     const client = clientKeyOf(req);
-    const slot = sessions.reserve(client);
+    const slot = sessions.reserve(client, addressKeyOf(req));
     const refusalContext = {
       logger,
       server: guard.config.name,
@@ -115,7 +115,7 @@ export function streamableFront(
     }
     // Set before registration, which wraps it: the registry forgets the session, then this runs.
     bridge.onclose = () => events.close();
-    if (!slot.fill(id, { bridge, front, credential: credentialOf(req.headers) }))
+    if (!slot.fill(id, { carrier: bridge, front, credential: credentialOf(req.headers) }))
       return refuseSession(res, { refused: 'closing' }, refusalContext);
     sessions.track(id, res);
     await front.handleRequest(req, res, initialize);

@@ -12,7 +12,7 @@ export interface Exchange {
   /** Ids of the requests forwarded, so each gets an error if the upstream fails them. */
   readonly requestIds: readonly JsonRpcId[];
   /** Errors for refused members of a batch, merged into the upstream's answer. */
-  readonly injected: readonly JsonRpcResponse[];
+  readonly refused: readonly JsonRpcResponse[];
   /** The client sent a batch: a JSON answer is an array. */
   readonly batch: boolean;
 }
@@ -45,8 +45,19 @@ export function upstreamFailure(
   message: string,
   extra: Record<string, unknown> = {},
 ): JsonRpcResponse {
+  return upstreamFailureOf(exchange.guard.config.name, id, reason, message, extra);
+}
+
+/** {@link upstreamFailure} for a request of `server` sent outside an HTTP exchange (a bridged session). */
+export function upstreamFailureOf(
+  server: string,
+  id: JsonRpcId,
+  reason: UpstreamFailureReason,
+  message: string,
+  extra: Record<string, unknown> = {},
+): JsonRpcResponse {
   const code = UNAVAILABLE.has(reason) ? ErrorCodes.UPSTREAM_UNAVAILABLE : ErrorCodes.UPSTREAM_INVALID;
-  return jsonRpcError(id, code, message, { reason, server: exchange.guard.config.name, ...extra });
+  return jsonRpcError(id, code, message, { reason, server, ...extra });
 }
 
 /**
@@ -60,6 +71,6 @@ export function failurePayload(
   extra: Record<string, unknown> = {},
 ): unknown {
   const errors = exchange.requestIds.map((id) => upstreamFailure(exchange, id, reason, message, extra));
-  if (exchange.batch) return [...errors, ...exchange.injected];
+  if (exchange.batch) return [...errors, ...exchange.refused];
   return errors[0] ?? upstreamFailure(exchange, null, reason, message, extra);
 }

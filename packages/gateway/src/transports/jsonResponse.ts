@@ -117,14 +117,14 @@ export async function relayJsonResponse(
   const out =
     status >= 200 && status < 300 ? [...verdict.out, ...unanswered(exchange, verdict.out)] : verdict.out;
   let body: string | Buffer;
-  if (verdict.text !== undefined && out.length === 1 && exchange.injected.length === 0)
+  if (verdict.text !== undefined && out.length === 1 && exchange.refused.length === 0)
     // A listing verified before and unchanged is answered with the very text the gateway's own
     // serialization gives: those are the bytes it read (no second encoding of a large listing),
     // when they are well-formed UTF-8. Other bytes were read with replacement characters: the
     // client gets the text the gateway decided on, encoded by the gateway.
     body = verdict.text === text && isUtf8(raw) ? raw : verdict.text;
-  else if (verdict.batch || exchange.injected.length > 0 || out.length !== 1)
-    body = JSON.stringify([...out, ...exchange.injected]);
+  else if (verdict.batch || exchange.refused.length > 0 || out.length !== 1)
+    body = JSON.stringify([...out, ...exchange.refused]);
   else body = JSON.stringify(out[0]);
   sendJson(res, status, headers, body);
 }
@@ -155,8 +155,8 @@ export function sendAccepted(
   status: number,
   headers: OutgoingHttpHeaders,
 ): void {
-  if (exchange.injected.length > 0) {
-    sendJson(res, 200, headers, JSON.stringify(exchange.batch ? exchange.injected : exchange.injected[0]));
+  if (exchange.refused.length > 0) {
+    sendJson(res, 200, headers, JSON.stringify(exchange.batch ? exchange.refused : exchange.refused[0]));
     return;
   }
   res.writeHead(status, headers);

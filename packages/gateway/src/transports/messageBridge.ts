@@ -21,6 +21,7 @@ import {
   type JsonRpcMessage,
   type JsonRpcResponse,
 } from '../wire/jsonRpc.js';
+import { upstreamFailureOf } from './exchange.js';
 import type { UpstreamConnection } from './openUpstream.js';
 import { PendingReplies } from './pendingReplies.js';
 import { describeUpstreamEnd } from './describeUpstreamEnd.js';
@@ -31,7 +32,12 @@ import {
   unverifiableAnswer,
   type InvalidUpstreamMessage,
 } from '../wire/upstreamMessage.js';
-import { CLIENT_FLUSH_MS, DEFAULT_MAX_PAGES } from '../defaults.js';
+import { CLIENT_FLUSH_MS, DEFAULT_MAX_PAGES, DEFAULT_STREAM_IDLE_MS } from '../defaults.js';
+
+/** How long the upstream may stay silent while it owes answers, unless told (limits.streamIdleMs). */
+
+/** Ids of requests answered with a timeout, whose late answers are dropped: at most this many. */
+const MAX_TIMED_OUT = 1024;
 
 /** Options of {@link MessageBridge}. */
 export interface MessageBridgeOptions {
@@ -45,6 +51,12 @@ export interface MessageBridgeOptions {
   readonly logger: GatewayLogger;
   /** Bound on each tools/list page the gateway asks for itself (fetch on miss). */
   readonly timeoutMs: number;
+  /**
+   * Silence allowed from the upstream while client requests are in flight (limits.streamIdleMs):
+   * past it, each request in flight for that long gets -32041 `timeout`. Any upstream message
+   * (a progress notification too) restarts the clock. @default 300000
+   */
+  readonly streamIdleMs?: number;
   /** @default 1000 */
   readonly maxPages?: number;
 }
@@ -64,6 +76,8 @@ interface InFlight {
   readonly id: JsonRpcId;
   readonly method: string;
   readonly progressToken: unknown;
+  /** When it was sent upstream (Date.now()): its silence clock starts no earlier. */
+  readonly sentAt: number;
 }
 
 /**
@@ -79,6 +93,12 @@ export class MessageBridge {
 
   readonly #options: MessageBridgeOptions;
   readonly #inFlight = new Map<string, InFlight>();
+  /** When the upstream last sent anything (Date.now()). */
+  #heardAt = 0;
+  /** Fires when the oldest request in flight may have waited out the upstream's silence. */
+  #silence: NodeJS.Timeout | undefined;
+  /** Keys of requests answered with a timeout: the upstream's late answer is not a second answer. */
+  readonly #timedOut = new Set<string>();
   /** The client's latest 2026-07-28 envelope: the gateway's own requests speak the client's revision. */
   #envelope: Record<string, unknown> | undefined;
   readonly #own = new PendingReplies();
@@ -138,6 +158,7 @@ export class MessageBridge {
       return;
     }
     if (isRequest(message)) {
+      this.#timedOut.delete(idKey(message.id));
       this.#envelope = envelopeOf(message.params?._meta) ?? this.#envelope;
       if (message.method === 'tools/call') {
         const refusal = await screenCall(guard, sessionKey, message.id, message.params, () =>
@@ -156,7 +177,9 @@ export class MessageBridge {
         id: message.id,
         method: message.method,
         progressToken: meta?.progressToken,
+        sentAt: Date.now(),
       });
+      this.#watchSilence();
     }
     try {
       await this.#options.upstream.transport.send(raw);
@@ -199,6 +222,7 @@ export class MessageBridge {
    * throws fails that message, never the process.
    */
   #fromUpstream(raw: JSONRPCMessage): void {
+    this.#heardAt = Date.now();
     const invalid = checkUpstreamMessage(raw);
     if (invalid !== undefined) {
       this.#dropInvalid(invalid);
@@ -244,6 +268,11 @@ export class MessageBridge {
     if (isResponse(message)) {
       // The gateway's own listing is the guard's to inspect; the client never asked for it.
       if (this.#own.settle(message)) return;
+      // The client already has its answer (-32041 timeout): a second one is not sent.
+      if (this.#timedOut.delete(idKey(message.id))) {
+        this.#log('info', 'upstream.late_answer', 'an answer after its request timed out, dropped');
+        return;
+      }
       const request = this.#inFlight.get(idKey(message.id));
       // Inspected before it counts as answered: if inspection throws, the request still gets an error.
       const replaced = this.#options.guard.inspectUpstreamMessage(this.#options.sessionKey, message);
@@ -304,6 +333,68 @@ export class MessageBridge {
     });
   }
 
+  /**
+   * Arms the silence clock while requests are in flight, for the earliest moment one of them may
+   * have waited `streamIdleMs` with nothing from the upstream. Lazy: an upstream message only moves
+   * `#heardAt`, and the timer re-arms itself when it finds nothing due.
+   */
+  #watchSilence(): void {
+    if (this.#silence !== undefined || this.#inFlight.size === 0 || this.#closing !== undefined) return;
+    let oldest = Infinity;
+    for (const request of this.#inFlight.values()) oldest = Math.min(oldest, request.sentAt);
+    const due = Math.max(oldest, this.#heardAt) + this.#idleMs;
+    this.#silence = setTimeout(
+      () => {
+        this.#silence = undefined;
+        this.#timeOutSilent();
+        this.#watchSilence();
+      },
+      Math.max(0, due - Date.now()),
+    );
+    this.#silence.unref();
+  }
+
+  /**
+   * Answers -32041 `timeout` for every request the upstream has been silent on for `streamIdleMs`
+   * since it was sent (the HTTP proxy's rule for an answer still owed), and tells the upstream it
+   * may stop (notifications/cancelled; never for initialize, which cannot be cancelled).
+   */
+  #timeOutSilent(): void {
+    const idleMs = this.#idleMs;
+    const now = Date.now();
+    const server = this.#options.guard.config.name;
+    const message = `toolpin: the upstream sent nothing for ${idleMs} ms`;
+    let count = 0;
+    for (const [key, request] of this.#inFlight) {
+      if (Math.max(request.sentAt, this.#heardAt) + idleMs > now) continue;
+      this.#inFlight.delete(key);
+      this.#timedOut.add(key);
+      count += 1;
+      this.#toClient(upstreamFailureOf(server, request.id, 'timeout', message), request.id);
+      if (request.method !== 'initialize')
+        void this.#options.upstream.transport
+          .send({
+            jsonrpc: '2.0',
+            method: 'notifications/cancelled',
+            params: { requestId: request.id as string | number, reason: message },
+          })
+          .catch((error: Error) => this.#log('debug', 'upstream.send_failed', error.message));
+    }
+    for (const key of this.#timedOut) {
+      if (this.#timedOut.size <= MAX_TIMED_OUT) break;
+      this.#timedOut.delete(key);
+    }
+    if (count > 0)
+      this.#options.logger.warn(
+        { event: 'upstream.timeout', ...this.#fields(), requests: count },
+        `the upstream sent nothing for ${idleMs} ms: ${count} request(s) answered with a timeout`,
+      );
+  }
+
+  get #idleMs(): number {
+    return this.#options.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS;
+  }
+
   #listUpstream(): Promise<FetchedPage[]> {
     const limits = {
       maxPages: this.#options.maxPages ?? DEFAULT_MAX_PAGES,
@@ -357,6 +448,7 @@ export class MessageBridge {
     const reason = describeUpstreamEnd(by, upstream.transport);
     this.#log(by === 'upstream' ? 'warn' : 'info', 'session.ended', reason);
     this.#own.rejectAll(new GatewayError('GW_UPSTREAM_EXITED', reason));
+    clearTimeout(this.#silence);
     // Every request the upstream will now never answer gets an error instead of silence.
     for (const request of this.#inFlight.values()) {
       this.#toClient(

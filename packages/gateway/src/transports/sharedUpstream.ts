@@ -13,7 +13,7 @@ import type { UpstreamConnection } from './openUpstream.js';
 import { describeUpstreamEnd } from './describeUpstreamEnd.js';
 import type { InvalidUpstreamMessage } from '../wire/upstreamMessage.js';
 import { CheckedUpstreamTransport } from './checkedUpstreamTransport.js';
-import { CLIENT_INFO } from '../defaults.js';
+import { CLIENT_INFO, DEFAULT_STREAM_IDLE_MS } from '../defaults.js';
 
 /** Any result, kept as the upstream sent it: no SDK schema may drop or coerce a member. */
 const rawResult = z.looseObject({});
@@ -24,15 +24,26 @@ const ENVELOPE_PREFIX = 'io.modelcontextprotocol/';
 /** Longest a forwarded request may wait (setTimeout's bound): in practice, as long as the client does. */
 const NO_TIMEOUT_MS = 2 ** 31 - 1;
 
+/** How long the upstream may stay silent while it owes answers, unless told (limits.streamIdleMs). */
+
 /** Options of {@link SharedUpstream.open}. */
 export interface SharedUpstreamOptions {
   /** The upstream transport, not yet started (see openUpstream). */
   readonly connection: UpstreamConnection;
   /** Bound on the initialize handshake. */
   readonly timeoutMs: number;
+  /**
+   * Silence allowed from the upstream while requests are in flight (limits.streamIdleMs): past it,
+   * each request in flight for that long rejects with GW_UPSTREAM_UNREACHABLE, `data.reason`
+   * `timeout`. Any upstream message (a progress notification too) restarts the clock. @default 300000
+   */
+  readonly streamIdleMs?: number;
   /** Receives every notification the upstream sends (list_changed, resource updates, logs). */
   readonly onNotification: (method: string, params: Record<string, unknown> | undefined) => void;
-  /** Receives transport errors that do not end the connection. */
+  /**
+   * Receives transport errors that do not end the connection, and the upstream's silence when it
+   * timed requests out (a GatewayError with `data.reason` `timeout` and `data.requests`).
+   */
   readonly onError: (error: Error) => void;
   /** Names the server in the -32042 errors of invalid upstream answers. */
   readonly server: string;
@@ -44,7 +55,10 @@ export interface SharedUpstreamOptions {
 export interface ForwardOptions {
   /** Aborted when the client goes away: the upstream gets notifications/cancelled. */
   readonly signal?: AbortSignal;
-  /** Bound on the request (the gateway's own listings); none by default, as long as the client waits. */
+  /**
+   * Bound on the request (the gateway's own listings); by default none but the upstream's silence
+   * (see SharedUpstreamOptions.streamIdleMs), as long as the client waits.
+   */
   readonly timeoutMs?: number;
   /** Receives the upstream's progress; given only when the client asked for progress. */
   readonly onprogress?: (progress: Progress) => void;
@@ -79,6 +93,14 @@ function progressOf(message: JSONRPCMessage): { token: unknown; progress: Progre
     : undefined;
 }
 
+/** A forwarded request waiting for its answer. */
+interface Waiting {
+  /** When it was sent (Date.now()): its silence clock starts no earlier. */
+  readonly sentAt: number;
+  /** Ends the request with the upstream's silence as the reason. */
+  readonly timeOut: (reason: GatewayError) => void;
+}
+
 /**
  * One upstream connection (a stdio child, or a 2024-11-05 HTTP+SSE session) that the gateway
  * initializes itself as a 2025-era client and shares among the stateless (2026-07-28) requests of
@@ -94,14 +116,29 @@ export class SharedUpstream {
   /** The upstream transport as the SDK client sees it: every message checked first. */
   readonly #checked: CheckedUpstreamTransport;
   readonly #progress = new Map<string, (progress: Progress) => void>();
+  readonly #idleMs: number;
+  readonly #onError: (error: Error) => void;
+  readonly #waiting = new Set<Waiting>();
+  /** When the upstream last sent anything (Date.now()). */
+  #heardAt = 0;
+  /** Fires when the oldest request waiting may have waited out the upstream's silence. */
+  #silence: NodeJS.Timeout | undefined;
   #closed = false;
   /** True when the gateway closed the connection (shutdown, idleness), not the upstream. */
   #closedByGateway = false;
 
-  private constructor(client: Client, connection: UpstreamConnection, checked: CheckedUpstreamTransport) {
+  private constructor(
+    client: Client,
+    connection: UpstreamConnection,
+    checked: CheckedUpstreamTransport,
+    idleMs: number,
+    onError: (error: Error) => void,
+  ) {
     this.#client = client;
     this.#connection = connection;
     this.#checked = checked;
+    this.#idleMs = idleMs;
+    this.#onError = onError;
   }
 
   /** Starts the upstream and performs the initialize handshake; rejects (and cleans up) if either fails. */
@@ -113,7 +150,13 @@ export class SharedUpstream {
       options.server,
       options.onInvalid,
     );
-    const shared = new SharedUpstream(client, options.connection, checked);
+    const shared = new SharedUpstream(
+      client,
+      options.connection,
+      checked,
+      options.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS,
+      options.onError,
+    );
     client.fallbackNotificationHandler = async (notification) => {
       options.onNotification(notification.method, notification.params);
     };
@@ -144,6 +187,7 @@ export class SharedUpstream {
     const transport = this.#checked;
     const dispatch = transport.onmessage;
     transport.onmessage = (message, extra) => {
+      this.#heardAt = Date.now();
       const update = progressOf(message);
       const listener = typeof update?.token === 'string' ? this.#progress.get(update.token) : undefined;
       if (update !== undefined && listener !== undefined) listener(update.progress);
@@ -191,6 +235,17 @@ export class SharedUpstream {
     const follow = (): void => abort.abort(options.signal?.reason);
     if (options.signal?.aborted === true) follow();
     else options.signal?.addEventListener('abort', follow, { once: true });
+    // The SDK client answers an abort with notifications/cancelled upstream, and rejects.
+    let timedOut: GatewayError | undefined;
+    const waiting: Waiting = {
+      sentAt: Date.now(),
+      timeOut: (reason) => {
+        timedOut = reason;
+        abort.abort(reason);
+      },
+    };
+    this.#waiting.add(waiting);
+    this.#watchSilence();
     try {
       return await this.#client.request(
         forwarded === undefined ? { method } : { method, params: forwarded },
@@ -199,6 +254,7 @@ export class SharedUpstream {
       );
     } catch (error) {
       if (this.#closed) throw new GatewayError('GW_UPSTREAM_EXITED', this.endReason(), { method });
+      if (timedOut !== undefined) throw timedOut;
       if (error instanceof McpError || abort.signal.aborted) throw error;
       // A result that is not an object fails the SDK client's schema: the upstream answered, wrongly.
       const invalid = (error as { name?: unknown }).name === 'ZodError';
@@ -209,9 +265,46 @@ export class SharedUpstream {
         { cause: error },
       );
     } finally {
+      this.#waiting.delete(waiting);
       options.signal?.removeEventListener('abort', follow);
       if (token !== undefined) this.#progress.delete(token);
     }
+  }
+
+  /**
+   * Arms the silence clock while requests wait, for the earliest moment one of them may have
+   * waited `streamIdleMs` with nothing from the upstream; re-armed when it fires (the HTTP proxy's
+   * rule for an answer still owed, docs/boundary.md "Timeouts").
+   */
+  #watchSilence(): void {
+    if (this.#silence !== undefined || this.#waiting.size === 0 || this.#closed) return;
+    let oldest = Infinity;
+    for (const waiting of this.#waiting) oldest = Math.min(oldest, waiting.sentAt);
+    const due = Math.max(oldest, this.#heardAt) + this.#idleMs;
+    this.#silence = setTimeout(
+      () => {
+        this.#silence = undefined;
+        const now = Date.now();
+        const message = `the upstream sent nothing for ${this.#idleMs} ms`;
+        let count = 0;
+        for (const waiting of [...this.#waiting]) {
+          if (Math.max(waiting.sentAt, this.#heardAt) + this.#idleMs > now) continue;
+          this.#waiting.delete(waiting);
+          count += 1;
+          waiting.timeOut(new GatewayError('GW_UPSTREAM_UNREACHABLE', message, { reason: 'timeout' }));
+        }
+        if (count > 0)
+          this.#onError(
+            new GatewayError('GW_UPSTREAM_UNREACHABLE', `${message}: ${count} request(s) timed out`, {
+              reason: 'timeout',
+              requests: count,
+            }),
+          );
+        this.#watchSilence();
+      },
+      Math.max(0, due - Date.now()),
+    );
+    this.#silence.unref();
   }
 
   /** Why the connection ended: the gateway closing it, the child's exit, or the connection closing. */
@@ -233,6 +326,7 @@ export class SharedUpstream {
   #ended(): void {
     if (this.#closed) return;
     this.#closed = true;
+    clearTimeout(this.#silence);
     this.onclose?.();
   }
 }

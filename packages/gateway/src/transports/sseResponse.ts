@@ -45,10 +45,10 @@ export function relaySseResponse(
     // Buffering proxies (nginx) and compression would hold events back; neither may apply here.
     'x-accel-buffering': 'no',
   });
-  for (const error of exchange.injected) res.write(encodeSseMessage(error));
+  for (const error of exchange.refused) res.write(encodeSseMessage(error));
   // The headers leave with the first event when it came with them (one write instead of two, the
   // common case of a POST answered at once); a stream with nothing to say yet gets them one turn later.
-  let flushed = exchange.injected.length > 0;
+  let flushed = exchange.refused.length > 0;
   setImmediate(() => {
     if (!flushed && !res.writableEnded && !res.destroyed) res.flushHeaders();
   });

@@ -4,7 +4,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayError } from '../errors.js';
 import { errorSummary } from '../observe/errorSummary.js';
-import { killProcessGroup, trackChild, untrackChild } from './childRegistry.js';
+import { killProcessGroup, trackChild, untrackChild, waitForGroupExit } from './childRegistry.js';
 import { DEFAULT_MAX_BRIDGED_MESSAGE_BYTES } from '../defaults.js';
 
 /** Options of {@link StdioChildTransport}. */
@@ -30,6 +30,7 @@ export interface ChildExit {
 }
 
 const MAX_STDERR_LINE = 8 * 1024;
+const DEFAULT_GRACE_MS = 2000;
 const NEWLINE = 0x0a;
 
 /**
@@ -87,15 +88,22 @@ export class StdioChildTransport implements Transport {
       ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     });
     this.#child = child;
-    this.#exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    let groupGone: () => void = () => undefined;
+    // Exited means the child closed its pipes and nothing of its process group runs any more.
+    this.#exited = Promise.all([
+      new Promise<void>((resolve) => child.once('close', () => resolve())),
+      new Promise<void>((resolve) => (groupGone = resolve)),
+    ]).then(() => undefined);
     child.stdout?.on('data', (chunk: Buffer) => this.#read(chunk));
     child.stdin?.on('error', (error) => this.onerror?.(error));
     this.#readStderr(child);
     child.once('exit', (code, signal) => {
       this.#exit = { code, signal };
       untrackChild(child);
-      // Anything the child left running in its group goes with it.
+      // Anything the child left running in its group goes with it, and is waited for (bounded):
+      // a signal is delivered at once, but a process ends some time after.
       killProcessGroup(child, 'SIGKILL');
+      void waitForGroupExit(child, this.#options.graceMs ?? DEFAULT_GRACE_MS).then(groupGone);
     });
     child.once('close', () => {
       this.#closed = true;
@@ -107,6 +115,8 @@ export class StdioChildTransport implements Transport {
         resolve();
       });
       child.once('error', (error) => {
+        // Never spawned: there is no group to wait for.
+        groupGone();
         const failure = new GatewayError(
           'GW_UPSTREAM_SPAWN_FAILED',
           `cannot start ${options.command}: ${error.message}`,
@@ -239,7 +249,8 @@ export class StdioChildTransport implements Transport {
 
   /**
    * Ends the child: stdin is closed (a stdio server's cue to exit), then SIGTERM, then SIGKILL, to
-   * the whole process group, each after the grace period. Resolves once the child is gone.
+   * the whole process group, each after the grace period. Resolves once the child is gone and,
+   * within a further grace period, every process of its group.
    */
   async close(): Promise<void> {
     const child = this.#child;
@@ -252,7 +263,7 @@ export class StdioChildTransport implements Transport {
     }
     const exited = this.#exited ?? Promise.resolve();
     if (this.#exit === undefined) {
-      const grace = this.#options.graceMs ?? 2000;
+      const grace = this.#options.graceMs ?? DEFAULT_GRACE_MS;
       child.stdin?.end();
       if (!(await settlesWithin(exited, grace))) {
         killProcessGroup(child, 'SIGTERM');

@@ -9,8 +9,11 @@ const drifted = fixture('deepwiki-tools-list-drifted.json');
 const cloudflare = fixture('cloudflare-docs-tools-list.json');
 
 /** A YAML pin file made from the digest of a catalog, with its restricted definitions. */
-function pinFileFor(catalog: string, name: string): string {
-  const digest = JSON.parse(runCli('digest', catalog, '--json').stdout) as { catalog: string; tools: object };
+async function pinFileFor(catalog: string, name: string): Promise<string> {
+  const digest = JSON.parse((await runCli('digest', catalog, '--json')).stdout) as {
+    catalog: string;
+    tools: object;
+  };
   const { tools } = JSON.parse(readFileSync(catalog, 'utf8')) as { tools: Record<string, unknown>[] };
   const definitions = Object.fromEntries(
     tools.map(({ name: toolName, description, inputSchema }) => [
@@ -33,8 +36,8 @@ function pinFileFor(catalog: string, name: string): string {
 }
 
 describe('toolpin diff', () => {
-  it('exits 0 and says equal for the same catalog', () => {
-    const result = runCli('diff', deepwiki, deepwiki);
+  it('exits 0 and says equal for the same catalog', async () => {
+    const result = await runCli('diff', deepwiki, deepwiki);
     expect(result).toEqual({
       code: 0,
       stdout:
@@ -45,8 +48,8 @@ describe('toolpin diff', () => {
     });
   });
 
-  it('exits 1 and names the drifted tool, member and path', () => {
-    const result = runCli('diff', deepwiki, drifted);
+  it('exits 1 and names the drifted tool, member and path', async () => {
+    const result = await runCli('diff', deepwiki, drifted);
     expect(result.code).toBe(1);
     expect(result.stderr).toBe('');
     expect(result.stdout).toBe(
@@ -65,8 +68,8 @@ describe('toolpin diff', () => {
     );
   });
 
-  it('exits 1 and reports the wrong subject with added and removed tools', () => {
-    const result = runCli('diff', deepwiki, cloudflare, '--json');
+  it('exits 1 and reports the wrong subject with added and removed tools', async () => {
+    const result = await runCli('diff', deepwiki, cloudflare, '--json');
     expect(result.code).toBe(1);
     const diff = JSON.parse(result.stdout);
     expect(diff.wrongSubject).toBe(true);
@@ -75,14 +78,14 @@ describe('toolpin diff', () => {
       'tool:search_cloudflare_documentation',
     ]);
     expect(diff.removed).toHaveLength(3);
-    expect(runCli('diff', deepwiki, cloudflare).stdout).toMatch(
+    expect((await runCli('diff', deepwiki, cloudflare)).stdout).toMatch(
       /^wrong subject: none of the 2 observed tools is pinned/m,
     );
   });
 
-  it('diffs a YAML pin file with definitions against an observed catalog', () => {
-    const pin = pinFileFor(deepwiki, 'deepwiki.pin.yaml');
-    const result = runCli('diff', pin, drifted, '--json');
+  it('diffs a YAML pin file with definitions against an observed catalog', async () => {
+    const pin = await pinFileFor(deepwiki, 'deepwiki.pin.yaml');
+    const result = await runCli('diff', pin, drifted, '--json');
     expect(result.code).toBe(1);
     expect(JSON.parse(result.stdout).changed).toEqual([
       {
@@ -94,11 +97,11 @@ describe('toolpin diff', () => {
         paths: ['/description'],
       },
     ]);
-    expect(runCli('diff', pin, deepwiki).code).toBe(0);
+    expect((await runCli('diff', pin, deepwiki)).code).toBe(0);
   });
 
-  it('diffs the members a pin records by value: a changed _meta is drift under an equal digest', () => {
-    const pinned = runCli(
+  it('diffs the members a pin records by value: a changed _meta is drift under an equal digest', async () => {
+    const pinned = await runCli(
       'pin',
       '--name',
       'deepwiki',
@@ -110,7 +113,7 @@ describe('toolpin diff', () => {
     expect(pinned.code).toBe(0);
     const pin = join(dir, 'deepwiki.full.pin.yaml');
     writeFileSync(pin, pinned.stdout);
-    expect(runCli('diff', pin, deepwiki)).toMatchObject({
+    expect(await runCli('diff', pin, deepwiki)).toMatchObject({
       code: 0,
       stdout: expect.stringContaining('equal: 3 tools'),
     });
@@ -120,7 +123,7 @@ describe('toolpin diff', () => {
       tagged,
       JSON.stringify({ tools: tools.map((tool) => ({ ...tool, _meta: { _fastmcp: { tags: ['x'] } } })) }),
     );
-    const result = runCli('diff', pin, tagged);
+    const result = await runCli('diff', pin, tagged);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(
       [
@@ -131,33 +134,33 @@ describe('toolpin diff', () => {
       ].join('\n'),
     );
     expect(result.stdout).toContain('drift: 3 changed, 0 added, 0 removed, 0 unchanged');
-    const json = JSON.parse(runCli('diff', pin, tagged, '--json').stdout);
+    const json = JSON.parse((await runCli('diff', pin, tagged, '--json')).stdout);
     expect(json.equal).toBe(false);
     expect(json.unchanged).toEqual([]);
     expect(json.changed[0]).toMatchObject({ members: ['_meta'], paths: ['/_meta/_fastmcp/tags'] });
   });
 
-  it('says which served members a pin of the earlier format does not record, without calling it drift', () => {
-    const pin = pinFileFor(deepwiki, 'deepwiki.six.pin.yaml');
-    const result = runCli('diff', pin, deepwiki);
+  it('says which served members a pin of the earlier format does not record, without calling it drift', async () => {
+    const pin = await pinFileFor(deepwiki, 'deepwiki.six.pin.yaml');
+    const result = await runCli('diff', pin, deepwiki);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('not pinned tool:ask_wiki_question: _meta (the gateway strips them)');
   });
 
-  it('exits 2 when the pin catalog is not the fold of its tools', () => {
+  it('exits 2 when the pin catalog is not the fold of its tools', async () => {
     const path = join(dir, 'corrupt.pin.yaml');
     writeFileSync(
       path,
       `pin:\n  catalog: sha256:${'0'.repeat(64)}\n  tools:\n    tool:a: sha256:${'1'.repeat(64)}\n`,
     );
-    const result = runCli('diff', path, deepwiki);
+    const result = await runCli('diff', path, deepwiki);
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(/corrupt\.pin\.yaml: pin\.catalog is not the catalog digest of pin\.tools/);
   });
 
-  it('exits 2 on an unreadable side', () => {
-    const result = runCli('diff', deepwiki, join(dir, 'nope.json'));
+  it('exits 2 on an unreadable side', async () => {
+    const result = await runCli('diff', deepwiki, join(dir, 'nope.json'));
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(/nope\.json: cannot read the file/);

@@ -23,8 +23,8 @@ function renamedCatalog(): string {
 }
 
 describe('toolpin diff, explained', () => {
-  it('shows the word diff of the changed description', () => {
-    const result = runCli(
+  it('shows the word diff of the changed description', async () => {
+    const result = await runCli(
       'diff',
       fixture('deepwiki-tools-list.json'),
       fixture('deepwiki-tools-list-drifted.json'),
@@ -35,8 +35,8 @@ describe('toolpin diff, explained', () => {
     );
   });
 
-  it('reports a tool listed under a new name with an identical definition as one rename', () => {
-    const result = runCli('diff', fixture('deepwiki-tools-list.json'), renamedCatalog());
+  it('reports a tool listed under a new name with an identical definition as one rename', async () => {
+    const result = await runCli('diff', fixture('deepwiki-tools-list.json'), renamedCatalog());
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(
       'renamed   tool:read_wiki_contents -> tool:read_wiki (identical but for the name)\n',
@@ -44,7 +44,7 @@ describe('toolpin diff, explained', () => {
     expect(result.stdout).not.toMatch(/^(added|removed) /m);
     expect(result.stdout).toContain('drift: 0 changed, 1 renamed, 0 added, 0 removed, 2 unchanged\n');
     const json = JSON.parse(
-      runCli('diff', fixture('deepwiki-tools-list.json'), renamedCatalog(), '--json').stdout,
+      (await runCli('diff', fixture('deepwiki-tools-list.json'), renamedCatalog(), '--json')).stdout,
     ) as {
       explanation: { drift: { kind: string; key: string; from: { key: string } }[] };
     };

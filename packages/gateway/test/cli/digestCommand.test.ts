@@ -18,8 +18,8 @@ function write(name: string, content: string): string {
 describe('toolpin digest', () => {
   it.each(Object.entries(published.catalogs))(
     'prints the published %s catalog digest and per-tool map with --json',
-    (_name, { file, tools, manifest }) => {
-      const result = runCli('digest', fixture(file), '--json');
+    async (_name, { file, tools, manifest }) => {
+      const result = await runCli('digest', fixture(file), '--json');
       const sorted = Object.fromEntries(Object.entries(tools).sort(([a], [b]) => (a < b ? -1 : 1)));
       expect(result).toEqual({
         code: 0,
@@ -31,8 +31,8 @@ describe('toolpin digest', () => {
     },
   );
 
-  it('prints the AgentAvow digest under --profile', () => {
-    const result = runCli(
+  it('prints the AgentAvow digest under --profile', async () => {
+    const result = await runCli(
       'digest',
       fixture('deepwiki-tools-list.json'),
       '--json',
@@ -44,21 +44,21 @@ describe('toolpin digest', () => {
     );
   });
 
-  it('reads a bare tools array and a whole JSON-RPC response alike', () => {
+  it('reads a bare tools array and a whole JSON-RPC response alike', async () => {
     const { tools } = JSON.parse(readFileSync(fixture('deepwiki-tools-list.json'), 'utf8')) as {
       tools: unknown[];
     };
     const bare = write('bare.json', JSON.stringify(tools));
     const rpc = write('rpc.json', JSON.stringify({ jsonrpc: '2.0', id: 7, result: { tools } }));
     for (const path of [bare, rpc]) {
-      expect(JSON.parse(runCli('digest', path, '--json').stdout).catalog).toBe(
+      expect(JSON.parse((await runCli('digest', path, '--json')).stdout).catalog).toBe(
         published.catalogs.deepwiki?.manifest,
       );
     }
   });
 
-  it('prints a table of key, digest and name, then the catalog line', () => {
-    const result = runCli('digest', fixture('cloudflare-docs-tools-list.json'));
+  it('prints a table of key, digest and name, then the catalog line', async () => {
+    const result = await runCli('digest', fixture('cloudflare-docs-tools-list.json'));
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(
       [
@@ -93,21 +93,21 @@ describe('toolpin digest', () => {
       /surrogate\.json: tool "x\\ud800" at index 0 has no digest: lone surrogate is not allowed/,
     ],
     ['an entry that is not an object', () => write('entry.json', '[1]'), /tool at index 0 has no digest/],
-  ])('exits 2 on %s, with a message on stderr and nothing on stdout', (_label, path, message) => {
-    const result = runCli('digest', path(), '--json');
+  ])('exits 2 on %s, with a message on stderr and nothing on stdout', async (_label, path, message) => {
+    const result = await runCli('digest', path(), '--json');
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(message);
   });
 
-  it('exits 2 on a usage error', () => {
-    expect(runCli('digest').code).toBe(2);
+  it('exits 2 on a usage error', async () => {
+    expect((await runCli('digest')).code).toBe(2);
   });
 });
 
 describe('toolpin key', () => {
-  it('prints the fold key of a name', () => {
-    expect(runCli('key', 'search 🙂')).toEqual({
+  it('prints the fold key of a name', async () => {
+    expect(await runCli('key', 'search 🙂')).toEqual({
       code: 0,
       stdout: 'tool:search%20%F0%9F%99%82\n',
       stderr: '',

@@ -45,7 +45,7 @@ describe('toolpin pin: schemas the gateway cannot compile', () => {
     try {
       const catalog = join(dir, 'catalog.json');
       await writeFile(catalog, JSON.stringify({ tools: TOOLS }));
-      const run = runCli(
+      const run = await runCli(
         'pin',
         '--name',
         'srv',

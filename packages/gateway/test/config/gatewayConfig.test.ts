@@ -44,14 +44,26 @@ describe('loading the gateway file', () => {
       admin: { host: '127.0.0.1', port: 0, token: 'secret-token' },
       servers: './servers',
       limits: { maxBodyBytes: 1024, upstreamTimeoutMs: 500, streamIdleMs: 2000 },
-      sessions: { max: 10, ttlSeconds: 60, bridgedPerClient: 2, bridgedIdleSeconds: 30 },
+      sessions: {
+        max: 10,
+        ttlSeconds: 60,
+        bridgedPerClient: 2,
+        bridgedPerAddress: 6,
+        bridgedIdleSeconds: 30,
+      },
       log: { level: 'silent' },
     });
     const config = await loadGatewayConfig(await writeIn(join(dir, 'conf'), 'gateway.yaml', text));
     expect(config.listen).toEqual({ host: '0.0.0.0', port: 0 });
     expect(config.admin).toEqual({ host: '127.0.0.1', port: 0, token: 'secret-token' });
     expect(config.limits).toEqual({ maxBodyBytes: 1024, upstreamTimeoutMs: 500, streamIdleMs: 2000 });
-    expect(config.sessions).toEqual({ max: 10, ttlSeconds: 60, bridgedPerClient: 2, bridgedIdleSeconds: 30 });
+    expect(config.sessions).toEqual({
+      max: 10,
+      ttlSeconds: 60,
+      bridgedPerClient: 2,
+      bridgedPerAddress: 6,
+      bridgedIdleSeconds: 30,
+    });
     expect(config.log.level).toBe('silent');
   });
 
@@ -68,6 +80,11 @@ describe('loading the gateway file', () => {
       'a zero per-client session quota',
       'servers: ./servers\nsessions: { bridgedPerClient: 0 }\n',
       'sessions.bridgedPerClient',
+    ],
+    [
+      'a zero per-address session quota',
+      'servers: ./servers\nsessions: { bridgedPerAddress: 0 }\n',
+      'sessions.bridgedPerAddress',
     ],
     ['a duplicate key', 'servers: ./servers\nservers: ./other\n', ''],
   ])('rejects %s, naming the file and the field', async (_case, text, field) => {

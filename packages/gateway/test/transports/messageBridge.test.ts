@@ -64,7 +64,16 @@ interface Setup {
   client: Client;
   front: RecordingTransport;
   bridge: MessageBridge;
-  served: { tools: Tool[]; calls: string[]; requests: JSONRPCMessage[]; dieOnCall: boolean };
+  served: {
+    tools: Tool[];
+    calls: string[];
+    requests: JSONRPCMessage[];
+    dieOnCall: boolean;
+    /** While set, a call waits for it to resolve before it is answered. */
+    hold: Promise<void> | undefined;
+    /** The upstream ignores notifications/cancelled (recorded, not handled), as a server may. */
+    ignoreCancel: boolean;
+  };
   logs: Record<string, unknown>[];
   ended: Promise<BridgeEnd>;
   guard: ServerGuard;
@@ -72,7 +81,7 @@ interface Setup {
   clientSide: InMemoryTransport;
 }
 
-async function setup(): Promise<Setup> {
+async function setup(options: { streamIdleMs?: number } = {}): Promise<Setup> {
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger({
     destination: { write: (line: string) => logs.push(JSON.parse(line) as Record<string, unknown>) },
@@ -99,6 +108,8 @@ async function setup(): Promise<Setup> {
     calls: [] as string[],
     requests: [] as JSONRPCMessage[],
     dieOnCall: false,
+    hold: undefined as Promise<void> | undefined,
+    ignoreCancel: false,
   };
   const [upstreamSide, serverSide] = InMemoryTransport.createLinkedPair();
   const server = new Server(
@@ -113,13 +124,18 @@ async function setup(): Promise<Setup> {
       await serverSide.close();
       return new Promise<never>(() => undefined);
     }
+    if (served.hold !== undefined) await served.hold;
     const token = request.params._meta?.progressToken;
     if (request.params.name === 'slow' && token !== undefined) {
-      for (let step = 1; step <= 2; step++)
+      const steps = Number(request.params.arguments?.steps ?? 2);
+      const paceMs = Number(request.params.arguments?.paceMs ?? 0);
+      for (let step = 1; step <= steps; step++) {
+        if (paceMs > 0) await new Promise((resolve) => setTimeout(resolve, paceMs));
         await extra.sendNotification({
           method: 'notifications/progress',
           params: { progressToken: token, progress: step },
         });
+      }
     }
     return { content: [{ type: 'text', text: String(request.params.arguments?.text ?? 'done') }] };
   });
@@ -127,6 +143,7 @@ async function setup(): Promise<Setup> {
   const serverHandler = serverSide.onmessage;
   serverSide.onmessage = (message, extra) => {
     served.requests.push(message);
+    if (served.ignoreCancel && 'method' in message && message.method === 'notifications/cancelled') return;
     serverHandler?.(message, extra);
   };
 
@@ -139,6 +156,7 @@ async function setup(): Promise<Setup> {
     upstream: { transport: upstreamSide, isFatal: () => false },
     logger,
     timeoutMs: 2000,
+    ...options,
   });
   const ended = new Promise<BridgeEnd>((resolve) => (bridge.onclose = resolve));
   await bridge.start();
@@ -256,5 +274,65 @@ describe('MessageBridge', () => {
     expect(error?.message).toMatch(/the upstream closed the connection/);
     expect(await s.ended).toBe('upstream');
     expect(s.logs.some((line) => line.event === 'session.ended')).toBe(true);
+  });
+});
+
+describe('MessageBridge: an upstream silent on a request in flight', () => {
+  const IDLE_MS = 300;
+  let s: Setup;
+
+  beforeEach(async () => {
+    s = await setup({ streamIdleMs: IDLE_MS });
+    await s.client.listTools();
+  });
+
+  afterEach(async () => {
+    await s.client.close();
+    await s.bridge.close();
+  });
+
+  it('answers -32041 timeout, tells the upstream to stop, and drops the late answer', async () => {
+    let release!: () => void;
+    s.served.hold = new Promise((resolve) => (release = resolve));
+    s.served.ignoreCancel = true;
+    const error = await s.client.callTool({ name: 'echo', arguments: { text: 'late' } }).then(
+      () => undefined,
+      (e: unknown) => e as McpError,
+    );
+    expect(error?.code).toBe(-32041);
+    expect(error?.data).toEqual({ reason: 'timeout', server: 'unit' });
+    expect(s.logs).toContainEqual(
+      expect.objectContaining({ event: 'upstream.timeout', server: 'unit', requests: 1 }),
+    );
+    const call = s.served.requests.find((message) => 'method' in message && message.method === 'tools/call');
+    const callId = (call as { id: unknown }).id;
+    expect(s.served.requests).toContainEqual(
+      expect.objectContaining({
+        method: 'notifications/cancelled',
+        params: expect.objectContaining({ requestId: callId }),
+      }),
+    );
+    // The upstream answers anyway (a server may ignore a cancellation): the client got its one answer.
+    s.served.hold = undefined;
+    release();
+    await s.client.ping();
+    const answers = s.front.sent.filter((entry) => (entry.message as { id?: unknown }).id === callId);
+    expect(answers).toHaveLength(1);
+    expect(s.logs).toContainEqual(expect.objectContaining({ event: 'upstream.late_answer' }));
+    // The session goes on.
+    const echoed = await s.client.callTool({ name: 'echo', arguments: { text: 'next' } });
+    expect(echoed.content).toEqual([{ type: 'text', text: 'next' }]);
+  });
+
+  it('keeps a call alive for as long as the upstream sends progress, past the silence bound', async () => {
+    // Fifteen steps a tenth of the bound apart: the call outlasts the bound, never silent that long.
+    const paceMs = IDLE_MS / 10;
+    const progress: number[] = [];
+    const result = await s.client.callTool({ name: 'slow', arguments: { steps: 15, paceMs } }, undefined, {
+      onprogress: (update) => progress.push(update.progress),
+    });
+    expect(result.content).toEqual([{ type: 'text', text: 'done' }]);
+    expect(progress).toHaveLength(15);
+    expect(s.logs.filter((line) => line.event === 'upstream.timeout')).toEqual([]);
   });
 });

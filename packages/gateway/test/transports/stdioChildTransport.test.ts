@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayError } from '../../src/errors.js';
 import { liveChildCount } from '../../src/transports/childRegistry.js';
@@ -25,6 +26,21 @@ require('node:readline').createInterface({ input: process.stdin }).on('line', (l
   process.stdout.write('not json: a server logging to stdout\\n');
   process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { seen: message.method } }) + '\\n');
 });`;
+
+/** True while `pid` runs: a zombie (exited, not yet reaped by whoever adopted it) has stopped. */
+function processRuns(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
 
 function nextMessage(transport: StdioChildTransport): Promise<JSONRPCMessage> {
   return new Promise((resolve) => (transport.onmessage = resolve));
@@ -162,4 +178,21 @@ process.stdin.resume();`;
     await transport.close();
     expect(transport.exit).toEqual({ code: null, signal: 'SIGKILL' });
   });
+  it('resolves close only once every process of its group is gone, a grandchild too', async () => {
+    // The child exits when its stdin closes; the grandchild ignores SIGTERM and outlives it: only
+    // the group SIGKILL sent when the child exits ends it, some time after.
+    const script = `
+const { spawn } = require('node:child_process');
+const grandchild = spawn(process.execPath, ['-e', 'process.on("SIGTERM", () => {}); setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+process.stdout.write(JSON.stringify({ jsonrpc: '2.0', method: 'pid', params: { pid: grandchild.pid } }) + '\\n');
+grandchild.unref();
+process.stdin.on('end', () => process.exit(0)).resume();`;
+    const transport = nodeChild(script);
+    const announced = nextMessage(transport);
+    await transport.start();
+    const { params } = (await announced) as { params: { pid: number } };
+    expect(processRuns(params.pid)).toBe(true);
+    await transport.close();
+    expect(processRuns(params.pid)).toBe(false);
+  }, 15_000);
 });

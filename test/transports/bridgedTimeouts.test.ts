@@ -1,0 +1,83 @@
+import { fileURLToPath } from 'node:url';
+import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
+import { callRequest, openRawSession, postRaw } from '../support/rawMcp.js';
+import { stdioPinFor } from './support.js';
+
+// Issue 11, "proxied requests have configurable upstream timeouts": a stdio child that never
+// answers a tools/call held the client's request (and with it the child) for as long as the
+// client waited. Bridged requests follow the HTTP proxy's rule: an answer still owed on which the
+// upstream stays silent for limits.streamIdleMs gets -32041 `timeout`.
+
+/** The raw stdio fixture (test/fixtures/rawStdioServer.mjs), here never answering a tools/call. */
+const RAW_COMMAND = [
+  process.execPath,
+  fileURLToPath(new URL('../fixtures/rawStdioServer.mjs', import.meta.url)),
+];
+
+/** The one tool the raw fixture lists: what is pinned. */
+const ECHO = {
+  name: 'echo',
+  description: 'Echoes the given text back unchanged.',
+  inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+};
+
+/** The 2026-07-28 envelope a stateless request carries. */
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'raw-2026-client', version: '1.0.0' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+
+const TIMEOUT = { code: -32041, data: { reason: 'timeout', server: 'raw' } };
+
+describe('bridged requests: an upstream silent on a tools/call', () => {
+  let gateway: GatewayHarness;
+  let url: string;
+
+  beforeAll(async () => {
+    gateway = await startGatewayHarness(
+      [stdioPinFor('raw', RAW_COMMAND, [ECHO], { TOOLPIN_RAW_HANG_CALLS: '1' })],
+      { limits: { streamIdleMs: 300 } },
+    );
+    url = `${gateway.url}/raw/mcp`;
+  });
+
+  afterAll(async () => {
+    await gateway.close();
+  });
+
+  it('answers a session client -32041 timeout and logs upstream.timeout', async () => {
+    const session = await openRawSession(url);
+    const reply = await postRaw(url, callRequest('hung-1', 'echo', { text: 'x' }), session);
+    expect(reply.messages).toEqual([
+      { jsonrpc: '2.0', id: 'hung-1', error: expect.objectContaining(TIMEOUT) as unknown },
+    ]);
+    expect(gateway.events('upstream.timeout')).toContainEqual(
+      expect.objectContaining({ server: 'raw', requests: 1 }),
+    );
+  });
+
+  it('answers a 2026-07-28 client (shared upstream) -32041 timeout', async () => {
+    const reply = await postRaw(
+      url,
+      {
+        jsonrpc: '2.0',
+        id: 'hung-2',
+        method: 'tools/call',
+        params: { name: 'echo', arguments: { text: 'x' }, _meta: ENVELOPE },
+      },
+      {
+        authorization: 'Bearer modern',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'echo',
+      },
+    );
+    expect(reply.status).toBe(200);
+    expect(reply.messages).toEqual([
+      expect.objectContaining({ id: 'hung-2', error: expect.objectContaining(TIMEOUT) as unknown }),
+    ]);
+    // One line for each front's timeout (the session client's above, and this one).
+    expect(gateway.events('upstream.timeout')).toHaveLength(2);
+  });
+});
