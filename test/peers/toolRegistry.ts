@@ -71,8 +71,16 @@ export class ToolRegistry {
         }
         return { content: [{ type: 'text', text: `done after ${steps} steps` }] };
       }
-      default:
-        return { content: [{ type: 'text', text: `${name} called with ${JSON.stringify(args)}` }] };
+      default: {
+        const text = `${name} called with ${JSON.stringify(args)}`;
+        // A tool with an outputSchema answers its `structured` argument as its structured content.
+        const tool = this.tools.find((t) => t.name === name);
+        if (tool?.outputSchema === undefined) return { content: [{ type: 'text', text }] };
+        return {
+          content: [{ type: 'text', text }],
+          structuredContent: args['structured'] as Record<string, unknown>,
+        };
+      }
     }
   }
 }

@@ -17,6 +17,7 @@ import {
   parseTimeout,
 } from './commonOptions.js';
 import { comparePinWithLive, readPinFileForCli } from './pinnedLiveCatalog.js';
+import { reportUncheckedSchemas } from './reportUncheckedSchemas.js';
 import { DEFAULT_TIMEOUT_MS, ExitCodes } from '../defaults.js';
 
 /** Options of {@link runApprove}, as given on the command line. */
@@ -111,6 +112,13 @@ async function approve(options: ApproveCommandOptions, io: CliIo): Promise<numbe
     }
   }
   const written = await rewritePinFile(live.file, plan, { expected: live.text });
+  // The definitions just approved: say which of their schemas the gateway cannot check against.
+  reportUncheckedSchemas(
+    Object.fromEntries(
+      Object.entries(written.definitions).filter(([key]) => Object.hasOwn(plan.definitions.set, key)),
+    ),
+    (line) => io.stderr.write(line),
+  );
   io.stdout.write(
     `approved: wrote ${live.file}\n  catalog ${live.server.pin.catalog} -> ${written.pin.catalog}\n`,
   );

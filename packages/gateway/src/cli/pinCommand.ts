@@ -12,6 +12,7 @@ import { collect, parseCapabilities, parseHeaderOptions, parseTimeout } from './
 import { digestTools } from './digestTools.js';
 import { fetchLiveCatalog, type LiveHttpTransport, type LiveTarget } from '../transports/fetchLiveCatalog.js';
 import { readDocument } from './readDocument.js';
+import { reportUncheckedSchemas } from './reportUncheckedSchemas.js';
 import { toolsFromDocument } from './toolsFromDocument.js';
 import { redactUrl } from '../wire/redactUrl.js';
 import { DEFAULT_TIMEOUT_MS, ExitCodes } from '../defaults.js';
@@ -143,6 +144,7 @@ async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
   digestTools(tools, profile, source.describe);
   // Every member of every definition is recorded: the six by digest, the others by value.
   const { pin, definitions, extraMembers } = pinFromCatalog(tools, profile);
+  reportUncheckedSchemas(definitions, (line) => io.stderr.write(line));
   const out = options.out === undefined ? undefined : resolve(options.out);
   const format = out !== undefined && out.toLowerCase().endsWith('.json') ? 'json' : 'yaml';
   const text = serializePinFile(

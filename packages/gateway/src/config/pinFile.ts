@@ -34,6 +34,8 @@ export function parseServerConfig(value: unknown, file: string): ServerConfig {
     pin: { catalog: data.pin.catalog, tools: data.pin.tools },
     definitions,
     extraMembers,
+    onBadOutput: data.onBadOutput,
+    validate: data.validate,
     ...(data.alerts === undefined ? {} : { alerts: data.alerts }),
     ...(pending ? { trustOnFirstUse: true as const } : {}),
   });

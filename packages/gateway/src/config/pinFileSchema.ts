@@ -160,6 +160,10 @@ export const pinFileSchema = z.strictObject({
     pinSchema,
   ),
   definitions: z.record(toolKeySchema, definitionSchema).default({}),
+  // A result whose structuredContent does not fit the pinned outputSchema: reported, or replaced.
+  onBadOutput: z.enum(['flag', 'block']).default('flag'),
+  // Per tool (keyed like pin.tools): false = its calls and results are not checked against its schemas.
+  validate: z.record(toolKeySchema, z.boolean()).default({}),
   alerts: pinAlertsSchema.optional(),
 });
 

@@ -29,6 +29,10 @@ function toDocument(server: PinFileInput): Record<string, unknown> {
     mode: server.mode ?? 'enforce',
     profile: server.profile ?? TRACE_PROFILE,
     onDrift: server.onDrift ?? 'filter',
+    ...(server.onBadOutput === 'block' ? { onBadOutput: 'block' } : {}),
+    ...(server.validate === undefined || Object.keys(server.validate).length === 0
+      ? {}
+      : { validate: sortKeys(server.validate) }),
     ...(server.alerts === undefined ? {} : { alerts: alertsDocument(server.alerts) }),
     pin:
       server.trustOnFirstUse === true

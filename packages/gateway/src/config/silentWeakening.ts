@@ -13,6 +13,7 @@ export interface SilentWeakening {
 // takes the default; on a reload that must never loosen what the pin in force enforces.
 const MODE_RANKS = ['monitor', 'enforce'];
 const DRIFT_RANKS = ['flag', 'filter', 'block-server'];
+const OUTPUT_RANKS = ['flag', 'block'];
 
 function describe(onDrift: ServerConfig['onDrift']): string {
   return typeof onDrift === 'string' ? onDrift : `{ high: ${onDrift.high}, low: ${onDrift.low} }`;
@@ -33,7 +34,7 @@ function has(document: unknown, field: string): boolean {
 
 /**
  * The first policy field that a reloaded pin file does not set and whose default would weaken the
- * pin in force: `mode` or `onDrift` defaulted below the value in force, or `alerts` left out while
+ * pin in force: `mode`, `onDrift` or `onBadOutput` defaulted below the value in force, or `alerts` left out while
  * the pin in force sends this server's events to webhooks of its own. A file written half way
  * (cut off before such a field) is exactly this; a weaker policy must be written out explicitly.
  * `document` is the parsed file before defaults; `next` what it parses to.
@@ -47,6 +48,14 @@ export function findSilentWeakening(
     return { field: 'mode', inForce: inForce.mode, defaulted: next.mode };
   if (!has(document, 'onDrift') && driftWeakened(inForce, next))
     return { field: 'onDrift', inForce: describe(inForce.onDrift), defaulted: describe(next.onDrift) };
+  // A config built without the optional onBadOutput has its default.
+  const badOutputBefore = inForce.onBadOutput ?? 'flag';
+  const badOutputAfter = next.onBadOutput ?? 'flag';
+  if (
+    !has(document, 'onBadOutput') &&
+    OUTPUT_RANKS.indexOf(badOutputAfter) < OUTPUT_RANKS.indexOf(badOutputBefore)
+  )
+    return { field: 'onBadOutput', inForce: badOutputBefore, defaulted: badOutputAfter };
   const webhooks = inForce.alerts?.webhooks.length ?? 0;
   if (!has(document, 'alerts') && webhooks > 0)
     return { field: 'alerts', inForce: `${webhooks} webhook(s)`, defaulted: 'none' };

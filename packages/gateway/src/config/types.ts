@@ -110,6 +110,13 @@ export interface ServerConfig {
    * definition records none (its tools reach clients with the six hashed members only).
    */
   readonly extraMembers: Readonly<Record<string, ExtraMembers>>;
+  /**
+   * A tools/call result whose `structuredContent` does not fit the pinned `outputSchema`: `flag`
+   * reports it (call.flagged), `block` replaces it with a -32040 `output_invalid` error. @default 'flag'
+   */
+  readonly onBadOutput?: 'flag' | 'block';
+  /** Key -> false: the tool's calls and results are not checked against its pinned schemas. @default {} */
+  readonly validate?: Readonly<Record<string, boolean>>;
   /** This server's own webhooks (beside the gateway's); absent when the pin file has none. */
   readonly alerts?: AlertsConfig;
   /** Set when the pin file says `pin: trust-on-first-use`: `pin` is empty until the first complete observation is written. */
@@ -186,6 +193,10 @@ export interface PinFileInput {
   readonly definitions?: Readonly<Record<string, RestrictedTool>>;
   /** Written into each key's definition after the six hashed members. @default {} */
   readonly extraMembers?: Readonly<Record<string, ExtraMembers>>;
+  /** Written only when `block`. @default 'flag' */
+  readonly onBadOutput?: 'flag' | 'block';
+  /** Written only when it names a tool. @default {} */
+  readonly validate?: Readonly<Record<string, boolean>>;
   /** Written only when present. */
   readonly alerts?: AlertsConfig;
   /** Writes `pin: trust-on-first-use` instead of `pin`. */

@@ -123,7 +123,15 @@ export function createForwardingServer(options: ForwardingServerOptions): Server
         throw asProtocolError(error, guard.config.name);
       });
     const forwarded = withoutRevisionFields(result);
+    if (request.method === 'tools/call') return checkedResult(request.id, forwarded);
     return request.method === 'tools/list' ? verifiedListing(params, forwarded) : forwarded;
+  }
+
+  /** A call's result as the guard decided it (checked against the pinned outputSchema when expected). */
+  function checkedResult(id: JSONRPCRequest['id'], result: Record<string, unknown>): Record<string, unknown> {
+    const replaced = guard.checkCallResult(sessionKey, id, result);
+    if (replaced !== undefined) throw refusalError(replaced);
+    return result;
   }
 
   /** The listing the guard verified in place of the upstream's (drifted and unpinned tools filtered). */

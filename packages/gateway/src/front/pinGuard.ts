@@ -280,8 +280,9 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
         ErrorCodes.INVALID_PARAMS,
         'Invalid params: tools/call needs a tool name',
       );
-    const known = guard.decideKnownCall(sessionKey, name);
-    if (known !== undefined) return settle(sessionKey, message.id, known);
+    const args = params?.arguments;
+    const known = guard.decideKnownCall(sessionKey, name, args);
+    if (known !== undefined) return settle(sessionKey, message.id, name, known);
     const meta = params?._meta;
     return guard
       .decideCall(
@@ -300,17 +301,20 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
             }),
           onChallenge,
         ),
+        args,
       )
-      .then((decision) => settle(sessionKey, message.id, decision));
+      .then((decision) => settle(sessionKey, message.id, name, decision));
   }
 
   /** Emits the call's alert and returns the refusal to answer, or undefined when it may go upstream. */
   function settle(
     sessionKey: string,
     id: JsonRpcResponse['id'],
+    toolName: string,
     decision: CallDecision,
   ): JsonRpcResponse | undefined {
     if (decision.kind === 'allow') {
+      guard.expectResult(sessionKey, id, toolName);
       if (decision.flagged !== undefined) {
         guard.alerts.emit({
           event: 'call.flagged',

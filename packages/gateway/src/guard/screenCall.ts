@@ -6,6 +6,8 @@ import type { CatalogRefresh, ServerGuard } from './serverGuard.js';
 /**
  * Decides one tools/call with the server's guard and emits its call.blocked / call.flagged alert.
  * Returns the JSON-RPC error to answer the client with, or undefined when the call may go upstream.
+ * An allowed call's arguments fit the tool's pinned inputSchema; its result is expected, to be
+ * checked against the pinned outputSchema when it comes back (see ServerGuard.expectResult).
  * (The same steps as the HTTP proxy's, for the transports that see whole messages.)
  */
 export async function screenCall(
@@ -19,9 +21,11 @@ export async function screenCall(
     typeof params === 'object' && params !== null ? (params as { name?: unknown }).name : undefined;
   if (typeof name !== 'string')
     return jsonRpcError(id, ErrorCodes.INVALID_PARAMS, 'Invalid params: tools/call needs a tool name');
-  const decision = await guard.decideCall(sessionKey, name, refresh);
+  const args = (params as { arguments?: unknown }).arguments;
+  const decision = await guard.decideCall(sessionKey, name, refresh, args);
   const session = sessionLabel(sessionKey);
   if (decision.kind === 'allow') {
+    guard.expectResult(sessionKey, id, name);
     if (decision.flagged !== undefined)
       guard.alerts.emit({
         event: 'call.flagged',

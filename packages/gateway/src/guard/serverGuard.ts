@@ -12,8 +12,10 @@ import { inspectToolsPage } from '../policy/inspectToolsPage.js';
 import { UnpinnedMembersNotice } from '../observe/unpinnedMembersNotice.js';
 import type { FetchedPage } from '../state/collectToolPages.js';
 import type { CatalogCompletion, SessionCatalog } from '../state/sessionCatalog.js';
+import type { PinnedSchemas } from '../state/pinnedSchemas.js';
 import type { SessionState, SessionStore } from '../state/sessionStore.js';
 import type { ToolDigester } from '../state/toolDigester.js';
+import { SchemaChecks } from './schemaChecks.js';
 import { FirstUseRecorder } from './trustOnFirstUse.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { idKey, isResponse, jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../wire/jsonRpc.js';
@@ -33,6 +35,8 @@ export interface ServerGuardOptions {
   readonly digester: ToolDigester;
   readonly alerts: Alerts;
   readonly logger: GatewayLogger;
+  /** Compiled pinned schemas (shared by a gateway's guards); by default the guard's own. */
+  readonly schemas?: PinnedSchemas;
 }
 
 /** Lists the upstream catalog for a session when the gateway has not seen it (fetch on miss). */
@@ -77,6 +81,7 @@ export class ServerGuard {
   readonly #verified = new VerifiedListings();
   readonly #firstUse: FirstUseRecorder;
   readonly #unpinned: UnpinnedMembersNotice;
+  readonly #schemaChecks: SchemaChecks;
 
   constructor(options: ServerGuardOptions) {
     this.#config = options.config;
@@ -86,6 +91,7 @@ export class ServerGuard {
     this.#logger = options.logger;
     this.#firstUse = new FirstUseRecorder(options.logger);
     this.#unpinned = new UnpinnedMembersNotice(options.logger);
+    this.#schemaChecks = new SchemaChecks(options.logger, options.schemas);
   }
 
   /** The server's configuration and pin in force. */
@@ -101,6 +107,7 @@ export class ServerGuard {
   /** Puts a new pin (or whole server config) in force for the next decision. */
   replaceConfig(config: ServerConfig): void {
     this.#config = config;
+    this.#schemaChecks.reset();
   }
 
   #state(sessionKey: string): SessionState {
@@ -110,6 +117,27 @@ export class ServerGuard {
   /** Remembers a tools/list request so its result is recognized on whatever stream it arrives. */
   expectList(sessionKey: string, id: JsonRpcResponse['id'], cursor: string | undefined): void {
     this.#state(sessionKey).expectList(idKey(id), { cursor });
+  }
+
+  /**
+   * Remembers an allowed tools/call so its result is checked against the tool's pinned
+   * `outputSchema` on whatever stream it arrives (nothing is kept for a tool without one).
+   */
+  expectResult(sessionKey: string, id: JsonRpcId, toolName: string): void {
+    if (id === null) return;
+    const checked = this.#schemaChecks.checksResult(this.#config, toolName);
+    this.#state(sessionKey).expectCall(idKey(id), checked ? toolName : undefined);
+  }
+
+  /**
+   * Checks a tools/call result handed over as a value rather than a message (the fronts that
+   * forward through an SDK client): the error that replaces it, or undefined to pass it on.
+   */
+  checkCallResult(sessionKey: string, id: JsonRpcId, result: unknown): JsonRpcResponse | undefined {
+    if (id === null) return undefined;
+    const called = this.#state(sessionKey).takeCall(idKey(id));
+    if (called === undefined) return undefined;
+    return this.#checkResult(sessionKey, { jsonrpc: '2.0', id, result } as JsonRpcResponse, called);
   }
 
   /**
@@ -144,8 +172,11 @@ export class ServerGuard {
     }
     if (!isResponse(message)) return { replaced: undefined };
     const state = this.#state(sessionKey);
-    const pending = message.id === null ? undefined : state.takeList(idKey(message.id));
+    const id = message.id === null ? undefined : idKey(message.id);
+    const pending = id === undefined ? undefined : state.takeList(id);
+    const called = id === undefined || pending !== undefined ? undefined : state.takeCall(id);
     if (message.error !== undefined) return { replaced: undefined };
+    if (called !== undefined) return { replaced: this.#checkResult(sessionKey, message, called) };
     // A result with a tools array is treated as a listing even when its request was not seen
     // (a stream resumed after a gateway restart): inspecting too much is safe, too little is not.
     const looksLikeList = isObject(message.result) && Array.isArray(message.result.tools);
@@ -321,11 +352,47 @@ export class ServerGuard {
   }
 
   /**
-   * Decides a tools/call from the catalog this session was served; when the gateway has not seen
-   * it, or it went stale, the catalog is listed upstream first.
+   * Checks a tools/call result's `structuredContent` against the tool's pinned `outputSchema`;
+   * returns the error that replaces it (`onBadOutput: block`), or undefined to pass it on.
    */
-  async decideCall(sessionKey: string, toolName: string, refresh: CatalogRefresh): Promise<CallDecision> {
-    const known = this.decideKnownCall(sessionKey, toolName);
+  #checkResult(sessionKey: string, message: JsonRpcResponse, toolName: string): JsonRpcResponse | undefined {
+    const config = this.#config;
+    const decision = this.#schemaChecks.decideResult(config, message.result, toolName);
+    if (decision === undefined) return undefined;
+    const { id } = message;
+    const session = sessionLabel(sessionKey);
+    if (decision.kind === 'allow') {
+      if (decision.flagged !== undefined)
+        this.#alerts.emit({
+          event: 'call.flagged',
+          server: config.name,
+          session,
+          id,
+          decision: decision.flagged,
+        });
+      return undefined;
+    }
+    this.#alerts.emit({ event: 'call.blocked', server: config.name, session, id, decision: decision.data });
+    return jsonRpcError(id, ErrorCodes.PIN_POLICY_BLOCKED, decision.message, decision.data);
+  }
+
+  /** Checks the arguments of a call the pin allows against the tool's pinned `inputSchema`. */
+  #checkArguments(decision: CallDecision, toolName: string, args: unknown): CallDecision {
+    return this.#schemaChecks.decideArguments(this.#config, decision, toolName, args);
+  }
+
+  /**
+   * Decides a tools/call from the catalog this session was served; when the gateway has not seen
+   * it, or it went stale, the catalog is listed upstream first. A call the pin allows is then
+   * checked against the tool's pinned `inputSchema` (`args`: the request's `params.arguments`).
+   */
+  async decideCall(
+    sessionKey: string,
+    toolName: string,
+    refresh: CatalogRefresh,
+    args?: unknown,
+  ): Promise<CallDecision> {
+    const known = this.decideKnownCall(sessionKey, toolName, args);
     if (known !== undefined) return known;
     const catalog = this.#state(sessionKey).catalog;
     try {
@@ -343,20 +410,22 @@ export class ServerGuard {
       catalog.stale = true;
       return decideCall(this.#config, undefined, toolName);
     }
-    return decideCall(this.#config, catalog, toolName);
+    return this.#checkArguments(decideCall(this.#config, catalog, toolName), toolName, args);
   }
 
   /**
    * Decides a tools/call when the session's catalog can decide it as it is; undefined when the
    * catalog must be listed upstream first (decideCall does that).
    */
-  decideKnownCall(sessionKey: string, toolName: string): CallDecision | undefined {
+  decideKnownCall(sessionKey: string, toolName: string, args?: unknown): CallDecision | undefined {
     const catalog = this.#state(sessionKey).catalog;
     const known =
       catalog.usable &&
       !this.#sessions.needsRevalidation(catalog) &&
       (catalog.complete || catalog.tools.has(toolName));
-    return known ? decideCall(this.#config, catalog, toolName) : undefined;
+    return known
+      ? this.#checkArguments(decideCall(this.#config, catalog, toolName), toolName, args)
+      : undefined;
   }
 
   async #refresh(sessionKey: string, catalog: SessionCatalog, refresh: CatalogRefresh): Promise<void> {

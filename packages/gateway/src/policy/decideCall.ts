@@ -14,9 +14,16 @@ const MESSAGES: Record<DenyReason, string> = {
   wrong_subject: "the server's catalog shares no tool with the pin: it is not the pinned server",
   unverifiable: 'the gateway could not verify the definition this session was served',
   catalog_unavailable: "the gateway could not obtain this session's tool catalog from the upstream",
+  arguments_invalid: "the call's arguments do not fit the pinned inputSchema",
+  output_invalid: "the result's structuredContent does not fit the pinned outputSchema",
 };
 
-function refuse(pin: PinView, reason: DenyReason, data: Omit<DenyData, 'reason' | 'server'>): CallDecision {
+/** A refusal for `reason` (a flag instead in monitor mode). */
+export function refuse(
+  pin: PinView,
+  reason: DenyReason,
+  data: Omit<DenyData, 'reason' | 'server'>,
+): CallDecision {
   const full: DenyData = { reason, server: pin.name, ...data };
   if (pin.mode === 'monitor') return { kind: 'allow', flagged: full };
   return { kind: 'deny', message: `toolpin blocked the call: ${MESSAGES[reason]}`, data: full };

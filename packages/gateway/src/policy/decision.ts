@@ -1,8 +1,15 @@
 import type { DriftSeverity } from '../explain/driftSeverity.js';
+import type { SchemaProblem } from './schemaProblems.js';
 
 /** Why the gateway refused a call (stable, documented; `error.data.reason` on the wire). */
 export type DenyReason =
-  'tool_drifted' | 'tool_not_pinned' | 'wrong_subject' | 'unverifiable' | 'catalog_unavailable';
+  | 'tool_drifted'
+  | 'tool_not_pinned'
+  | 'wrong_subject'
+  | 'unverifiable'
+  | 'catalog_unavailable'
+  | 'arguments_invalid'
+  | 'output_invalid';
 
 /** The structured part of a refusal: what was pinned, what the session observed. */
 export interface DenyData {
@@ -14,6 +21,8 @@ export interface DenyData {
   readonly observed: string | null;
   /** For `tool_drifted`: the severity of the drift (docs/drift-severity.md). */
   readonly severity?: DriftSeverity;
+  /** `arguments_invalid`, `output_invalid`: where the value does not fit the pinned schema (never the value). */
+  readonly problems?: readonly SchemaProblem[];
 }
 
 /** The policy's answer for one tools/call: a value, never an exception. */

@@ -12,4 +12,8 @@ export interface PinView {
   readonly definitions: Readonly<Record<string, RestrictedTool>>;
   /** Key -> the members outside the six that the pin records by value (see explain/extraMembers). */
   readonly extraMembers: Readonly<Record<string, ExtraMembers>>;
+  /** Key -> false for a tool whose calls and results are not checked against its pinned schemas. */
+  readonly validate?: Readonly<Record<string, boolean>>;
+  /** A result that does not fit the pinned `outputSchema`: reported (`flag`) or replaced by an error. @default 'flag' */
+  readonly onBadOutput?: 'flag' | 'block';
 }

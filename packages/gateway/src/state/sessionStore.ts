@@ -21,6 +21,8 @@ export class SessionState {
   readonly catalog = new SessionCatalog();
   /** tools/list requests by id key, so their results are found on any stream of the session. */
   readonly #pendingLists = new Map<string, PendingList>();
+  /** tools/call requests whose result is checked against a pinned outputSchema: id key -> tool name. */
+  readonly #pendingCalls = new Map<string, string>();
 
   /** Remembers a tools/list request; the oldest is forgotten past a bound (a client that never reads). */
   expectList(idKey: string, pending: PendingList): void {
@@ -37,9 +39,43 @@ export class SessionState {
     if (pending !== undefined) this.#pendingLists.delete(idKey);
     return pending;
   }
+
+  /**
+   * Remembers which tool a tools/call request calls, so its result is checked; bounded like
+   * listings. Two calls in flight under one id (stateless clients may reuse ids across requests)
+   * to different tools leave that id unattributed: no result is checked against the wrong schema.
+   * `toolName` undefined: a call whose result is not checked (only its id matters).
+   */
+  expectCall(idKey: string, toolName: string | undefined): void {
+    if (toolName === undefined && this.#pendingCalls.size === 0) return;
+    const previous = this.#pendingCalls.get(idKey);
+    if (previous !== undefined) {
+      if (previous !== toolName) this.#pendingCalls.set(idKey, UNATTRIBUTED);
+      return;
+    }
+    // A call whose result is not checked is remembered only when it shares an id (above).
+    if (toolName === undefined) return;
+    if (this.#pendingCalls.size >= MAX_PENDING_CALLS) {
+      const oldest = this.#pendingCalls.keys().next().value;
+      if (oldest !== undefined) this.#pendingCalls.delete(oldest);
+    }
+    this.#pendingCalls.set(idKey, toolName);
+  }
+
+  /** Takes the tool name of the pending tools/call request with this id, if any. */
+  takeCall(idKey: string): string | undefined {
+    if (this.#pendingCalls.size === 0) return undefined;
+    const toolName = this.#pendingCalls.get(idKey);
+    if (toolName === undefined) return undefined;
+    this.#pendingCalls.delete(idKey);
+    return toolName === UNATTRIBUTED ? undefined : toolName;
+  }
 }
 
 const MAX_PENDING_LISTS = 256;
+const MAX_PENDING_CALLS = 1024;
+// Not a tool name: names are at least one character.
+const UNATTRIBUTED = '';
 
 /**
  * Session state keyed by server and session (or server and credential in 2026-07-28). An LRU

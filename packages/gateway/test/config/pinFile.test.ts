@@ -69,6 +69,8 @@ describe('loading a pin file', () => {
       pin: { catalog: CATALOG, tools: TOOL_DIGESTS },
       definitions: { 'tool:echo': TOOLS[0], 'tool:add': TOOLS[1] },
       extraMembers: {},
+      onBadOutput: 'flag',
+      validate: {},
     });
   });
 
@@ -89,6 +91,18 @@ describe('loading a pin file', () => {
       transport: 'streamable-http',
       authorizationFromUrl: true,
     });
+  });
+
+  test('reads onBadOutput and a per-tool validate map keyed like pin.tools', () => {
+    const server = parseServerConfig(
+      { ...validPin(), onBadOutput: 'block', validate: { 'tool:echo': false } },
+      FILE,
+    );
+    expect(server.onBadOutput).toBe('block');
+    expect(server.validate).toEqual({ 'tool:echo': false });
+    expectInvalid(rejection({ ...validPin(), onBadOutput: 'drop' }), 'onBadOutput');
+    expect(String(rejection({ ...validPin(), validate: { echo: false } }).data.field)).toMatch(/^validate/);
+    expectInvalid(rejection({ ...validPin(), validate: { 'tool:echo': 'no' } }), 'validate["tool:echo"]');
   });
 
   test('keeps the members of a definition outside the six apart, pinned by value', () => {
