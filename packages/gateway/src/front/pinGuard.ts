@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { httpUpstreamOf, parseServerConfig, type ServerConfig } from '../config/index.js';
+import { screenCall } from '../guard/screenCall.js';
 import { ServerGuard } from '../guard/serverGuard.js';
-import type { CallDecision } from '../policy/decision.js';
 import { Alerts } from '../observe/alerts.js';
 import { createLogger, type GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
@@ -273,69 +273,22 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
     onChallenge: (challenge: AuthChallenge) => void,
   ): JsonRpcResponse | undefined | Promise<JsonRpcResponse | undefined> {
     const params = 'params' in message ? message.params : undefined;
-    const name = params?.name;
-    if (typeof name !== 'string')
-      return jsonRpcError(
-        message.id,
-        ErrorCodes.INVALID_PARAMS,
-        'Invalid params: tools/call needs a tool name',
-      );
-    const args = params?.arguments;
-    const known = guard.decideKnownCall(sessionKey, name, args);
-    if (known !== undefined) return settle(sessionKey, message.id, name, known);
     const meta = params?._meta;
-    return guard
-      .decideCall(
-        sessionKey,
-        name,
-        captureAuthChallenge(
-          () =>
-            fetchToolPages({
-              url: httpUpstreamOf(guard.config).url,
-              headers: forwardedCredentials(req.headers, httpUpstreamOf(guard.config).headers),
-              stateless,
-              ...(stateless && typeof meta === 'object' && meta !== null
-                ? { meta: meta as Record<string, unknown> }
-                : {}),
-              timeoutMs,
-            }),
-          onChallenge,
-        ),
-        args,
-      )
-      .then((decision) => settle(sessionKey, message.id, name, decision));
-  }
-
-  /** Emits the call's alert and returns the refusal to answer, or undefined when it may go upstream. */
-  function settle(
-    sessionKey: string,
-    id: JsonRpcResponse['id'],
-    toolName: string,
-    decision: CallDecision,
-  ): JsonRpcResponse | undefined {
-    if (decision.kind === 'allow') {
-      guard.expectResult(sessionKey, id, toolName);
-      if (decision.flagged !== undefined) {
-        guard.alerts.emit({
-          event: 'call.flagged',
-          server: guard.config.name,
-          session: sessionLabel(sessionKey),
-          id,
-          decision: decision.flagged,
-        });
-      } else {
-        guard.alerts.telemetry.onCallAllowed(guard.config.name);
-      }
-      return undefined;
-    }
-    guard.alerts.emit({
-      event: 'call.blocked',
-      server: guard.config.name,
-      session: sessionLabel(sessionKey),
-      id,
-      decision: decision.data,
-    });
-    return jsonRpcError(id, ErrorCodes.PIN_POLICY_BLOCKED, decision.message, decision.data);
+    // The fetch on miss lists with the client's own session and credentials.
+    const refresh = captureAuthChallenge(
+      () =>
+        fetchToolPages({
+          url: httpUpstreamOf(guard.config).url,
+          headers: forwardedCredentials(req.headers, httpUpstreamOf(guard.config).headers),
+          stateless,
+          ...(stateless && typeof meta === 'object' && meta !== null
+            ? { meta: meta as Record<string, unknown> }
+            : {}),
+          timeoutMs,
+        }),
+      onChallenge,
+    );
+    return screenCall(guard, sessionKey, message.id, params, refresh);
   }
 
   plainHandlers.add(handle);
