@@ -12,8 +12,8 @@ const esm = {
 /** @type {import('jest').Config} */
 export default {
   // Two workers on the 2-core machines the suite runs on: most tests wait on sockets and child
-  // processes, so a second worker overlaps those waits (measured: ~262 s with one worker, ~92 s
-  // with two, on the same tree).
+  // processes, so a second worker overlaps those waits (the transports tests: 100 s of file time
+  // with one worker, 56 s of wall time with two; the whole suite ran in about 92 s with two).
   maxWorkers: 2,
   projects: [
     {
