@@ -120,6 +120,8 @@ export function createForwardingServer(options: ForwardingServerOptions): Server
           : {}),
       })
       .catch((error: unknown) => {
+        // The gateway answers this call itself: no later call under its id inherits its check.
+        if (request.method === 'tools/call') guard.forgetCalls(sessionKey, [request.id]);
         throw asProtocolError(error, guard.config.name);
       });
     const forwarded = withoutRevisionFields(result);

@@ -5,10 +5,7 @@ import { decideArguments, decideOutput } from '../policy/decideArguments.js';
 import type { CallDecision } from '../policy/decision.js';
 import type { SchemaCheck } from '../policy/schemaProblems.js';
 import { PinnedSchemas } from '../state/pinnedSchemas.js';
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+import { isObject } from '../wire/isObject.js';
 
 /**
  * A server's checks of calls and results against the pinned schemas: the decision for a call's
@@ -44,19 +41,25 @@ export class SchemaChecks {
     toolName: string,
     args: unknown,
   ): CallDecision {
-    if (decision.kind !== 'allow' || decision.flagged !== undefined) return decision;
+    if (decision.kind !== 'allow') return decision;
+    // Monitor mode flags a drifted call and lets it through: that flag is the finding. In enforce
+    // mode a flagged call (a low drift under `low: flag`) is still checked: the pin allowed it.
+    if (decision.flagged !== undefined && config.mode === 'monitor') return decision;
     const key = encodeToolKey(toolName);
     // A call without arguments reaches the server as no arguments: checked as an empty object.
     const check = this.#schemas.check(config, key, 'input', args === undefined ? {} : args);
     this.#noteUnchecked(config, key, toolName, check);
-    return decideArguments(config, toolName, check);
+    const checked = decideArguments(config, toolName, check);
+    // Arguments that fit keep the call's own decision (and its flag).
+    return checked.kind === 'deny' || decision.flagged === undefined ? checked : decision;
   }
 
   /** The decision for a tools/call result (undefined: it passes), from its structuredContent. */
   decideResult(config: ServerConfig, result: unknown, toolName: string): CallDecision | undefined {
-    // An error result (isError) need not carry structured content (MCP 2025-06-18, tools).
-    if (isObject(result) && result.isError === true) return undefined;
     const content = isObject(result) ? result.structuredContent : undefined;
+    // An error result (isError) need not carry structured content (MCP 2025-06-18, tools); when it
+    // does, the content is checked like any other (the flag must not carry unchecked data).
+    if (isObject(result) && result.isError === true && content === undefined) return undefined;
     const key = encodeToolKey(toolName);
     let check = this.#schemas.check(config, key, 'output', content);
     // A tool with an outputSchema must return structured content (MCP 2025-06-18): its absence is
@@ -65,6 +68,17 @@ export class SchemaChecks {
       check = { kind: 'misfit', problems: [{ pointer: '', keyword: 'required' }] };
     this.#noteUnchecked(config, key, toolName, check);
     return decideOutput(config, toolName, check);
+  }
+
+  /**
+   * The decision for a result whose id calls to different tools share (see SessionState.takeCall):
+   * it cannot be checked against the right schema, so it is a misfit (flagged or blocked).
+   */
+  decideAmbiguousResult(config: ServerConfig): CallDecision | undefined {
+    return decideOutput(config, '(calls to different tools under one id)', {
+      kind: 'misfit',
+      problems: [{ pointer: '', keyword: 'ambiguous_id' }],
+    });
   }
 
   /** Logs once per pin and tool why its calls or results are not checked against a pinned schema. */

@@ -13,7 +13,7 @@ import { UnpinnedMembersNotice } from '../observe/unpinnedMembersNotice.js';
 import type { FetchedPage } from '../state/collectToolPages.js';
 import type { CatalogCompletion, SessionCatalog } from '../state/sessionCatalog.js';
 import type { PinnedSchemas } from '../state/pinnedSchemas.js';
-import type { SessionState, SessionStore } from '../state/sessionStore.js';
+import { AMBIGUOUS_CALL, type SessionState, type SessionStore } from '../state/sessionStore.js';
 import type { ToolDigester } from '../state/toolDigester.js';
 import { SchemaChecks } from './schemaChecks.js';
 import { FirstUseRecorder } from './trustOnFirstUse.js';
@@ -130,6 +130,16 @@ export class ServerGuard {
   }
 
   /**
+   * Forgets the pending calls of requests the gateway answered itself (a refusal of the upstream's
+   * answer, a timeout): no later call under the same id inherits them.
+   */
+  forgetCalls(sessionKey: string, ids: readonly JsonRpcId[]): void {
+    if (ids.length === 0) return;
+    const state = this.#sessions.peek(`${this.#config.name}\n${sessionKey}`);
+    for (const id of ids) if (id !== null) state?.takeCall(idKey(id));
+  }
+
+  /**
    * Checks a tools/call result handed over as a value rather than a message (the fronts that
    * forward through an SDK client): the error that replaces it, or undefined to pass it on.
    */
@@ -221,6 +231,8 @@ export class ServerGuard {
     if (known === undefined) return undefined;
     // The steps of #inspectMessage and #inspectListResult for a listing, minus the pure ones.
     const state = this.#state(sessionKey);
+    // A call's answer is a result to check, whatever text it has: never taken for a listing.
+    if (state.awaitsCall(idKey(envelope.id)) && !state.awaitsList(idKey(envelope.id))) return undefined;
     const pending = state.takeList(idKey(envelope.id));
     const first = pending?.cursor === undefined;
     const completion = state.catalog.addPage(config, known.inspection, first, known.last);
@@ -355,9 +367,16 @@ export class ServerGuard {
    * Checks a tools/call result's `structuredContent` against the tool's pinned `outputSchema`;
    * returns the error that replaces it (`onBadOutput: block`), or undefined to pass it on.
    */
-  #checkResult(sessionKey: string, message: JsonRpcResponse, toolName: string): JsonRpcResponse | undefined {
+  #checkResult(
+    sessionKey: string,
+    message: JsonRpcResponse,
+    toolName: string | typeof AMBIGUOUS_CALL,
+  ): JsonRpcResponse | undefined {
     const config = this.#config;
-    const decision = this.#schemaChecks.decideResult(config, message.result, toolName);
+    const decision =
+      toolName === AMBIGUOUS_CALL
+        ? this.#schemaChecks.decideAmbiguousResult(config)
+        : this.#schemaChecks.decideResult(config, message.result, toolName);
     if (decision === undefined) return undefined;
     const { id } = message;
     const session = sessionLabel(sessionKey);
@@ -421,6 +440,7 @@ export class ServerGuard {
     const catalog = this.#state(sessionKey).catalog;
     const known =
       catalog.usable &&
+      catalog.judgedUnder === this.#config &&
       !this.#sessions.needsRevalidation(catalog) &&
       (catalog.complete || catalog.tools.has(toolName));
     return known

@@ -1,7 +1,8 @@
+import { DEFAULT_MAX_UPSTREAM_BYTES } from '../defaults.js';
 import { GatewayError } from '../errors.js';
 
-/** Bound on the bytes of one listing's answers, all pages together (and on one answer). */
-export const MAX_LISTING_BYTES = 64 * 1024 * 1024;
+/** Bound on the bytes of one listing's answers, all pages together (the bound of one answer). */
+export const MAX_LISTING_BYTES = DEFAULT_MAX_UPSTREAM_BYTES;
 
 /** The bounds of one whole listing (every page together). */
 export interface ListingLimits {

@@ -53,10 +53,18 @@ export class SessionCatalog implements CatalogView {
   }
 
   /**
+   * The pin this catalog's verdicts were judged under: after a reload they are not reused (the
+   * next call lists upstream first and judges the catalog under the pin in force).
+   */
+  judgedUnder: PinView | undefined;
+
+  /**
    * Records one page. `first` is a page requested without cursor; `last` a page without
    * nextCursor. Returns the completion summary when the listing is finished.
    */
   addPage(pin: PinView, page: PageInspection, first: boolean, last: boolean): CatalogCompletion | undefined {
+    // A listing judged under several pins (a reload between its pages) is judged under none.
+    this.judgedUnder = first || this.judgedUnder === pin ? pin : undefined;
     if (first) {
       this.tools = new Map();
       this.#findings = [];

@@ -11,6 +11,9 @@ export interface SessionStoreOptions {
   revalidateMs?: number;
 }
 
+/** The tool of a result whose id several calls to different tools share. */
+export const AMBIGUOUS_CALL: unique symbol = Symbol('ambiguous call');
+
 /** A tools/list request awaiting its result: which page it asked for. */
 export interface PendingList {
   readonly cursor: string | undefined;
@@ -22,7 +25,7 @@ export class SessionState {
   /** tools/list requests by id key, so their results are found on any stream of the session. */
   readonly #pendingLists = new Map<string, PendingList>();
   /** tools/call requests whose result is checked against a pinned outputSchema: id key -> tool name. */
-  readonly #pendingCalls = new Map<string, string>();
+  readonly #pendingCalls = new Map<string, { tool: string | typeof AMBIGUOUS_CALL; count: number }>();
 
   /** Remembers a tools/list request; the oldest is forgotten past a bound (a client that never reads). */
   expectList(idKey: string, pending: PendingList): void {
@@ -42,15 +45,17 @@ export class SessionState {
 
   /**
    * Remembers which tool a tools/call request calls, so its result is checked; bounded like
-   * listings. Two calls in flight under one id (stateless clients may reuse ids across requests)
-   * to different tools leave that id unattributed: no result is checked against the wrong schema.
-   * `toolName` undefined: a call whose result is not checked (only its id matters).
+   * listings. Every call in flight under an id is counted (one result is taken per call), and two
+   * calls in flight under one id to different tools (clients sharing a credential on a stateless
+   * front may reuse ids) leave that id ambiguous: its results are answered as unattributable, never
+   * checked against the wrong schema nor passed unchecked. `toolName` undefined: a call whose
+   * result is not checked (only its id matters).
    */
   expectCall(idKey: string, toolName: string | undefined): void {
-    if (toolName === undefined && this.#pendingCalls.size === 0) return;
     const previous = this.#pendingCalls.get(idKey);
     if (previous !== undefined) {
-      if (previous !== toolName) this.#pendingCalls.set(idKey, UNATTRIBUTED);
+      previous.count++;
+      if (previous.tool !== toolName) previous.tool = AMBIGUOUS_CALL;
       return;
     }
     // A call whose result is not checked is remembered only when it shares an id (above).
@@ -59,23 +64,36 @@ export class SessionState {
       const oldest = this.#pendingCalls.keys().next().value;
       if (oldest !== undefined) this.#pendingCalls.delete(oldest);
     }
-    this.#pendingCalls.set(idKey, toolName);
+    this.#pendingCalls.set(idKey, { tool: toolName, count: 1 });
   }
 
-  /** Takes the tool name of the pending tools/call request with this id, if any. */
-  takeCall(idKey: string): string | undefined {
+  /** True while a tools/list with this id awaits its result. */
+  awaitsList(idKey: string): boolean {
+    return this.#pendingLists.has(idKey);
+  }
+
+  /** True while a tools/call with this id awaits its result check. */
+  awaitsCall(idKey: string): boolean {
+    return this.#pendingCalls.has(idKey);
+  }
+
+  /**
+   * Takes one pending tools/call with this id: its tool name, AMBIGUOUS_CALL when calls to
+   * different tools share the id, undefined when none is pending. The gateway takes it too when
+   * it answers a call itself (a failure, a timeout), so no later call inherits it.
+   */
+  takeCall(idKey: string): string | typeof AMBIGUOUS_CALL | undefined {
     if (this.#pendingCalls.size === 0) return undefined;
-    const toolName = this.#pendingCalls.get(idKey);
-    if (toolName === undefined) return undefined;
-    this.#pendingCalls.delete(idKey);
-    return toolName === UNATTRIBUTED ? undefined : toolName;
+    const entry = this.#pendingCalls.get(idKey);
+    if (entry === undefined) return undefined;
+    if (--entry.count <= 0) this.#pendingCalls.delete(idKey);
+    return entry.tool;
   }
 }
 
 const MAX_PENDING_LISTS = 256;
 const MAX_PENDING_CALLS = 1024;
 // Not a tool name: names are at least one character.
-const UNATTRIBUTED = '';
 
 /**
  * Session state keyed by server and session (or server and credential in 2026-07-28). An LRU

@@ -186,6 +186,7 @@ export class MessageBridge {
     } catch (error) {
       this.#log('warn', 'upstream.send_failed', (error as Error).message);
       if (isRequest(message) && this.#inFlight.delete(idKey(message.id))) {
+        this.#options.guard.forgetCalls(this.#options.sessionKey, [message.id]);
         this.#toClient(
           jsonRpcError(
             message.id,
@@ -260,7 +261,10 @@ export class MessageBridge {
       'toolpin: the gateway failed to handle the upstream answer',
     );
     if (this.#own.settle(failure)) return;
-    if (this.#inFlight.delete(idKey(message.id))) this.#toClient(failure, message.id);
+    if (this.#inFlight.delete(idKey(message.id))) {
+      this.#options.guard.forgetCalls(this.#options.sessionKey, [message.id]);
+      this.#toClient(failure, message.id);
+    }
   }
 
   #relay(message: JsonRpcMessage): void {
@@ -369,6 +373,7 @@ export class MessageBridge {
       if (Math.max(request.sentAt, this.#heardAt) + idleMs > now) continue;
       this.#inFlight.delete(key);
       this.#timedOut.add(key);
+      this.#options.guard.forgetCalls(this.#options.sessionKey, [request.id]);
       count += 1;
       this.#toClient(upstreamFailureOf(server, request.id, 'timeout', message), request.id);
       if (request.method !== 'initialize')

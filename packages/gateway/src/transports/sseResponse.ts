@@ -115,6 +115,7 @@ export function relaySseResponse(
     clearTimeout(idle);
     if (ended || clientGone || res.writableEnded) return;
     ended = true;
+    guard.forgetCalls(sessionKey, [...unanswered.values()]);
     for (const id of unanswered.values())
       res.write(encodeSseMessage(upstreamFailure(exchange, id, reason, message)));
     res.end();

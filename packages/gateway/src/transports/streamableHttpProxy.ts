@@ -113,6 +113,8 @@ export function createStreamableHttpProxy(options: StreamableHttpProxyOptions): 
     headers: OutgoingHttpHeaders = {},
   ): void {
     exchange.guard.distrust(exchange.sessionKey);
+    // The gateway answers these requests itself: no later call under their ids inherits a check.
+    exchange.guard.forgetCalls(exchange.sessionKey, exchange.requestIds);
     if (res.headersSent) {
       res.end();
       return;
