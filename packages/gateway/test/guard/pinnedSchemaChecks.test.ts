@@ -145,7 +145,7 @@ describe('ServerGuard: results checked against the pinned outputSchema', () => {
     });
   });
 
-  it('replaces the result under onBadOutput: block, and leaves an id two tools shared unchecked', () => {
+  it('replaces the result under onBadOutput: block, and blocks the result of an id two tools shared', () => {
     const { guard, events } = startGuard({ ...configOf('enforce'), onBadOutput: 'block' });
     guard.expectResult(SESSION, 3, 'report');
     expect(answer(guard, { jsonrpc: '2.0', id: 3, result: { structuredContent: {} } })).toMatchObject({
@@ -153,11 +153,13 @@ describe('ServerGuard: results checked against the pinned outputSchema', () => {
       error: { code: -32040, data: { reason: 'output_invalid' } },
     });
     expect(events('call.blocked')).toHaveLength(1);
-    // Two calls in flight under one id to different tools (stateless clients may reuse ids).
+    // Two calls in flight under one id to different tools (stateless clients may reuse ids): the
+    // result cannot be checked against the right schema, so it is a misfit, never passed unchecked.
     guard.expectResult(SESSION, 4, 'report');
     guard.expectResult(SESSION, 4, 'other');
     expect(answer(guard, { jsonrpc: '2.0', id: 4, result: { structuredContent: {} } })).toMatchObject({
-      result: { structuredContent: {} },
+      id: 4,
+      error: { code: -32040, data: { reason: 'output_invalid', problems: [{ keyword: 'ambiguous_id' }] } },
     });
   });
 });
