@@ -167,7 +167,7 @@ describe('pin lifecycle on a running gateway: drift blocked, approve, hot reload
       const before = await readFile(pinFile, 'utf8');
       upstream.driftTool('echo', { description: POISON });
       const declined = await runToolpinInTerminal(['approve', pinFile], 'n\n');
-      expect(declined.stdout).toContain(`Approve 1 change(s) and rewrite ${pinFile}? [y/N]`);
+      expect(declined.stdout).toContain(`Approve changed echo [high]? [y/N]`);
       expect(declined.stdout).toContain('not approved; nothing was written');
       expect(declined.code).toBe(1);
       expect(await readFile(pinFile, 'utf8')).toBe(before);

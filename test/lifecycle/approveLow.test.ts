@@ -60,6 +60,28 @@ describe('toolpin approve --low', () => {
     // Two CLI processes on a busy machine: a bound, not a timing assertion.
   }, 20_000);
 
+  it('asks for each high drift on its own on a terminal, then for the rest; a no writes nothing', async () => {
+    const pinFile = join(dir, 'ask.json');
+    const text = JSON.stringify(pinFor('ask', upstream.url, defaultTools()), null, 2);
+    await writeFile(pinFile, text);
+    // From the first test: echo narrowed (low), add poisoned (high).
+    const declined = await runToolpin(['approve', pinFile], ['n']);
+    expect(declined.code).toBe(1);
+    expect(declined.stderr).toContain('Approve changed add [high]? [y/N] ');
+    expect(declined.stderr).not.toContain('other change(s)');
+    expect(await readFile(pinFile, 'utf8')).toBe(text);
+    const restDeclined = await runToolpin(['approve', pinFile], ['y', 'n']);
+    expect(restDeclined.code).toBe(1);
+    expect(restDeclined.stderr).toContain(`Approve 1 other change(s) and rewrite ${pinFile}? [y/N] `);
+    expect(await readFile(pinFile, 'utf8')).toBe(text);
+    const accepted = await runToolpin(['approve', pinFile], ['y', 'y']);
+    expect(accepted.code).toBe(0);
+    const written = JSON.parse(await readFile(pinFile, 'utf8')) as {
+      definitions: Record<string, { description: string }>;
+    };
+    expect(written.definitions['tool:add']?.description).toBe(POISON);
+  }, 20_000);
+
   it('refuses --low together with --tool, writing nothing', async () => {
     const pinFile = join(dir, 'both.json');
     const text = JSON.stringify(pinFor('both', upstream.url, defaultTools()), null, 2);

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -16,10 +17,15 @@ export interface ToolpinRun {
 
 /**
  * Runs `toolpin <args…>` in-process: the program the binary runs (built by `tsc -b`), with its
- * output captured and stdin empty (not a terminal). Servers started in the test keep answering it.
+ * output captured and stdin empty (not a terminal), or, given `typed`, a terminal's stdin on which
+ * those lines are typed. Servers started in the test keep answering it.
  */
-export async function runToolpin(args: readonly string[]): Promise<ToolpinRun> {
-  const io = captureIo();
+export async function runToolpin(args: readonly string[], typed?: readonly string[]): Promise<ToolpinRun> {
+  const io = captureIo(
+    typed === undefined
+      ? undefined
+      : Object.assign(Readable.from(typed.map((line) => `${line}\n`)), { isTTY: true }),
+  );
   const code = await runCli(args, io);
   return { code, stdout: io.written.stdout, stderr: io.written.stderr };
 }

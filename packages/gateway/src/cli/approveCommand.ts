@@ -62,14 +62,34 @@ function describeRecorded(entry: UnpinnedMembers): string {
 }
 
 // Interactive only on a terminal: a pipe or CI job must say --yes, so no approval is ever implicit.
-async function confirm(question: string, io: CliIo): Promise<boolean> {
+// Each question needs its own yes; the first no (or the end of input) declines them all. Lines are
+// read through one iterator, so answers typed ahead are never lost between questions.
+async function confirmEach(questions: readonly string[], io: CliIo): Promise<boolean> {
   const prompt = createInterface({ input: io.stdin, output: io.stderr });
+  const answers = prompt[Symbol.asyncIterator]();
   try {
-    const answer = await prompt.question(question);
-    return /^y(es)?$/i.test(answer.trim());
+    for (const question of questions) {
+      io.stderr.write(question);
+      const answer = await answers.next();
+      if (answer.done === true || !/^y(es)?$/i.test(answer.value.trim())) return false;
+    }
+    return true;
   } finally {
     prompt.close();
   }
+}
+
+/**
+ * The questions of an interactive approval: each high-severity drift on its own (it is shown and
+ * approved one by one), then the rest (low drift, members to record) together.
+ */
+function approvalQuestions(approved: readonly ToolDrift[], others: number, file: string): string[] {
+  const high = approved.filter((entry) => entry.severity === 'high');
+  const rest = approved.length - high.length + others;
+  return [
+    ...high.map((entry) => `Approve ${describe(entry)}? [y/N] `),
+    ...(rest > 0 ? [`Approve ${rest} other change(s) and rewrite ${file}? [y/N] `] : []),
+  ];
 }
 
 async function approve(options: ApproveCommandOptions, io: CliIo): Promise<number> {
@@ -106,7 +126,8 @@ async function approve(options: ApproveCommandOptions, io: CliIo): Promise<numbe
       );
       return ExitCodes.BAD_INPUT;
     }
-    if (!(await confirm(`Approve ${changes.length} change(s) and rewrite ${live.file}? [y/N] `, io))) {
+    const questions = approvalQuestions(plan.approved, plan.recorded.length, live.file);
+    if (!(await confirmEach(questions, io))) {
       io.stderr.write('not approved; nothing was written\n');
       return ExitCodes.DECLINED;
     }
