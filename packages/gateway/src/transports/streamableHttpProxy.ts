@@ -82,28 +82,235 @@ function clientHeaders(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
  * cut short, no answer in time) answered by the gateway with an error for each forwarded request.
  */
 export function createStreamableHttpProxy(options: StreamableHttpProxyOptions): StreamableHttpProxy {
-  const target = new URL(options.url);
-  const secure = target.protocol === 'https:';
-  const client = secure ? https : http;
-  // Without a keep-alive agent every request would open a new upstream connection.
-  const agent = secure
-    ? new https.Agent({ keepAlive: true, maxSockets: 512 })
-    : new http.Agent({ keepAlive: true, maxSockets: 512 });
-  const hostname = target.hostname.replace(/^\[(.*)\]$/, '$1');
-  const port = target.port === '' ? undefined : Number(target.port);
-  const path = target.pathname + target.search;
-  const { logger } = options;
-  const bodyLimits = { maxBytes: options.maxResponseBytes, idleMs: options.streamIdleMs };
+  const forwarder = new StreamableHttpForwarder(options);
+  return (exchange, req, res) => forwarder.forward(exchange, req, res);
+}
 
-  function log(exchange: Exchange, event: string, err: string, message: string): void {
-    logger.warn(
-      { event, server: exchange.guard.config.name, session: sessionLabel(exchange.sessionKey), err },
-      message,
+/** One upstream's forwarder: the request it sends, and what becomes of each kind of answer. */
+class StreamableHttpForwarder {
+  readonly #options: StreamableHttpProxyOptions;
+  readonly #target: URL;
+  readonly #client: typeof http | typeof https;
+  readonly #agent: http.Agent;
+  readonly #hostname: string;
+  readonly #port: number | undefined;
+  readonly #path: string;
+  readonly #bodyLimits: { readonly maxBytes: number; readonly idleMs: number };
+
+  constructor(options: StreamableHttpProxyOptions) {
+    this.#options = options;
+    this.#target = new URL(options.url);
+    const secure = this.#target.protocol === 'https:';
+    this.#client = secure ? https : http;
+    // Without a keep-alive agent every request would open a new upstream connection.
+    this.#agent = secure
+      ? new https.Agent({ keepAlive: true, maxSockets: 512 })
+      : new http.Agent({ keepAlive: true, maxSockets: 512 });
+    this.#hostname = this.#target.hostname.replace(/^\[(.*)\]$/, '$1');
+    this.#port = this.#target.port === '' ? undefined : Number(this.#target.port);
+    this.#path = this.#target.pathname + this.#target.search;
+    this.#bodyLimits = { maxBytes: options.maxResponseBytes, idleMs: options.streamIdleMs };
+  }
+
+  /** Sends the decided request upstream; the client gets the decided answer, or an error in time. */
+  forward(exchange: Exchange, req: IncomingMessage, res: ServerResponse): void {
+    const started = performance.now();
+    const { telemetry } = exchange.guard.alerts;
+    const server = exchange.guard.config.name;
+    const upstreamReq = this.#client.request({
+      protocol: this.#target.protocol,
+      hostname: this.#hostname,
+      port: this.#port,
+      path: this.#path,
+      method: req.method,
+      agent: this.#agent,
+      headers: upstreamHeaders(req, this.#options.headers, this.#target.host, exchange.body),
+    });
+    let answered = false;
+    const timer = setTimeout(() => {
+      if (answered) return;
+      answered = true;
+      this.#timedOut(exchange, res);
+      upstreamReq.destroy();
+    }, this.#options.timeoutMs);
+    // A client that leaves before the answer takes the upstream request with it (after the answer
+    // started, the relays drop the upstream stream themselves).
+    res.on('close', () => {
+      clearTimeout(timer);
+      if (!answered) upstreamReq.destroy();
+    });
+    upstreamReq.on('response', (upstream) => {
+      clearTimeout(timer);
+      if (answered) return void upstream.resume();
+      answered = true;
+      const seconds = (performance.now() - started) / 1000;
+      telemetry.onUpstreamContact(server, { via: 'proxy', status: upstream.statusCode ?? 502, seconds });
+      this.#answer(exchange, req, upstream, res);
+    });
+    upstreamReq.on('error', (error: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      if (answered || res.destroyed) return;
+      answered = true;
+      this.#unreachable(exchange, res, error, (performance.now() - started) / 1000);
+    });
+    upstreamReq.end(exchange.body);
+  }
+
+  #timedOut(exchange: Exchange, res: ServerResponse): void {
+    const { timeoutMs } = this.#options;
+    exchange.guard.alerts.telemetry.onUpstreamContact(exchange.guard.config.name, {
+      via: 'proxy',
+      error: 'timeout',
+      seconds: timeoutMs / 1000,
+    });
+    this.#log(exchange, 'upstream.timeout', `no answer within ${timeoutMs} ms`, 'upstream timed out');
+    this.#fail(exchange, res, 504, 'timeout', `toolpin: the upstream did not answer within ${timeoutMs} ms`);
+  }
+
+  #unreachable(exchange: Exchange, res: ServerResponse, error: NodeJS.ErrnoException, seconds: number): void {
+    const server = exchange.guard.config.name;
+    const code = error.code ?? error.message;
+    exchange.guard.alerts.telemetry.onUpstreamContact(server, { via: 'proxy', error: code, seconds });
+    this.#options.logger.error(
+      { event: 'upstream.unreachable', server, upstream: this.#target.origin, err: error.message },
+      'upstream unreachable',
+    );
+    this.#fail(exchange, res, 502, 'unreachable', `toolpin: the upstream is unreachable (${code})`);
+  }
+
+  /** Decides the upstream's answer by its status and media type (contained: a throw fails this answer). */
+  #answer(exchange: Exchange, req: IncomingMessage, upstream: IncomingMessage, res: ServerResponse): void {
+    try {
+      this.#decideAnswer(exchange, req, upstream, res);
+    } catch (error) {
+      upstream.destroy();
+      this.#options.logger.error(
+        { event: 'proxy.failed', server: exchange.guard.config.name, err: (error as Error).message },
+        'relaying an answer failed',
+      );
+      this.#fail(exchange, res, 502, 'malformed', 'toolpin: the upstream answer could not be relayed');
+    }
+  }
+
+  #decideAnswer(
+    exchange: Exchange,
+    req: IncomingMessage,
+    upstream: IncomingMessage,
+    res: ServerResponse,
+  ): void {
+    const status = upstream.statusCode ?? 502;
+    if (status === 404 && req.headers['mcp-session-id'] !== undefined)
+      exchange.guard.forgetSession(exchange.sessionKey);
+    const headers = clientHeaders(upstream.headers);
+    if (status >= 300 && status < 400) {
+      upstream.resume();
+      this.#log(
+        exchange,
+        'upstream.refused_answer',
+        `HTTP ${status}`,
+        'the upstream answered with a redirect',
+      );
+      const message = `toolpin: the upstream answered HTTP ${status}; redirects are not followed`;
+      this.#fail(exchange, res, 502, 'redirect', message);
+      return;
+    }
+    const type = parseMediaType(upstream.headers['content-type']);
+    const kind = type !== undefined && isUtf8Charset(type) ? mcpBodyKind(type) : 'other';
+    if (kind === 'other' && upstream.headers['content-type'] !== undefined) {
+      // A body the gateway cannot parse is refused as soon as it is announced: it is never read.
+      upstream.destroy();
+      const label = upstream.headers['content-type'];
+      const message = `the upstream answered HTTP ${status} with a body of media type ${label}`;
+      this.#refuseAnswer(
+        exchange,
+        res,
+        status,
+        headers,
+        status < 300 ? 'media_type' : 'upstream_status',
+        message,
+      );
+      return;
+    }
+    if (kind === 'sse' && status >= 200 && status < 300)
+      this.#relaySse(exchange, req, upstream, res, headers);
+    else this.#relayBody(exchange, upstream, res, headers, kind === 'json');
+  }
+
+  #relaySse(
+    exchange: Exchange,
+    req: IncomingMessage,
+    upstream: IncomingMessage,
+    res: ServerResponse,
+    headers: OutgoingHttpHeaders,
+  ): void {
+    const { guard } = exchange;
+    const relay = relaySseResponse(exchange, upstream, res, {
+      headers,
+      idleMs: this.#options.streamIdleMs,
+      onBroken: (error) =>
+        this.#log(exchange, 'upstream.stream_broken', error.message, 'upstream stream broke'),
+      onDropped: (problem, reason) => {
+        guard.distrust(exchange.sessionKey);
+        this.#log(exchange, 'upstream.invalid_message', reason, `dropped an upstream event: ${problem}`);
+      },
+    });
+    // A GET stream or a 2026-07-28 subscriptions/listen has nothing in flight: shutdown ends it at once.
+    const kind =
+      req.method === 'GET' || req.headers['mcp-method'] === 'subscriptions/listen' ? 'listen' : 'response';
+    res.once(
+      'close',
+      guard.alerts.telemetry.onStreamOpened({ server: guard.config.name, kind, end: relay.end }),
+    );
+  }
+
+  /** A JSON body decided whole, or a body that must be empty (no media type given for it). */
+  #relayBody(
+    exchange: Exchange,
+    upstream: IncomingMessage,
+    res: ServerResponse,
+    headers: OutgoingHttpHeaders,
+    json: boolean,
+  ): void {
+    const status = upstream.statusCode ?? 502;
+    const decided = json
+      ? relayJsonResponse(exchange, upstream, res, headers, this.#bodyLimits)
+      : expectNoBody(upstream, this.#bodyLimits.idleMs).then(() => {
+          // A reply without a body (202 to notifications, 200 to a DELETE) says only its status.
+          if (status < 300) return sendAccepted(exchange, res, status, headers);
+          throw new UpstreamBodyError('upstream_status', `the upstream answered HTTP ${status}`);
+        });
+    decided.catch((error: unknown) => {
+      const reason = error instanceof UpstreamBodyError ? error.reason : 'malformed';
+      this.#refuseAnswer(exchange, res, status, headers, reason, (error as Error).message);
+    });
+  }
+
+  /** Answers in place of an upstream answer the gateway refused; an HTTP refusal keeps its status. */
+  #refuseAnswer(
+    exchange: Exchange,
+    res: ServerResponse,
+    status: number,
+    headers: OutgoingHttpHeaders,
+    reason: UpstreamFailureReason,
+    message: string,
+  ): void {
+    this.#log(exchange, 'upstream.refused_answer', reason, `refused the upstream's answer: ${message}`);
+    // A 404 ends the session, a 401 with WWW-Authenticate asks for credentials: both stay what they are.
+    const relayed = status >= 400 && status !== 502;
+    const extra = relayed ? { status } : {};
+    this.#fail(
+      exchange,
+      res,
+      relayed ? status : 502,
+      reason,
+      `toolpin: ${message}`,
+      extra,
+      relayed ? headers : {},
     );
   }
 
   /** Answers the client with an error for each forwarded request (nothing of the upstream's answer). */
-  function fail(
+  #fail(
     exchange: Exchange,
     res: ServerResponse,
     status: number,
@@ -122,178 +329,10 @@ export function createStreamableHttpProxy(options: StreamableHttpProxyOptions): 
     sendJson(res, status, headers, JSON.stringify(failurePayload(exchange, reason, message, extra)));
   }
 
-  function onResponse(
-    exchange: Exchange,
-    req: IncomingMessage,
-    upstream: IncomingMessage,
-    res: ServerResponse,
-  ): void {
-    const { guard } = exchange;
-    const status = upstream.statusCode ?? 502;
-    if (status === 404 && req.headers['mcp-session-id'] !== undefined)
-      guard.forgetSession(exchange.sessionKey);
-    const headers = clientHeaders(upstream.headers);
-    if (status >= 300 && status < 400) {
-      upstream.resume();
-      log(exchange, 'upstream.refused_answer', `HTTP ${status}`, 'the upstream answered with a redirect');
-      fail(
-        exchange,
-        res,
-        502,
-        'redirect',
-        `toolpin: the upstream answered HTTP ${status}; redirects are not followed`,
-      );
-      return;
-    }
-    const type = parseMediaType(upstream.headers['content-type']);
-    const kind = type !== undefined && isUtf8Charset(type) ? mcpBodyKind(type) : 'other';
-    if (kind === 'other' && upstream.headers['content-type'] !== undefined) {
-      // A body the gateway cannot parse is refused as soon as it is announced: it is never read.
-      upstream.destroy();
-      const label = upstream.headers['content-type'];
-      const reason = status < 300 ? 'media_type' : 'upstream_status';
-      const message = `the upstream answered HTTP ${status} with a body of media type ${label}`;
-      log(exchange, 'upstream.refused_answer', reason, `refused the upstream's answer: ${message}`);
-      refuseAnswer(exchange, res, status, headers, reason, message);
-      return;
-    }
-    const broken = (error: Error): void =>
-      log(exchange, 'upstream.stream_broken', error.message, 'upstream stream broke');
-    if (kind === 'sse' && status >= 200 && status < 300) {
-      const relay = relaySseResponse(exchange, upstream, res, {
-        headers,
-        idleMs: options.streamIdleMs,
-        onBroken: broken,
-        onDropped: (problem, reason) => {
-          guard.distrust(exchange.sessionKey);
-          log(exchange, 'upstream.invalid_message', reason, `dropped an upstream event: ${problem}`);
-        },
-      });
-      // A GET stream or a 2026-07-28 subscriptions/listen has nothing in flight: shutdown ends it at once.
-      const streamKind =
-        req.method === 'GET' || req.headers['mcp-method'] === 'subscriptions/listen' ? 'listen' : 'response';
-      res.once(
-        'close',
-        guard.alerts.telemetry.onStreamOpened({
-          server: guard.config.name,
-          kind: streamKind,
-          end: relay.end,
-        }),
-      );
-      return;
-    }
-    const decided =
-      kind === 'json'
-        ? relayJsonResponse(exchange, upstream, res, headers, bodyLimits)
-        : expectNoBody(upstream, bodyLimits.idleMs).then(() => {
-            // A reply without a body (202 to notifications, 200 to a DELETE) says only its status.
-            if (status < 300) return sendAccepted(exchange, res, status, headers);
-            throw new UpstreamBodyError('upstream_status', `the upstream answered HTTP ${status}`);
-          });
-    decided.catch((error: unknown) => {
-      const reason = error instanceof UpstreamBodyError ? error.reason : 'malformed';
-      const message = (error as Error).message;
-      log(exchange, 'upstream.refused_answer', reason, `refused the upstream's answer: ${message}`);
-      refuseAnswer(exchange, res, status, headers, reason, message);
-    });
-  }
-
-  /** Answers in place of an upstream answer the gateway refused; an HTTP refusal keeps its status. */
-  function refuseAnswer(
-    exchange: Exchange,
-    res: ServerResponse,
-    status: number,
-    headers: OutgoingHttpHeaders,
-    reason: UpstreamFailureReason,
-    message: string,
-  ): void {
-    // A 404 ends the session, a 401 with WWW-Authenticate asks for credentials: both stay what they are.
-    const relayed = status >= 400 && status !== 502;
-    fail(
-      exchange,
-      res,
-      relayed ? status : 502,
-      reason,
-      `toolpin: ${message}`,
-      relayed ? { status } : {},
-      relayed ? headers : {},
+  #log(exchange: Exchange, event: string, err: string, message: string): void {
+    this.#options.logger.warn(
+      { event, server: exchange.guard.config.name, session: sessionLabel(exchange.sessionKey), err },
+      message,
     );
   }
-
-  return (exchange, req, res) => {
-    const started = performance.now();
-    const telemetry = exchange.guard.alerts.telemetry;
-    const server = exchange.guard.config.name;
-    const upstreamReq = client.request({
-      protocol: target.protocol,
-      hostname,
-      port,
-      path,
-      method: req.method,
-      agent,
-      headers: upstreamHeaders(req, options.headers, target.host, exchange.body),
-    });
-    let answered = false;
-    const timer = setTimeout(() => {
-      if (answered) return;
-      answered = true;
-      telemetry.onUpstreamContact(server, {
-        via: 'proxy',
-        error: 'timeout',
-        seconds: options.timeoutMs / 1000,
-      });
-      log(exchange, 'upstream.timeout', `no answer within ${options.timeoutMs} ms`, 'upstream timed out');
-      fail(
-        exchange,
-        res,
-        504,
-        'timeout',
-        `toolpin: the upstream did not answer within ${options.timeoutMs} ms`,
-      );
-      upstreamReq.destroy();
-    }, options.timeoutMs);
-    // A client that leaves before the answer takes the upstream request with it (after the answer
-    // started, the relays drop the upstream stream themselves).
-    res.on('close', () => {
-      clearTimeout(timer);
-      if (!answered) upstreamReq.destroy();
-    });
-    upstreamReq.on('response', (upstream) => {
-      clearTimeout(timer);
-      if (answered) return void upstream.resume();
-      answered = true;
-      telemetry.onUpstreamContact(server, {
-        via: 'proxy',
-        status: upstream.statusCode ?? 502,
-        seconds: (performance.now() - started) / 1000,
-      });
-      try {
-        onResponse(exchange, req, upstream, res);
-      } catch (error) {
-        upstream.destroy();
-        logger.error(
-          { event: 'proxy.failed', server, err: (error as Error).message },
-          'relaying an answer failed',
-        );
-        fail(exchange, res, 502, 'malformed', 'toolpin: the upstream answer could not be relayed');
-      }
-    });
-    upstreamReq.on('error', (error: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      if (answered || res.destroyed) return;
-      answered = true;
-      const code = error.code ?? error.message;
-      telemetry.onUpstreamContact(server, {
-        via: 'proxy',
-        error: code,
-        seconds: (performance.now() - started) / 1000,
-      });
-      logger.error(
-        { event: 'upstream.unreachable', server, upstream: target.origin, err: error.message },
-        'upstream unreachable',
-      );
-      fail(exchange, res, 502, 'unreachable', `toolpin: the upstream is unreachable (${code})`);
-    });
-    upstreamReq.end(exchange.body);
-  };
 }
