@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { httpUpstreamOf, parseServerConfig, type ServerConfig } from '../config/index.js';
 import { screenCall } from '../guard/screenCall.js';
-import { ServerGuard } from '../guard/serverGuard.js';
+import { ServerGuard, type CatalogRefresh } from '../guard/serverGuard.js';
 import { Alerts } from '../observe/alerts.js';
 import { createLogger, type GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
@@ -9,7 +9,7 @@ import { fetchToolPages } from '../state/fetchToolPages.js';
 import { SessionStore } from '../state/sessionStore.js';
 import { ToolDigester } from '../state/toolDigester.js';
 import type { Exchange } from '../transports/exchange.js';
-import { createStreamableHttpProxy } from '../transports/streamableHttpProxy.js';
+import { createStreamableHttpProxy, type StreamableHttpProxy } from '../transports/streamableHttpProxy.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import {
   isRequest,
@@ -88,68 +88,101 @@ function toServerConfig(pin: PinGuardOptions['pin'], upstream: string | undefine
  * mount path: `app.use('/mcp', pinGuard({ pin, upstream }))`.
  */
 export function pinGuard(options: PinGuardOptions): PinGuardRouter {
-  const config = toServerConfig(options.pin, options.upstream);
-  const logger = options.logger ?? createLogger();
-  const guard = new ServerGuard({
-    config,
-    sessions: options.sessions ?? new SessionStore(),
-    digester: options.digester ?? new ToolDigester(),
-    alerts: options.alerts ?? new Alerts(logger),
-    logger,
-  });
-  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const timeoutMs = options.upstreamTimeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const http = httpUpstreamOf(config);
-  const proxy = createStreamableHttpProxy({
-    url: http.url,
-    headers: http.headers,
-    logger,
-    maxResponseBytes: DEFAULT_MAX_UPSTREAM_BYTES,
-    timeoutMs,
-    streamIdleMs: options.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS,
-  });
-
-  // A compressed body (rare) still goes through express.raw, which inflates it.
-  const inflatingParser = express.raw({ type: () => true, limit: maxBodyBytes });
+  const handler = new PinGuardHandler(options);
   // A plain handler rather than an express Router: one path, two kinds of request, and the
   // router's per-request work was most of what express cost here.
-  function handle(req: Request, res: Response, next: NextFunction): void {
+  const handle = (req: Request, res: Response, next: NextFunction): void => handler.handle(req, res, next);
+  plainHandlers.add(handle);
+  return Object.assign(handle, { guard: handler.guard });
+}
+
+/** The messages of one POST, decided: what goes upstream, what is answered here. */
+interface DecidedBody {
+  readonly forward: JsonRpcMessage[];
+  readonly refused: JsonRpcResponse[];
+  /** The upstream refused the client's credential while the gateway listed on its behalf. */
+  readonly challenge: AuthChallenge | undefined;
+}
+
+/** One server's HTTP front: frames and parses each request, decides it, forwards what it decided. */
+class PinGuardHandler {
+  readonly guard: ServerGuard;
+  readonly #logger: GatewayLogger;
+  readonly #maxBodyBytes: number;
+  readonly #timeoutMs: number;
+  readonly #proxy: StreamableHttpProxy;
+  // A compressed body (rare) still goes through express.raw, which inflates it.
+  readonly #inflatingParser: RequestHandler;
+
+  constructor(options: PinGuardOptions) {
+    const config = toServerConfig(options.pin, options.upstream);
+    this.#logger = options.logger ?? createLogger();
+    this.guard = new ServerGuard({
+      config,
+      sessions: options.sessions ?? new SessionStore(),
+      digester: options.digester ?? new ToolDigester(),
+      alerts: options.alerts ?? new Alerts(this.#logger),
+      logger: this.#logger,
+    });
+    this.#maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    this.#timeoutMs = options.upstreamTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const http = httpUpstreamOf(config);
+    this.#proxy = createStreamableHttpProxy({
+      url: http.url,
+      headers: http.headers,
+      logger: this.#logger,
+      maxResponseBytes: DEFAULT_MAX_UPSTREAM_BYTES,
+      timeoutMs: this.#timeoutMs,
+      streamIdleMs: options.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS,
+    });
+    this.#inflatingParser = express.raw({ type: () => true, limit: this.#maxBodyBytes });
+  }
+
+  handle(req: Request, res: Response, next: NextFunction): void {
     const fail = (error: unknown): void =>
-      rejectRequest(error as Error & { status?: number; type?: string }, req, res, next);
+      this.#rejectRequest(error as Error & { status?: number; type?: string }, req, res, next);
     try {
       if (pathOf(req.url) !== '/') return next();
       const refusal = checkRequestFraming(req);
       if (refusal !== undefined)
-        refuseFraming(res, refusal, { logger, server: guard.config.name, method: req.method });
-      else if (req.method === 'POST') receivePost(req, res, fail);
-      else forwardOther(req, res);
+        refuseFraming(res, refusal, {
+          logger: this.#logger,
+          server: this.guard.config.name,
+          method: req.method,
+        });
+      else if (req.method === 'POST') this.#receivePost(req, res, fail);
+      else this.#forwardOther(req, res);
     } catch (error) {
       fail(error);
     }
   }
-  function receivePost(req: Request, res: Response, next: NextFunction): void {
+
+  #receivePost(req: Request, res: Response, next: NextFunction): void {
     if (!isIdentityEncoded(req)) {
-      inflatingParser(req, res, (error?: unknown) =>
-        error === undefined ? handlePost(req, res).catch(next) : next(error),
+      this.#inflatingParser(req, res, (error?: unknown) =>
+        error === undefined ? this.#handlePost(req, res).catch(next) : next(error),
       );
       return;
     }
-    readRequestBody(req, maxBodyBytes)
+    readRequestBody(req, this.#maxBodyBytes)
       .then((body) => {
         req.body = body;
-        return handlePost(req, res);
+        return this.#handlePost(req, res);
       })
       .catch(next);
   }
+
   /** A GET (the session's stream) or a DELETE (its end): no body, nothing to decide but the answer. */
-  function forwardOther(req: Request, res: Response): void {
+  #forwardOther(req: Request, res: Response): void {
+    const { guard } = this;
     guard.alerts.telemetry.onRequest(guard.config.name, req.method);
     const sessionKey = sessionKeyOf(req.headers);
     if (req.method === 'DELETE')
       res.on('finish', () => res.statusCode < 300 && guard.forgetSession(sessionKey));
-    proxy({ guard, sessionKey, body: undefined, requestIds: [], refused: [], batch: false }, req, res);
+    this.#proxy({ guard, sessionKey, body: undefined, requestIds: [], refused: [], batch: false }, req, res);
   }
-  function rejectRequest(
+
+  #rejectRequest(
     error: Error & { status?: number; type?: string },
     req: Request,
     res: Response,
@@ -159,30 +192,24 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
     const status = error.status ?? 500;
     const message =
       error.type === 'entity.too.large'
-        ? `Request body exceeds ${maxBodyBytes} bytes`
+        ? `Request body exceeds ${this.#maxBodyBytes} bytes`
         : status === 500
           ? 'toolpin internal error'
           : error.message;
-    logger[status >= 500 ? 'error' : 'warn'](
-      { event: 'request.rejected', server: guard.config.name, status, err: error.message },
+    this.#logger[status >= 500 ? 'error' : 'warn'](
+      { event: 'request.rejected', server: this.guard.config.name, status, err: error.message },
       message,
     );
-    replyToClient(
-      req.headers,
-      res,
-      status,
-      jsonRpcError(null, status === 413 ? ErrorCodes.INVALID_REQUEST : ErrorCodes.INTERNAL_ERROR, message),
-    );
+    const code = status === 413 ? ErrorCodes.INVALID_REQUEST : ErrorCodes.INTERNAL_ERROR;
+    replyToClient(req.headers, res, status, jsonRpcError(null, code, message));
   }
 
-  async function handlePost(req: Request, res: Response): Promise<void> {
+  async #handlePost(req: Request, res: Response): Promise<void> {
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const parsed = parseJsonRpcBody(raw.toString('utf8'));
+    const server = this.guard.config.name;
     if (!parsed.ok) {
-      logger.warn(
-        { event: 'request.malformed', server: guard.config.name, code: parsed.code },
-        parsed.message,
-      );
+      this.#logger.warn({ event: 'request.malformed', server, code: parsed.code }, parsed.message);
       replyToClient(req.headers, res, 400, jsonRpcError(null, parsed.code, parsed.message));
       return;
     }
@@ -190,30 +217,61 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
     if (mismatch !== undefined) {
       const first = parsed.body.messages[0];
       const id = first !== undefined && 'id' in first && first.id !== undefined ? first.id : null;
-      logger.warn({ event: 'request.header_mismatch', server: guard.config.name }, mismatch);
+      this.#logger.warn({ event: 'request.header_mismatch', server }, mismatch);
       replyToClient(req.headers, res, 400, jsonRpcError(id, ErrorCodes.HEADER_MISMATCH, mismatch));
       return;
     }
     const sessionKey = sessionKeyOf(req.headers);
+    const { forward, refused, challenge } = await this.#decideMessages(req, sessionKey, parsed.body.messages);
+    const answer = parsed.body.batch ? refused : refused[0];
+    if (challenge !== undefined && refused.length > 0) {
+      // The upstream refused this client's credential: the client gets its challenge, nothing goes upstream.
+      replyToClient(req.headers, res, applyAuthChallenge(res, challenge), answer);
+      return;
+    }
+    if (forward.length === 0) {
+      // Nothing left to forward and nothing to answer (only dropped notifications): accepted.
+      if (refused.length === 0) res.writeHead(202).end();
+      else replyToClient(req.headers, res, 200, answer);
+      return;
+    }
+    // What goes upstream is the gateway's serialization of the messages it decided on, never the
+    // client's bytes: duplicate keys, odd spacing or encodings cannot mean one thing here and
+    // another there.
+    const body = Buffer.from(JSON.stringify(parsed.body.batch ? forward : forward[0]));
+    const requestIds = forward.filter(isRequest).map((message) => message.id);
+    const exchange: Exchange = {
+      guard: this.guard,
+      sessionKey,
+      body,
+      requestIds,
+      refused,
+      batch: parsed.body.batch,
+    };
+    this.#proxy(exchange, req, res);
+  }
+
+  /** Decides each message of a body in order: calls screened, listings expected, the rest forwarded. */
+  async #decideMessages(
+    req: Request,
+    sessionKey: string,
+    messages: readonly JsonRpcMessage[],
+  ): Promise<DecidedBody> {
+    const { guard } = this;
     const stateless = detectEra(req.headers) === 'stateless';
     const forward: JsonRpcMessage[] = [];
     const refused: JsonRpcResponse[] = [];
-    const auth: { challenge?: AuthChallenge } = {};
-    for (const message of parsed.body.messages) {
+    let challenge: AuthChallenge | undefined;
+    for (const message of messages) {
       if ('method' in message && typeof message.method === 'string')
         guard.alerts.telemetry.onRequest(guard.config.name, message.method);
       if (isRequestWithoutId(message)) {
-        dropRequestWithoutId(sessionKey, message.method);
+        this.#dropRequestWithoutId(sessionKey, message.method);
         continue;
       }
       if (isRequest(message) && message.method === 'tools/call') {
-        const decided = decide(
-          req,
-          sessionKey,
-          stateless,
-          message,
-          (challenge) => (auth.challenge = challenge),
-        );
+        const refresh = this.#refreshFor(req, stateless, message.params?._meta, (seen) => (challenge = seen));
+        const decided = screenCall(guard, sessionKey, message.id, message.params, refresh);
         // Most calls are decided at once from the session's catalog: no promise to wait for.
         const refusal = decided instanceof Promise ? await decided : decided;
         if (refusal !== undefined) {
@@ -226,71 +284,37 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
       }
       forward.push(message);
     }
-    if (auth.challenge !== undefined && refused.length > 0) {
-      // The upstream refused this client's credential: the client gets its challenge, nothing goes upstream.
-      replyToClient(
-        req.headers,
-        res,
-        applyAuthChallenge(res, auth.challenge),
-        parsed.body.batch ? refused : refused[0],
-      );
-      return;
-    }
-    if (forward.length === 0) {
-      // Nothing left to forward and nothing to answer (only dropped notifications): accepted.
-      if (refused.length === 0) res.writeHead(202).end();
-      else replyToClient(req.headers, res, 200, parsed.body.batch ? refused : refused[0]);
-      return;
-    }
-    // What goes upstream is the gateway's serialization of the messages it decided on, never the
-    // client's bytes: duplicate keys, odd spacing or encodings cannot mean one thing here and
-    // another there.
-    const body = Buffer.from(JSON.stringify(parsed.body.batch ? forward : forward[0]));
-    const exchange: Exchange = {
-      guard,
-      sessionKey,
-      body,
-      requestIds: forward.filter(isRequest).map((message) => message.id),
-      refused,
-      batch: parsed.body.batch,
-    };
-    proxy(exchange, req, res);
+    return { forward, refused, challenge };
   }
 
-  /** Logs a request sent without an id (see isRequestWithoutId): dropped, never forwarded. */
-  function dropRequestWithoutId(sessionKey: string, method: string): void {
-    logger.warn(
-      { event: 'request.dropped', server: guard.config.name, session: sessionLabel(sessionKey), method },
-      `dropped a ${method} request sent without an id: it is never forwarded`,
-    );
-  }
-
-  function decide(
+  /** The fetch on miss of a call: it lists with the client's own session and credentials. */
+  #refreshFor(
     req: Request,
-    sessionKey: string,
     stateless: boolean,
-    message: JsonRpcMessage & { id: JsonRpcResponse['id'] },
+    meta: unknown,
     onChallenge: (challenge: AuthChallenge) => void,
-  ): JsonRpcResponse | undefined | Promise<JsonRpcResponse | undefined> {
-    const params = 'params' in message ? message.params : undefined;
-    const meta = params?._meta;
-    // The fetch on miss lists with the client's own session and credentials.
-    const refresh = captureAuthChallenge(
+  ): CatalogRefresh {
+    const upstream = httpUpstreamOf(this.guard.config);
+    return captureAuthChallenge(
       () =>
         fetchToolPages({
-          url: httpUpstreamOf(guard.config).url,
-          headers: forwardedCredentials(req.headers, httpUpstreamOf(guard.config).headers),
+          url: upstream.url,
+          headers: forwardedCredentials(req.headers, upstream.headers),
           stateless,
           ...(stateless && typeof meta === 'object' && meta !== null
             ? { meta: meta as Record<string, unknown> }
             : {}),
-          timeoutMs,
+          timeoutMs: this.#timeoutMs,
         }),
       onChallenge,
     );
-    return screenCall(guard, sessionKey, message.id, params, refresh);
   }
 
-  plainHandlers.add(handle);
-  return Object.assign(handle, { guard });
+  /** Logs a request sent without an id (see isRequestWithoutId): dropped, never forwarded. */
+  #dropRequestWithoutId(sessionKey: string, method: string): void {
+    this.#logger.warn(
+      { event: 'request.dropped', server: this.guard.config.name, session: sessionLabel(sessionKey), method },
+      `dropped a ${method} request sent without an id: it is never forwarded`,
+    );
+  }
 }
