@@ -38,121 +38,154 @@ export function relaySseResponse(
   res: ServerResponse,
   options: SseRelayOptions,
 ): SseRelay {
-  const { guard, sessionKey } = exchange;
-  res.writeHead(upstream.statusCode ?? 200, {
-    ...options.headers,
-    'content-type': 'text/event-stream',
-    // Buffering proxies (nginx) and compression would hold events back; neither may apply here.
-    'x-accel-buffering': 'no',
-  });
-  for (const error of exchange.refused) res.write(encodeSseMessage(error));
-  // The headers leave with the first event when it came with them (one write instead of two, the
-  // common case of a POST answered at once); a stream with nothing to say yet gets them one turn later.
-  let flushed = exchange.refused.length > 0;
-  setImmediate(() => {
-    if (!flushed && !res.writableEnded && !res.destroyed) res.flushHeaders();
-  });
+  const relay = new SseStreamRelay(exchange, upstream, res, options);
+  return { end: () => relay.end() };
+}
 
-  const unanswered = new Map<string, JsonRpcId>(exchange.requestIds.map((id) => [idKey(id), id]));
-  const rewriter = new SseRewriter({
-    rewrite: (data) => {
-      if (data === '') return undefined;
-      const verdict = guard.inspectUpstreamText(sessionKey, data, [...unanswered.values()]);
-      if (!verdict.ok) {
-        options.onDropped(`an event's data is ${verdict.problem}`, verdict.reason);
-        return null;
-      }
-      for (const message of verdict.out) if (isResponse(message)) unanswered.delete(idKey(message.id));
-      if (unanswered.size === 0) clearTimeout(idle);
-      if (verdict.out.length === 0) return null;
-      if (verdict.text !== undefined) return verdict.text;
-      return JSON.stringify(verdict.batch ? verdict.out : verdict.out[0]);
-    },
-    write: (text) => {
-      flushed = true;
-      // A large event (a listing) goes as bytes: a string would be measured, then encoded, again.
-      if (!res.write(text.length > 65_536 ? Buffer.from(text) : text)) holdUpstream();
-    },
-    onError: (error) => {
-      options.onBroken(error);
-      finish('malformed', 'toolpin: the upstream stream could not be parsed');
-    },
-  });
-
-  let ended = false;
-  let clientGone = false;
-  let idle: NodeJS.Timeout | undefined;
+/** One relayed stream: its rewriter, the requests it still owes answers to, and its clocks. */
+class SseStreamRelay {
+  readonly #exchange: Exchange;
+  readonly #upstream: IncomingMessage;
+  readonly #res: ServerResponse;
+  readonly #options: SseRelayOptions;
+  readonly #unanswered: Map<string, JsonRpcId>;
+  readonly #rewriter: SseRewriter;
+  #flushed: boolean;
+  #ended = false;
+  #clientGone = false;
+  #idle: NodeJS.Timeout | undefined;
   // A client that reads slower than the upstream writes holds the upstream back (backpressure):
   // the gateway never queues more than one chunk's events for it.
-  let held = false;
-  function holdUpstream(): void {
-    if (held) return;
-    held = true;
-    clearTimeout(idle);
-    upstream.pause();
-    res.once('drain', () => {
-      held = false;
-      upstream.resume();
-      armIdle();
+  #held = false;
+
+  constructor(exchange: Exchange, upstream: IncomingMessage, res: ServerResponse, options: SseRelayOptions) {
+    this.#exchange = exchange;
+    this.#upstream = upstream;
+    this.#res = res;
+    this.#options = options;
+    this.#unanswered = new Map(exchange.requestIds.map((id) => [idKey(id), id]));
+    res.writeHead(upstream.statusCode ?? 200, {
+      ...options.headers,
+      'content-type': 'text/event-stream',
+      // Buffering proxies (nginx) and compression would hold events back; neither may apply here.
+      'x-accel-buffering': 'no',
+    });
+    for (const error of exchange.refused) res.write(encodeSseMessage(error));
+    // The headers leave with the first event when it came with them (one write instead of two, the
+    // common case of a POST answered at once); a stream with nothing to say yet gets them one turn later.
+    this.#flushed = exchange.refused.length > 0;
+    setImmediate(() => {
+      if (!this.#flushed && !res.writableEnded && !res.destroyed) res.flushHeaders();
+    });
+    this.#rewriter = new SseRewriter({
+      rewrite: (data) => this.#decide(data),
+      write: (text) => this.#write(text),
+      onError: (error) => {
+        options.onBroken(error);
+        this.#finish('malformed', 'toolpin: the upstream stream could not be parsed');
+      },
+    });
+    this.#armIdle();
+    this.#listen();
+  }
+
+  /** Ends the client's stream cleanly (shutdown) and drops the upstream one. */
+  end(): void {
+    clearTimeout(this.#idle);
+    if (this.#res.writableEnded) return;
+    this.#ended = true;
+    this.#res.end();
+    this.#upstream.destroy();
+  }
+
+  #listen(): void {
+    const upstream = this.#upstream;
+    const res = this.#res;
+    upstream.on('data', (chunk: Buffer) => {
+      this.#armIdle();
+      this.#rewriter.push(chunk);
+    });
+    upstream.on('end', () => {
+      clearTimeout(this.#idle);
+      this.#rewriter.end();
+      if (this.#ended || res.writableEnded) return;
+      this.#ended = true;
+      res.end();
+    });
+    upstream.on('error', () => undefined);
+    upstream.on('close', () => {
+      if (this.#ended || this.#clientGone || res.writableEnded) return;
+      // The upstream died mid-stream: every request it did not answer gets an error, then the stream ends.
+      this.#options.onBroken(new Error('upstream stream closed before it ended'));
+      this.#finish('closed', 'toolpin: the upstream closed the stream before answering');
+    });
+    // A client that goes away takes the upstream stream with it.
+    res.on('close', () => {
+      clearTimeout(this.#idle);
+      this.#clientGone = !res.writableEnded;
+      if (!upstream.complete) upstream.destroy();
     });
   }
-  // Only a stream that owes answers can hang: a listening stream (GET, subscriptions/listen) may
-  // rightly be quiet for as long as the client keeps it open.
-  const armIdle = (): void => {
-    clearTimeout(idle);
-    // A stream held back for the client is not the upstream's silence.
-    if (unanswered.size === 0 || held) return;
-    idle = setTimeout(() => {
-      options.onBroken(new Error(`upstream stream idle for ${options.idleMs} ms`));
-      finish('timeout', `toolpin: the upstream sent nothing for ${options.idleMs} ms`);
-    }, options.idleMs);
-    idle.unref();
-  };
-  armIdle();
 
-  /** Ends the client's stream: every request the upstream left unanswered gets an error first. */
-  function finish(reason: UpstreamFailureReason, message: string): void {
-    clearTimeout(idle);
-    if (ended || clientGone || res.writableEnded) return;
-    ended = true;
-    guard.forgetCalls(sessionKey, [...unanswered.values()]);
-    for (const id of unanswered.values())
-      res.write(encodeSseMessage(upstreamFailure(exchange, id, reason, message)));
-    res.end();
-    upstream.destroy();
+  /** What the client receives for one event's data: the decided text, or null to drop the event. */
+  #decide(data: string): string | null | undefined {
+    if (data === '') return undefined;
+    const { guard, sessionKey } = this.#exchange;
+    const verdict = guard.inspectUpstreamText(sessionKey, data, [...this.#unanswered.values()]);
+    if (!verdict.ok) {
+      this.#options.onDropped(`an event's data is ${verdict.problem}`, verdict.reason);
+      return null;
+    }
+    for (const message of verdict.out) if (isResponse(message)) this.#unanswered.delete(idKey(message.id));
+    if (this.#unanswered.size === 0) clearTimeout(this.#idle);
+    if (verdict.out.length === 0) return null;
+    if (verdict.text !== undefined) return verdict.text;
+    return JSON.stringify(verdict.batch ? verdict.out : verdict.out[0]);
   }
 
-  upstream.on('data', (chunk: Buffer) => {
-    armIdle();
-    rewriter.push(chunk);
-  });
-  upstream.on('end', () => {
-    clearTimeout(idle);
-    rewriter.end();
-    if (ended || res.writableEnded) return;
-    ended = true;
+  #write(text: string): void {
+    this.#flushed = true;
+    // A large event (a listing) goes as bytes: a string would be measured, then encoded, again.
+    if (!this.#res.write(text.length > 65_536 ? Buffer.from(text) : text)) this.#holdUpstream();
+  }
+
+  #holdUpstream(): void {
+    if (this.#held) return;
+    this.#held = true;
+    clearTimeout(this.#idle);
+    this.#upstream.pause();
+    this.#res.once('drain', () => {
+      this.#held = false;
+      this.#upstream.resume();
+      this.#armIdle();
+    });
+  }
+
+  // Only a stream that owes answers can hang: a listening stream (GET, subscriptions/listen) may
+  // rightly be quiet for as long as the client keeps it open.
+  #armIdle(): void {
+    clearTimeout(this.#idle);
+    // A stream held back for the client is not the upstream's silence.
+    if (this.#unanswered.size === 0 || this.#held) return;
+    const { idleMs } = this.#options;
+    this.#idle = setTimeout(() => {
+      this.#options.onBroken(new Error(`upstream stream idle for ${idleMs} ms`));
+      this.#finish('timeout', `toolpin: the upstream sent nothing for ${idleMs} ms`);
+    }, idleMs);
+    this.#idle.unref();
+  }
+
+  /** Ends the client's stream: every request the upstream left unanswered gets an error first. */
+  #finish(reason: UpstreamFailureReason, message: string): void {
+    clearTimeout(this.#idle);
+    const res = this.#res;
+    if (this.#ended || this.#clientGone || res.writableEnded) return;
+    this.#ended = true;
+    const { guard, sessionKey } = this.#exchange;
+    guard.forgetCalls(sessionKey, [...this.#unanswered.values()]);
+    for (const id of this.#unanswered.values())
+      res.write(encodeSseMessage(upstreamFailure(this.#exchange, id, reason, message)));
     res.end();
-  });
-  upstream.on('error', () => undefined);
-  upstream.on('close', () => {
-    if (ended || clientGone || res.writableEnded) return;
-    // The upstream died mid-stream: every request it did not answer gets an error, then the stream ends.
-    options.onBroken(new Error('upstream stream closed before it ended'));
-    finish('closed', 'toolpin: the upstream closed the stream before answering');
-  });
-  // A client that goes away takes the upstream stream with it.
-  res.on('close', () => {
-    clearTimeout(idle);
-    clientGone = !res.writableEnded;
-    if (!upstream.complete) upstream.destroy();
-  });
-  return {
-    end: () => {
-      clearTimeout(idle);
-      if (res.writableEnded) return;
-      ended = true;
-      res.end();
-      upstream.destroy();
-    },
-  };
+    this.#upstream.destroy();
+  }
 }
