@@ -62,3 +62,18 @@ describe('gateway routing of /<name>/mcp (served before express, or through it)'
     }
   });
 });
+
+describe('a gateway with an empty servers folder', () => {
+  it('starts, says so at warn level, and answers every route 404', async () => {
+    const gateway = await startGatewayHarness([]);
+    try {
+      expect(gateway.events('gateway.no_servers')).toEqual([
+        expect.objectContaining({ level: 40, servers: expect.stringContaining('servers') as unknown }),
+      ]);
+      const response = await fetch(`${gateway.url}/demo/mcp`, { method: 'POST' });
+      expect(response.status).toBe(404);
+    } finally {
+      await gateway.close();
+    }
+  });
+});

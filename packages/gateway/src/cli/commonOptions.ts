@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { CliInputError } from './cliInputError.js';
 import { DEFAULT_TIMEOUT_MS } from '../defaults.js';
+import { redactUrl } from '../wire/redactUrl.js';
 
 /** Commander's collector for a repeatable option (`--header a --header b`). */
 export function collect(value: string, previous: string[] = []): string[] {
@@ -19,6 +20,23 @@ export function parseHeaderOptions(values: readonly string[] = []): Record<strin
     headers[name] = value.slice(colon + 1).trim();
   }
   return headers;
+}
+
+/** Parses a port flag (`--port`, `--admin-port`). Throws CliInputError, naming the flag, unless 0–65535. */
+export function parsePort(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const port = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isInteger(port) || port > 65535)
+    throw new CliInputError(`${flag} ${value}: expected a port number from 0 to 65535`);
+  return port;
+}
+
+/** Checks an upstream URL flag (`--url`, `--upstream`): an absolute http(s) URL, named in the error. */
+export function parseHttpUrl(flag: string, value: string): string {
+  const url = URL.canParse(value) ? new URL(value) : undefined;
+  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+    throw new CliInputError(`${flag} ${redactUrl(value)}: expected an http:// or https:// URL`);
+  return value;
 }
 
 /** Parses `--timeout <ms>`. Throws CliInputError unless it is a positive integer. */

@@ -8,7 +8,13 @@ import { GatewayError } from '../errors.js';
 import { splitCommandLine } from '../transports/commandLine.js';
 import { CliInputError, reportInputError } from './cliInputError.js';
 import type { CliIo } from './cliIo.js';
-import { collect, parseCapabilities, parseHeaderOptions, parseTimeout } from './commonOptions.js';
+import {
+  collect,
+  parseCapabilities,
+  parseHeaderOptions,
+  parseHttpUrl,
+  parseTimeout,
+} from './commonOptions.js';
 import { digestTools } from './digestTools.js';
 import { fetchLiveCatalog, type LiveHttpTransport, type LiveTarget } from '../transports/fetchLiveCatalog.js';
 import { readDocument } from './readDocument.js';
@@ -75,10 +81,11 @@ function sourceOf(options: PinCommandOptions): Source {
   const headers = parseHeaderOptions(options.header);
   const transport = transportOf(options);
   if (options.url !== undefined) {
+    const url = parseHttpUrl('--url', options.url);
     return {
-      upstream: { url: options.url },
-      target: { url: options.url, headers, ...(transport === undefined ? {} : { transport }) },
-      describe: redactUrl(options.url),
+      upstream: { url },
+      target: { url, headers, ...(transport === undefined ? {} : { transport }) },
+      describe: redactUrl(url),
     };
   }
   if (options.command !== undefined) {
@@ -93,11 +100,10 @@ function sourceOf(options: PinCommandOptions): Source {
   }
   if (options.upstream === undefined)
     throw new CliInputError('--from-file needs --upstream <url>: the server the catalog was listed from');
+  const upstream = parseHttpUrl('--upstream', options.upstream);
   return {
     upstream:
-      transport === undefined || transport === 'auto'
-        ? { url: options.upstream }
-        : { url: options.upstream, transport },
+      transport === undefined || transport === 'auto' ? { url: upstream } : { url: upstream, transport },
     target: undefined,
     describe: options.fromFile ?? '',
   };

@@ -3,6 +3,8 @@ import { GatewayError } from '../errors.js';
 import { startGateway, type RunningGateway } from '../front/startGateway.js';
 import { logUnhandledRejections } from '../observe/lastResort.js';
 import type { CliIo } from './cliIo.js';
+import { reportInputError } from './cliInputError.js';
+import { parsePort } from './commonOptions.js';
 import { ExitCodes } from '../defaults.js';
 
 /** SIGTERM grace period when the gateway file has no `shutdown.graceMs`. */
@@ -27,10 +29,18 @@ export interface ServeCommandOptions {
  */
 export async function runServe(options: ServeCommandOptions, io: CliIo): Promise<number> {
   let running: RunningGateway;
+  let port: number | undefined;
+  let adminPort: number | undefined;
+  try {
+    port = parsePort('--port', options.port);
+    adminPort = parsePort('--admin-port', options.adminPort);
+  } catch (error) {
+    return reportInputError('serve', error, io);
+  }
   try {
     running = await startGateway(options.config ?? 'config/gateway.yaml', {
-      ...(options.port === undefined ? {} : { port: Number(options.port) }),
-      ...(options.adminPort === undefined ? {} : { adminPort: Number(options.adminPort) }),
+      ...(port === undefined ? {} : { port }),
+      ...(adminPort === undefined ? {} : { adminPort }),
       watch: options.watch ?? true,
     });
   } catch (error) {

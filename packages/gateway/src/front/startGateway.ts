@@ -60,6 +60,11 @@ export async function startGateway(file: string, options: StartGatewayOptions = 
     },
     `toolpin listening on ${url}`,
   );
+  if (config.servers.length === 0)
+    gateway.logger.warn(
+      { event: 'gateway.no_servers', servers: config.serversDir },
+      'no pin files in the servers folder: every route answers 404 until one is added',
+    );
   const watcher = watchPinFiles({
     dir: config.serversDir,
     gateway,
