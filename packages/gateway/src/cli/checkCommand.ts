@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { GatewayError } from '../errors.js';
 import { escapeInvisible } from '../explain/escapeInvisible.js';
 import { formatDriftExplanation } from '../explain/formatDriftExplanation.js';
-import { reportInputError } from './cliInputError.js';
+import { CliInputError, reportInputError } from './cliInputError.js';
 import type { CliIo } from './cliIo.js';
 import { addListingOptions, parseCapabilities, parseHeaderOptions, parseTimeout } from './commonOptions.js';
 import { comparePinWithLive, readPinFileForCli, type PinnedLiveCatalog } from './pinnedLiveCatalog.js';
@@ -75,6 +75,11 @@ export async function runCheck(options: CheckCommandOptions, io: CliIo): Promise
   } catch (error) {
     if (error instanceof GatewayError && error.code === 'GW_CATALOG_UNAVAILABLE')
       return unknown(options, options.file, error.message, io);
+    // An unreadable or invalid pin file cannot tell either: --json still says so on stdout.
+    if (options.json === true && error instanceof CliInputError)
+      io.stdout.write(
+        JSON.stringify({ status: 'unknown', file: options.file, reason: error.message }) + '\n',
+      );
     return reportInputError('check', error, io);
   }
 }

@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { TRACE_PROFILE } from '@toolpin/digest';
 import type { Command } from 'commander';
 import { parsePinFile, serializePinFile, type PinFileInput } from '../config/index.js';
@@ -145,13 +146,24 @@ async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
   if (mode !== 'enforce' && mode !== 'monitor')
     throw new CliInputError(`--mode ${mode}: expected enforce or monitor`);
   const source = sourceOf(options);
+  const out = options.out === undefined ? undefined : resolve(options.out);
+  // The pin's folder exists before the server is listed (`~/.toolpin/` on a fresh machine): a
+  // folder that cannot be made fails at once, not after the whole listing.
+  if (out !== undefined) {
+    try {
+      await mkdir(dirname(out), { recursive: true });
+    } catch (error) {
+      throw new CliInputError(
+        `--out ${options.out}: cannot create its folder (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+      );
+    }
+  }
   const { tools, upstream } = await readTools(source, options, io);
   // Every tool must have a digest: a pin that leaves one out would block it forever.
   digestTools(tools, profile, source.describe);
   // Every member of every definition is recorded: the six by digest, the others by value.
   const { pin, definitions, extraMembers } = pinFromCatalog(tools, profile);
   reportUncheckedSchemas(definitions, (line) => io.stderr.write(line));
-  const out = options.out === undefined ? undefined : resolve(options.out);
   const format = out !== undefined && out.toLowerCase().endsWith('.json') ? 'json' : 'yaml';
   const text = serializePinFile(
     {

@@ -1,4 +1,7 @@
-import { runCli } from './runCli.js';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fixture, runCli } from './runCli.js';
 
 // Bad flags end in one line naming the flag and exit 2, before anything is listed or started.
 describe('CLI flags checked before anything runs', () => {
@@ -16,5 +19,39 @@ describe('CLI flags checked before anything runs', () => {
     expect(run.stderr).not.toContain('secret');
     expect(run.stderr).not.toMatch(/\n\s+at /);
     expect(run.stdout).toBe('');
+  });
+});
+
+describe('files the CLI writes and reads', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'toolpin-rough-'));
+  });
+  afterAll(async () => rm(dir, { recursive: true, force: true }));
+
+  it('pin --out creates the folder of the pin file', async () => {
+    const out = join(dir, 'new', 'folder', 'deepwiki.yaml');
+    const run = await runCli(
+      'pin',
+      '--from-file',
+      fixture('deepwiki-tools-list.json'),
+      '--upstream',
+      'https://mcp.example/mcp',
+      '--name',
+      'deepwiki',
+      '--out',
+      out,
+    );
+    expect(run.code).toBe(0);
+    expect(await readFile(out, 'utf8')).toContain('name: deepwiki');
+  });
+
+  it('check --json says unknown on stdout for a pin file it cannot read', async () => {
+    const broken = join(dir, 'broken.yaml');
+    await writeFile(broken, 'name: x\nupstream: [not, a, mapping]\n');
+    const run = await runCli('check', broken, '--json');
+    expect(run.code).toBe(2);
+    expect(JSON.parse(run.stdout)).toMatchObject({ status: 'unknown', file: broken });
+    expect(run.stderr).toContain('toolpin check:');
   });
 });
