@@ -1,3 +1,4 @@
+import { distance } from 'fastest-levenshtein';
 import type { z } from 'zod';
 import { GatewayError, type GatewayErrorCode } from '../errors.js';
 import { formatFieldPath } from './fieldPath.js';
@@ -46,7 +47,14 @@ export function fromZodError(
   error: z.ZodError,
   input: unknown,
 ): GatewayError {
-  const issues = error.issues.map((issue) => describeIssue(issue, input));
+  const missing = missingFields(error.issues, input);
+  // An unknown key is usually the real problem (a typo), and what it leaves missing only follows
+  // from it: unknown keys are reported first, each with the missing key it is closest to.
+  const ordered = [
+    ...error.issues.filter((issue) => issue.code === 'unrecognized_keys'),
+    ...error.issues.filter((issue) => issue.code !== 'unrecognized_keys'),
+  ];
+  const issues = ordered.map((issue) => describeIssue(issue, input, missing));
   const first = issues[0] ?? { field: '', expected: 'a valid document' };
   const others = issues.length - 1;
   const note = others > 0 ? `(and ${others} more problem${others > 1 ? 's' : ''})` : undefined;
@@ -72,15 +80,50 @@ const NOUNS: Record<string, string> = {
   array: 'a list',
 };
 
-function describeIssue(issue: z.core.$ZodIssue, input: unknown): IssueDescription {
+/** The required keys the document leaves out, by the path of the mapping that lacks them. */
+function missingFields(issues: readonly z.core.$ZodIssue[], input: unknown): Map<string, string[]> {
+  const missing = new Map<string, string[]>();
+  for (const issue of issues) {
+    const key = issue.path[issue.path.length - 1];
+    if (issue.code !== 'invalid_type' || typeof key !== 'string' || valueAt(input, issue.path) !== undefined)
+      continue;
+    const parent = formatFieldPath(issue.path.slice(0, -1));
+    missing.set(parent, [...(missing.get(parent) ?? []), key]);
+  }
+  return missing;
+}
+
+/** The missing key an unknown one most likely meant (a typo: at most two edits apart). */
+function suggestion(key: string, candidates: readonly string[]): string {
+  let best: string | undefined;
+  for (const candidate of candidates) {
+    const edits = distance(key.toLowerCase(), candidate.toLowerCase());
+    if (edits <= 2 && (best === undefined || edits < distance(key.toLowerCase(), best.toLowerCase())))
+      best = candidate;
+  }
+  return best === undefined ? '' : ` (did you mean ${JSON.stringify(best)}?)`;
+}
+
+function describeIssue(
+  issue: z.core.$ZodIssue,
+  input: unknown,
+  missing: ReadonlyMap<string, readonly string[]>,
+): IssueDescription {
   const field = formatFieldPath(issue.path);
   switch (issue.code) {
     case 'unrecognized_keys': {
       const key = issue.keys[0] ?? '';
-      const others = issue.keys.length > 1 ? ` (also unknown: ${issue.keys.slice(1).join(', ')})` : '';
+      const candidates = missing.get(field) ?? [];
+      const others =
+        issue.keys.length > 1
+          ? ` (also unknown: ${issue.keys
+              .slice(1)
+              .map((other) => `${other}${suggestion(other, candidates)}`)
+              .join(', ')})`
+          : '';
       return {
         field: formatFieldPath([...issue.path, key]),
-        expected: `only known keys (unknown keys are rejected)${others}`,
+        expected: `only known keys (unknown keys are rejected)${suggestion(key, candidates)}${others}`,
       };
     }
     case 'invalid_type': {

@@ -177,6 +177,23 @@ describe('rejecting a broken pin file', () => {
     expect(error.data.expected).toMatch(/unknown keys are rejected/);
   });
 
+  test('names a misspelt key first, with the missing key it most likely meant', () => {
+    const error = rejection(
+      withChange((p) => {
+        p.upstrem = p.upstream;
+        delete p.upstream;
+      }),
+    );
+    expectInvalid(error, 'upstrem');
+    expect(error.message).toContain('(did you mean "upstream"?)');
+    expect(error.message).toContain('(and 1 more problem)');
+  });
+
+  test('suggests nothing for an unknown key that is like no missing one', () => {
+    const error = rejection(withChange((p) => (p.colour = 'blue')));
+    expect(error.message).not.toContain('did you mean');
+  });
+
   test('rejects an unknown key inside upstream', () => {
     expectInvalid(rejection(withChange((p) => (p.upstream.command = ['node']))), 'upstream.command');
   });
