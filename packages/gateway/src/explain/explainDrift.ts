@@ -87,7 +87,12 @@ export function explainDefinitionChange(pinned: RestrictedTool, observed: Restri
   ).changed[0];
   const members = change?.members ?? [];
   const paths = change?.paths ?? [];
-  return { members, paths, text: textChanges(pinned, observed, paths, { pointers: TEXT_POINTERS }) };
+  // Every changed value is shown old -> new: text as a word diff, other values as their compact JSON.
+  return {
+    members,
+    paths,
+    text: textChanges(pinned, observed, paths, { pointers: TEXT_POINTERS, values: true }),
+  };
 }
 
 function nameOf(side: CatalogSide, key: string): string | null {

@@ -52,9 +52,11 @@ export function textChanges(
     if (before === after) continue;
     let diff: string;
     if (isText(before) && isText(after)) diff = diffWords(before ?? '', after ?? '');
-    else if (options.values === true)
+    else if (options.values === true) {
+      // A whole object that appeared or vanished around a text already shown says nothing more.
+      if (changes.some((change) => change.path.startsWith(`${path}/`))) continue;
       diff = diffWords(JSON.stringify(before) ?? '', JSON.stringify(after) ?? '');
-    else continue;
+    } else continue;
     if (diff !== '') changes.push({ path, diff });
   }
   return changes;

@@ -181,11 +181,22 @@ describe('explainDefinitionChange', () => {
     ]);
   });
 
-  it('gives no text diff for non-text changes', () => {
+  it('shows every other changed value old -> new, as its compact JSON', () => {
     const change = explainDefinitionChange(
-      { name: 'x', inputSchema: { type: 'object', required: ['a'] } },
-      { name: 'x', inputSchema: { type: 'object', required: ['a', 'b'] } },
+      { name: 'x', inputSchema: { type: 'object', required: ['a'] }, annotations: { destructiveHint: true } },
+      {
+        name: 'x',
+        inputSchema: { type: 'object', required: ['a', 'b'] },
+        annotations: { destructiveHint: false },
+      },
     );
-    expect(change).toEqual({ members: ['inputSchema'], paths: ['/inputSchema/required'], text: [] });
+    expect(change).toEqual({
+      members: ['inputSchema', 'annotations'],
+      paths: ['/inputSchema/required', '/annotations/destructiveHint'],
+      text: [
+        { path: '/inputSchema/required', diff: '[-["a"]-] [+["a","b"]+]' },
+        { path: '/annotations/destructiveHint', diff: '[-true-] [+false+]' },
+      ],
+    });
   });
 });
