@@ -1,8 +1,8 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { createParser } from 'eventsource-parser';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { mcpBodyKind, parseMediaType } from '../wire/mediaType.js';
 import { readBounded } from '../wire/readBounded.js';
+import { SseRewriter } from '../wire/sseRewriter.js';
 import { idKey, isResponse, jsonRpcError, type JsonRpcId } from '../wire/jsonRpc.js';
 import {
   checkUpstreamMessage,
@@ -159,8 +159,9 @@ export function checkedFetch(options: CheckedFetchOptions, base: FetchLike = fet
 /**
  * Parses an SSE body event by event and writes it again: each event's data parsed as JSON (JSON
  * whitespace allowed) and passed through `check` (a message, its replacement, or nothing); events
- * without data (a priming event's id) and `retry` pass; comments are dropped, and so are events
- * whose data is not JSON (reported). An event over `max` characters ends the stream.
+ * without data (a priming event's id), `retry` and comments pass as re-encoded; events whose data
+ * is not JSON are dropped (reported). Line endings are read as the proxy reads them (a bare CR ends
+ * its line at once). An event over `max` characters ends the stream.
  */
 function checkedSseStream(
   max: number,
@@ -168,38 +169,34 @@ function checkedSseStream(
   notJson: () => void,
 ): TransformStream<Uint8Array, Uint8Array> {
   const encoder = new TextEncoder();
-  const decoder = new TextDecoder('utf-8');
   let out: TransformStreamDefaultController<Uint8Array> | undefined;
-  const write = (text: string): void => out?.enqueue(encoder.encode(text));
-  const parser = createParser({
-    maxBufferSize: max,
-    onRetry: (retry) => write(`retry: ${retry}\n\n`),
-    onEvent: (event) => {
-      const head = `${event.id === undefined ? '' : `id: ${event.id}\n`}${event.event === undefined ? '' : `event: ${event.event}\n`}`;
-      if (event.data === '') {
-        if (head !== '') write(`${head}data: \n\n`);
-        return;
-      }
+  // The gateway's one SSE reader and writer (line endings, bounds, re-encoding), as on the proxy.
+  const rewriter = new SseRewriter({
+    maxEventChars: max,
+    rewrite: (data, event) => {
+      // An event without data passes only when it says something (a priming event's id).
+      if (data === '') return event.id === undefined && event.event === undefined ? null : undefined;
       let value: unknown;
       try {
-        value = JSON.parse(event.data);
+        value = JSON.parse(data);
       } catch {
         notJson();
-        return;
+        return null;
       }
       const message = check(value);
-      if (message !== undefined) write(`${head}data: ${JSON.stringify(message)}\n\n`);
+      return message === undefined ? null : JSON.stringify(message);
     },
+    write: (text) => out?.enqueue(encoder.encode(text)),
     onError: (error) => out?.error(error),
   });
   return new TransformStream<Uint8Array, Uint8Array>({
     transform(chunk, controller) {
       out = controller;
-      parser.feed(decoder.decode(chunk, { stream: true }));
+      rewriter.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
     },
     flush(controller) {
       out = controller;
-      parser.feed(decoder.decode());
+      rewriter.end();
     },
   });
 }
