@@ -176,25 +176,33 @@ process.stdin.on('data', (chunk) => {
 });
 `;
 
+/** A gateway whose route `raw` runs RAW_STDIO_SERVER from a temp folder (its calls logged to calls.log). */
+async function startRawStdioRoute(
+  prefix: string,
+  env: Record<string, string> = {},
+  extra: Record<string, unknown> = {},
+): Promise<{ dir: string; callLog: string; gateway: GatewayHarness; endpoint: string }> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  const callLog = join(dir, 'calls.log');
+  const script = join(dir, 'rawStdioServer.cjs');
+  await writeFile(script, RAW_STDIO_SERVER);
+  const pin = stdioPinFor('raw', [process.execPath, script], [ECHO], {
+    CALL_LOG: callLog,
+    ECHO_TOOL: JSON.stringify(ECHO),
+    ...env,
+  });
+  const gateway = await startGatewayHarness([pin], extra);
+  return { dir, callLog, gateway, endpoint: `${gateway.url}/raw/mcp` };
+}
+
 describe('redteam A (bridged stdio route): a tools/call notification reaches the child', () => {
   let dir: string;
   let callLog: string;
-  let script: string;
   let gateway: GatewayHarness;
   let endpoint: string;
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'toolpin-redteam-'));
-    callLog = join(dir, 'calls.log');
-    script = join(dir, 'rawStdioServer.cjs');
-    await writeFile(script, RAW_STDIO_SERVER);
-    gateway = await startGatewayHarness([
-      stdioPinFor('raw', [process.execPath, script], [ECHO], {
-        CALL_LOG: callLog,
-        ECHO_TOOL: JSON.stringify(ECHO),
-      }),
-    ]);
-    endpoint = `${gateway.url}/raw/mcp`;
+    ({ dir, callLog, gateway, endpoint } = await startRawStdioRoute('toolpin-redteam-'));
   });
   afterAll(async () => {
     await gateway?.close();
@@ -425,21 +433,13 @@ describe('redteam E: the per-client quota of bridged sessions is keyed on a head
   let endpoint: string;
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'toolpin-redteam-quota-'));
-    const script = join(dir, 'rawStdioServer.cjs');
-    await writeFile(script, RAW_STDIO_SERVER);
-    gateway = await startGatewayHarness(
-      [
-        stdioPinFor('raw', [process.execPath, script], [ECHO], {
-          CALL_LOG: join(dir, 'calls.log'),
-          ECHO_TOOL: JSON.stringify(ECHO),
-        }),
-      ],
-      // The address's own bound (32 by default: clients behind one proxy share an address) set to the
-      // client's here, so that rotating credentials from 127.0.0.1 is refused at once.
+    // The address's own bound (32 by default: clients behind one proxy share an address) set to the
+    // client's here, so that rotating credentials from 127.0.0.1 is refused at once.
+    ({ dir, gateway, endpoint } = await startRawStdioRoute(
+      'toolpin-redteam-quota-',
+      {},
       { sessions: { bridgedPerClient: 2, bridgedPerAddress: 2 } },
-    );
-    endpoint = `${gateway.url}/raw/mcp`;
+    ));
   });
   afterAll(async () => {
     await gateway?.close();
@@ -671,20 +671,11 @@ describe('redteam I: a bridged request the stdio child never answers is never ti
   let endpoint: string;
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'toolpin-redteam-hang-'));
-    const script = join(dir, 'rawStdioServer.cjs');
-    await writeFile(script, RAW_STDIO_SERVER);
-    gateway = await startGatewayHarness(
-      [
-        stdioPinFor('raw', [process.execPath, script], [ECHO], {
-          CALL_LOG: join(dir, 'calls.log'),
-          ECHO_TOOL: JSON.stringify(ECHO),
-          HANG_CALLS: '1',
-        }),
-      ],
+    ({ dir, gateway, endpoint } = await startRawStdioRoute(
+      'toolpin-redteam-hang-',
+      { HANG_CALLS: '1' },
       { limits: { upstreamTimeoutMs: 300, streamIdleMs: 600 } },
-    );
-    endpoint = `${gateway.url}/raw/mcp`;
+    ));
   });
   afterAll(async () => {
     await gateway?.close();
