@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// The README's install command (`npx -y pnpm@12.4.2 install:global`, after `pnpm install`): packs
-// @toolpin/digest and @toolpin/gateway (each pack builds first, through its `prepack` script) and
-// installs both tarballs with one `npm install -g`, which puts `toolpin` on PATH.
+// The README's install command (`npx -y pnpm@12.4.2 install:global` installs the workspace, then
+// runs this): packs @toolpin/digest and @toolpin/gateway (each pack builds first, through its
+// `prepack` script) and installs both tarballs with one `npm install -g`, which puts `toolpin` on
+// PATH.
 //
 //   node scripts/installGlobal.mjs [npm install options…]     e.g. --prefix ~/.local
 //
@@ -25,6 +26,8 @@ function run(command, args, show = false) {
   const result = spawnSync(command, args, {
     cwd: root,
     encoding: 'utf8',
+    // npm and npx are .cmd scripts on Windows, which only a shell runs.
+    shell: process.platform === 'win32',
     stdio: ['ignore', stdout, 'inherit'],
   });
   if (result.status !== 0) {
