@@ -3,6 +3,7 @@ import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarn
 import { pinFor } from '../support/pinFor.js';
 import { sendRawHttp, type RawHttpAnswer } from '../support/rawHttpClient.js';
 import { answerHandshake, answerJson, startRawUpstream, type RawUpstream } from '../support/rawUpstream.js';
+import { fixtureCommand, listStdioCatalog, stdioPinFor } from '../transports/support.js';
 
 const ALLOWED = 'https://app.example.com';
 const OTHER = 'https://evil.example.net';
@@ -157,6 +158,26 @@ describe('browser clients (the cors block)', () => {
     expect(plain.status).toBe(200);
     expect(accessControl(plain)).toEqual({});
   });
+});
+
+describe('browser clients of a bridged (stdio) route', () => {
+  it("marks the bridged front's answers for an allowed origin too, the session id readable", async () => {
+    const tools = await listStdioCatalog(fixtureCommand());
+    const gateway = await startGatewayHarness([stdioPinFor('demo', fixtureCommand(), tools)], {
+      cors: { origins: [ALLOWED] },
+    });
+    try {
+      const answer = await sendRawHttp(gateway.url, post(gateway.url, ALLOWED), 20_000);
+      expect(answer.status).toBe(200);
+      expect(answer.headers['mcp-session-id']).toMatch(/./);
+      expect(accessControl(answer)).toEqual({
+        'access-control-allow-origin': ALLOWED,
+        'access-control-expose-headers': 'Mcp-Session-Id,MCP-Protocol-Version,WWW-Authenticate',
+      });
+    } finally {
+      await gateway.close();
+    }
+  }, 30_000);
 });
 
 describe('without a cors block (the default)', () => {
