@@ -16,7 +16,7 @@ export interface WrapCommandOptions {
   readonly pin: string;
   /** The stdio server to run, `[program, ...args]`. @default the pin file's upstream */
   readonly command?: readonly string[];
-  /** Append JSON log lines to this file instead of stderr. */
+  /** Append the log to this file instead of stderr. */
   readonly logFile?: string;
   /** trace | debug | info | warn | error | fatal | silent. @default 'info' */
   readonly logLevel?: string;
@@ -89,7 +89,10 @@ export function registerWrapCommand(program: Command, io: CliIo, done: (code: nu
       "serve MCP on stdio, enforcing a pin in front of a stdio command (after --) or the pin file's upstream",
     )
     .requiredOption('--pin <file>', "the server's pin file")
-    .option('--log-file <file>', 'append JSON log lines to this file instead of stderr')
+    .option(
+      '--log-file <file>',
+      'append the log to this file instead of stderr (JSON lines unless --log-format pretty)',
+    )
     .option('--log-level <level>', 'trace | debug | info | warn | error | fatal | silent', 'info')
     .option('--log-format <format>', 'json or pretty (default: pretty when stderr is a terminal, else json)')
     .argument('[command...]', 'the stdio server to run, after --')
