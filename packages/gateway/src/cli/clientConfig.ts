@@ -65,11 +65,7 @@ export function isClientVariable(value: string): boolean {
 
 function stringRecord(value: unknown, where: string): Record<string, string> {
   if (value === undefined) return {};
-  if (
-    !isObject(value) ||
-    Array.isArray(value) ||
-    Object.values(value).some((item) => typeof item !== 'string')
-  )
+  if (!isObject(value) || Object.values(value).some((item) => typeof item !== 'string'))
     throw new CliInputError(`${where}: expected an object of strings`);
   return value as Record<string, string>;
 }
@@ -95,7 +91,7 @@ export function wrappedPin(
 }
 
 function readServer(name: string, value: unknown, where: string, launcherScript: string): ClientServer {
-  if (!isObject(value) || Array.isArray(value))
+  if (!isObject(value))
     throw new CliInputError(`${where}: expected an object with "command" (stdio) or "url" (HTTP)`);
   const entry = value as Record<string, unknown>;
   const type = entry.type;
@@ -156,13 +152,12 @@ export function parseClientConfig(text: string, file: string, launcherScript: st
     );
   }
   const shape = 'expected a JSON object with "mcpServers" (Claude Desktop, Cursor) or "servers" (VS Code)';
-  if (!isObject(document) || Array.isArray(document)) throw new CliInputError(`${file}: ${shape}`);
+  if (!isObject(document)) throw new CliInputError(`${file}: ${shape}`);
   const root = document as Record<string, unknown>;
   const key = 'mcpServers' in root ? 'mcpServers' : 'servers' in root ? 'servers' : undefined;
   if (key === undefined) throw new CliInputError(`${file}: ${shape}`);
   const list = root[key];
-  if (!isObject(list) || Array.isArray(list))
-    throw new CliInputError(`${file}: "${key}" must be an object of servers by name`);
+  if (!isObject(list)) throw new CliInputError(`${file}: "${key}" must be an object of servers by name`);
   const servers = Object.entries(list).map(([name, value]) =>
     readServer(name, value, `${file}: ${key}.${name}`, launcherScript),
   );

@@ -285,10 +285,15 @@ async function protect(options: ProtectCommandOptions, io: CliIo): Promise<numbe
     if (server.kind === 'wrapped')
       io.stderr.write(`${server.name}: already runs through toolpin wrap (${server.pin})\n`);
   const layout = jsonLayout(text);
-  const entries = new Map(plans.map((plan) => [plan.server.name, plan.after]));
+  // Only the entries protect rewrites (stdio): an HTTP entry stays as it is.
+  const entries = new Map(
+    plans.filter((plan) => plan.after !== plan.server.entry).map((plan) => [plan.server.name, plan.after]),
+  );
 
   if (options.dryRun === true) {
-    const next = formatJson(rewritten(parsed.document, parsed.key, entries), layout);
+    // A config with nothing to wrap is left as it is, in its own layout.
+    const next =
+      entries.size === 0 ? text : formatJson(rewritten(parsed.document, parsed.key, entries), layout);
     for (const plan of plans)
       io.stderr.write(
         `${plan.server.name}: ${plan.reuse ? 'would keep the pin' : 'would pin it to'} ${plan.pinFile}${plan.server.kind === 'http' ? ' (HTTP: the entry stays as it is)' : ''}\n`,
@@ -334,7 +339,8 @@ async function protect(options: ProtectCommandOptions, io: CliIo): Promise<numbe
         `${server.name}: HTTP server pinned, its entry left as it is; to enforce the pin, serve ${plan.pinFile} with toolpin serve and point the client at its route (docs/desktop.md#http-servers)\n`,
       );
   }
-  const next = formatJson(rewritten(parsed.document, parsed.key, entries), layout);
+  const next =
+    entries.size === 0 ? text : formatJson(rewritten(parsed.document, parsed.key, entries), layout);
   if (next === text) {
     io.stderr.write(`${config}: nothing to change\n`);
   } else {
