@@ -4,7 +4,7 @@
 // server on 127.0.0.1). The rewritten entry is then started as Claude would start it: a real SDK
 // client over stdio with the entry's command, args and env.
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -94,6 +94,8 @@ describe('toolpin protect on a Claude Desktop config', () => {
     // The diff shown by --dry-run is exactly the change made.
     expect(applyPatch(original, dryRunPatch)).toBe(written);
     expect(await readFile(`${config}.toolpin-backup`, 'utf8')).toBe(original);
+    // The pins hold the servers' environment (API keys): their folder is private.
+    expect((await stat(pins)).mode & 0o777).toBe(0o700);
 
     const after = servers(written);
     const weatherPin = join(pins, 'weather-tools.yaml');
