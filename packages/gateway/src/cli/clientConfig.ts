@@ -1,4 +1,3 @@
-import { basename } from 'node:path';
 import { isObject } from '../wire/isObject.js';
 import { CliInputError } from './cliInputError.js';
 
@@ -85,7 +84,7 @@ export function wrappedPin(
   const launcher = [command, ...args.slice(0, at)];
   const isToolpin = (part: string): boolean =>
     part === launcherScript ||
-    /^toolpin(\.cmd|\.exe|\.ps1)?$/i.test(basename(part)) ||
+    /^toolpin(\.cmd|\.exe|\.ps1)?$/i.test(part.split(/[\\/]/).pop() ?? '') ||
     /[\\/](@toolpin[\\/])?gateway[\\/]dist[\\/]cli[\\/]main\.js$/.test(part);
   return launcher.some(isToolpin) ? args[at + 2] : undefined;
 }

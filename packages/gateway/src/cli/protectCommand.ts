@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { constants as fsConstants, existsSync, readFileSync } from 'node:fs';
-import { access, copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { access, copyFile, mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,6 +47,15 @@ export function backupFileOf(config: string): string {
 /** Where protect records what it wrote (the SHA-256 of the config), so unprotect can tell a later edit. */
 export function stateFileOf(config: string): string {
   return `${config}.toolpin-state.json`;
+}
+
+/**
+ * The config's own path: a symlink (a dotfiles manager's) is followed, so the rewrite and the
+ * backup land beside the real file and the link stays a link.
+ */
+export async function configPathOf(file: string): Promise<string> {
+  const absolute = resolve(file);
+  return realpath(absolute).catch(() => absolute);
 }
 
 /** The SHA-256 of a config's bytes, as the state file records it. */
@@ -269,7 +278,7 @@ async function ensureDir(dir: string, flag: string): Promise<void> {
 }
 
 async function protect(options: ProtectCommandOptions, io: CliIo): Promise<number> {
-  const config = resolve(options.config);
+  const config = await configPathOf(options.config);
   const launcher = launcherOf(options.toolpinCommand);
   const timeoutMs = parseTimeout(options.timeout, DEFAULT_TIMEOUT_MS);
   const dir = resolve(options.dir ?? join(homedir(), '.toolpin'));

@@ -1,12 +1,17 @@
 import { existsSync } from 'node:fs';
 import { readFile, unlink } from 'node:fs/promises';
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { writeFileAtomic } from '../config/writeFileAtomic.js';
 import { ExitCodes } from '../defaults.js';
 import { CliInputError, reportInputError } from './cliInputError.js';
 import type { CliIo } from './cliIo.js';
-import { backupFileOf, configDigest, readProtectedDigest, stateFileOf } from './protectCommand.js';
+import {
+  backupFileOf,
+  configDigest,
+  configPathOf,
+  readProtectedDigest,
+  stateFileOf,
+} from './protectCommand.js';
 
 /** Options of {@link runUnprotect}, as given on the command line. */
 export interface UnprotectCommandOptions {
@@ -17,7 +22,7 @@ export interface UnprotectCommandOptions {
 }
 
 async function unprotect(options: UnprotectCommandOptions, io: CliIo): Promise<number> {
-  const config = resolve(options.config);
+  const config = await configPathOf(options.config);
   const backup = backupFileOf(config);
   if (!existsSync(backup))
     throw new CliInputError(
