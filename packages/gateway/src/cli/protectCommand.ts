@@ -150,6 +150,8 @@ interface Plan {
   readonly source?: LiveSource;
   /** The entry after protect (the same entry for an HTTP server). */
   readonly after: Record<string, unknown>;
+  /** Why the server is left as it was without being started. */
+  readonly skip?: string;
 }
 
 /**
@@ -228,6 +230,25 @@ function planServers(
   const plans: Plan[] = [];
   for (const server of servers) {
     if (server.kind === 'wrapped') continue;
+    // A client variable in the command line is resolved by the client at launch, and a pin records
+    // what runs: it cannot be pinned for the client (a value in `env` can: it stays in the entry).
+    if (
+      server.kind === 'stdio' &&
+      [server.launch.command, ...server.launch.args].some((part) => isClientVariable(part))
+    ) {
+      const pinName = pinNameOf(server.name);
+      const skip =
+        'its command or args use a variable the client substitutes (${…}); pin and wrap it by hand';
+      plans.push({
+        server,
+        pinName,
+        pinFile: join(dir, `${pinName}.yaml`),
+        reuse: false,
+        after: server.entry,
+        skip,
+      });
+      continue;
+    }
     const stdio = server.kind === 'stdio' ? stdioPlan(server.launch, configDir) : undefined;
     const source = stdio?.source ?? httpSource((server as Extract<ClientServer, { kind: 'http' }>).http);
     const base = pinNameOf(server.name);
@@ -305,7 +326,9 @@ async function protect(options: ProtectCommandOptions, io: CliIo): Promise<numbe
       entries.size === 0 ? text : formatJson(rewritten(parsed.document, parsed.key, entries), layout);
     for (const plan of plans)
       io.stderr.write(
-        `${plan.server.name}: ${plan.reuse ? 'would keep the pin' : 'would pin it to'} ${plan.pinFile}${plan.server.kind === 'http' ? ' (HTTP: the entry stays as it is)' : ''}\n`,
+        plan.skip !== undefined
+          ? `${plan.server.name}: would leave it as it was: ${plan.skip}\n`
+          : `${plan.server.name}: ${plan.reuse ? 'would keep the pin' : 'would pin it to'} ${plan.pinFile}${plan.server.kind === 'http' ? ' (HTTP: the entry stays as it is)' : ''}\n`,
       );
     if (next === text) io.stderr.write(`${config}: nothing to change\n`);
     else io.stdout.write(createTwoFilesPatch(config, config, text, next, 'original', 'protected'));
@@ -318,6 +341,11 @@ async function protect(options: ProtectCommandOptions, io: CliIo): Promise<numbe
   let failed = 0;
   for (const plan of plans) {
     const { server } = plan;
+    if (plan.skip !== undefined) {
+      failed += 1;
+      io.stderr.write(`${server.name}: left as it was: ${plan.skip}\n`);
+      continue;
+    }
     if (plan.reuse) {
       io.stderr.write(`${server.name}: kept ${plan.pinFile} (it already pins this server)\n`);
     } else if (plan.source !== undefined) {

@@ -117,6 +117,21 @@ describe('toolpin protect --dry-run', () => {
     expect(await readFile(config, 'utf8')).toBe(text);
   });
 
+  it('leaves a server whose command line holds a client variable as it was (exit 1)', async () => {
+    const config = join(dir, 'vscode-mcp.json');
+    const text = JSON.stringify({
+      servers: { local: { type: 'stdio', command: 'node', args: ['${workspaceFolder}/server.js'] } },
+    });
+    await writeFile(config, text);
+    const dry = await runCli('protect', config, '--dir', join(dir, 'pins'), '--dry-run');
+    expect(dry).toMatchObject({ code: 0, stdout: '' });
+    expect(dry.stderr).toContain('local: would leave it as it was: its command or args use a variable');
+    const run = await runCli('protect', config, '--dir', join(dir, 'pins'));
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('local: left as it was');
+    expect(await readFile(config, 'utf8')).toBe(text);
+  });
+
   it('follows a symlinked config: the link stays a link, the backup lands beside the real file', async () => {
     const pins = join(dir, 'kept');
     await mkdir(pins);
