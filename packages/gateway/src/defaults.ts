@@ -30,7 +30,7 @@ export const ExitCodes = {
   DRIFT: 1,
   /** `approve`: the change was declined. */
   DECLINED: 1,
-  /** `serve` and `wrap`: failed while running, or stopped by a second signal / the upstream ending. */
+  /** `serve` and `wrap`: failed while running, or stopped by a second signal / the upstream ending; `protect`: a server could not be pinned. */
   FAILED: 1,
   /** Bad input: an unreadable file, a bad option, a config that does not parse, a gateway that cannot start. */
   BAD_INPUT: 2,
