@@ -22,16 +22,18 @@ const MEMBER_WORDS: Readonly<Record<string, string>> = {
   _meta: '_meta',
 };
 
-// A name repeated in the sentence: plain when it is a plain identifier, else JSON-quoted and cut.
-// The tool name comes from the client's own request, never from the upstream.
-function quoteName(name: string): string {
+/**
+ * A tool name as a sentence repeats it: plain when it is a plain identifier, else JSON-quoted and
+ * cut at 64 characters (a name may come from the client's request or the upstream's listing).
+ */
+export function quoteName(name: string): string {
   if (/^[A-Za-z0-9_.:/-]{1,64}$/.test(name)) return name;
   const cut = name.length > 64 ? `${name.slice(0, 64)}…` : name;
   return JSON.stringify(cut);
 }
 
-// A shell word for the command the sentence suggests: single-quoted unless it is plain.
-function shellWord(word: string): string {
+/** A shell word for the command a sentence suggests: single-quoted unless it is plain. */
+export function shellWord(word: string): string {
   if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(word)) return word;
   return `'${word.replaceAll("'", `'\\''`)}'`;
 }
