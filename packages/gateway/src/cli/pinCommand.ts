@@ -115,7 +115,11 @@ async function readTools(
   source: Source,
   options: PinCommandOptions,
   io: CliIo,
-): Promise<{ tools: unknown[]; upstream: PinFileInput['upstream'] }> {
+): Promise<{
+  tools: unknown[];
+  upstream: PinFileInput['upstream'];
+  clientCapabilities?: Record<string, unknown>;
+}> {
   if (source.target === undefined)
     return {
       tools: toolsFromDocument(readDocument(options.fromFile ?? ''), options.fromFile ?? ''),
@@ -138,7 +142,11 @@ async function readTools(
     'url' in source.upstream && live.transport !== 'stdio'
       ? { ...source.upstream, transport: live.transport }
       : source.upstream;
-  return { tools: live.tools, upstream };
+  return {
+    tools: live.tools,
+    upstream,
+    ...(capabilities === undefined ? {} : { clientCapabilities: capabilities }),
+  };
 }
 
 async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
@@ -158,7 +166,7 @@ async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
       );
     }
   }
-  const { tools, upstream } = await readTools(source, options, io);
+  const { tools, upstream, clientCapabilities } = await readTools(source, options, io);
   // Every tool must have a digest: a pin that leaves one out would block it forever.
   digestTools(tools, profile, source.describe);
   // Every member of every definition is recorded: the six by digest, the others by value.
@@ -169,6 +177,7 @@ async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
     {
       name: options.name,
       upstream,
+      ...(clientCapabilities === undefined ? {} : { clientCapabilities }),
       mode,
       profile,
       pin,
