@@ -158,6 +158,8 @@ export async function listForPin(
 export interface PinWrite {
   readonly name: string;
   readonly upstream: PinFileInput['upstream'];
+  /** The client capabilities the catalog was listed with (`pin --capabilities`), recorded in the pin. */
+  readonly clientCapabilities?: Record<string, unknown>;
   readonly tools: unknown[];
   readonly mode: 'enforce' | 'monitor';
   readonly profile: string;
@@ -183,6 +185,7 @@ export async function writePin(request: PinWrite, io: CliIo): Promise<number> {
     {
       name: request.name,
       upstream: request.upstream,
+      ...(request.clientCapabilities === undefined ? {} : { clientCapabilities: request.clientCapabilities }),
       mode: request.mode,
       profile,
       pin,
@@ -210,7 +213,11 @@ async function readTools(
   source: Source,
   options: PinCommandOptions,
   io: CliIo,
-): Promise<{ tools: unknown[]; upstream: PinFileInput['upstream'] }> {
+): Promise<{
+  tools: unknown[];
+  upstream: PinFileInput['upstream'];
+  clientCapabilities?: Record<string, unknown>;
+}> {
   if (source.target === undefined)
     return {
       tools: toolsFromDocument(readDocument(options.fromFile ?? ''), options.fromFile ?? ''),
@@ -245,10 +252,13 @@ async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
     }
   }
   const { tools, upstream } = await readTools(source, options, io);
+  const clientCapabilities =
+    source.target === undefined ? undefined : parseCapabilities(options.capabilities);
   await writePin(
     {
       name: options.name,
       upstream,
+      ...(clientCapabilities === undefined ? {} : { clientCapabilities }),
       tools,
       mode,
       profile,

@@ -98,6 +98,12 @@ export interface ServerConfig {
   /** Absolute path of the pin file (or the label given to {@link parseServerConfig}). */
   readonly file: string;
   readonly upstream: UpstreamConfig;
+  /**
+   * The client capabilities declared at initialize when the catalog was pinned (`pin --capabilities`):
+   * `check` and `approve` declare them (unless given `--capabilities`), and so does the gateway's own
+   * upstream session (2026-07-28 clients on a bridged route). Absent: none were declared.
+   */
+  readonly clientCapabilities?: Readonly<Record<string, unknown>>;
   readonly mode: Mode;
   readonly profile: string;
   /** As written (a single action applies to both severities; see config/driftPolicy). */
@@ -199,6 +205,8 @@ export interface PinFileInput {
         readonly env?: Readonly<Record<string, string>>;
         readonly cwd?: string;
       };
+  /** Written only when present. */
+  readonly clientCapabilities?: Readonly<Record<string, unknown>>;
   /** @default 'enforce' */
   readonly mode?: Mode;
   /** @default TRACE_PROFILE */
