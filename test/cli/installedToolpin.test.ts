@@ -1,9 +1,10 @@
 // The README's install path, as a user takes it: scripts/installGlobal.mjs (the `install:global`
 // script) packs @toolpin/digest and @toolpin/gateway with `pnpm pack` and installs both tarballs
 // with `npm install -g`, here into a temporary prefix. The installed `toolpin` then runs from that
-// prefix alone (its own node_modules, not the workspace's): `--version`, `pin` and `wrap` with a
-// real SDK client on its stdio. Packed and installed once for the file.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+// prefix alone (its own node_modules, not the workspace's): `--version`, then `protect` on a Claude
+// Desktop config whose rewritten entry a real SDK client starts over stdio (the installed `wrap`),
+// and `unprotect`. Packed and installed once for the file.
+import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,9 +22,17 @@ const gatewayManifest = fileURLToPath(new URL('../../packages/gateway/package.js
 const INSTALL = 180_000;
 const SPAWN = 30_000;
 
+/** An entry of a client config's `mcpServers`. */
+interface Entry {
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+}
+
 describe('toolpin installed from the packed tarballs', () => {
   let dir: string;
   let toolpin: string;
+  let installedMain: string;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'toolpin-installed-'));
@@ -36,6 +45,9 @@ describe('toolpin installed from the packed tarballs', () => {
     ]);
     if (install.code !== 0) throw new Error(`install:global failed (${install.code}):\n${install.stderr}`);
     toolpin = join(prefix, 'bin', 'toolpin');
+    installedMain = await realpath(
+      join(prefix, 'lib', 'node_modules', '@toolpin', 'gateway', 'dist', 'cli', 'main.js'),
+    );
   }, INSTALL);
   afterAll(async () => {
     await rm(dir, { recursive: true, force: true });
@@ -55,30 +67,40 @@ describe('toolpin installed from the packed tarballs', () => {
   );
 
   it(
-    'toolpin pin, then toolpin wrap in front of a stdio server: the pinned tools listed and called, a drifted one hidden and refused',
+    'toolpin protect on a Claude Desktop config, the rewritten entry started as the client does: tools listed and called through the installed toolpin, a drifted one refused; unprotect restores it',
     async () => {
-      const pinFile = join(dir, 'fixture.yaml');
-      const server = `${process.execPath} ${FIXTURE_SERVER}`;
-      const pinned = await runProcess(toolpin, [
-        'pin',
-        '--name',
-        'fixture',
-        '--command',
-        server,
-        '--out',
-        pinFile,
-      ]);
-      expect(pinned.code).toBe(0);
-      expect(pinned.stderr).toContain('listed 5 tools in 1 page(s)');
+      const config = join(dir, 'claude_desktop_config.json');
+      const driftFlag = join(dir, 'drifted');
+      // The server's env moves into its pin; the fixture serves a drifted `echo` once driftFlag exists.
+      const original = `${JSON.stringify(
+        {
+          mcpServers: {
+            fixture: {
+              command: process.execPath,
+              args: [FIXTURE_SERVER],
+              env: { TOOLPIN_FIXTURE_DRIFT_IF: driftFlag },
+            },
+          },
+        },
+        null,
+        2,
+      )}\n`;
+      await writeFile(config, original);
+      const protect = await runProcess(toolpin, ['protect', config, '--dir', join(dir, 'pins')]);
+      expect(protect.code).toBe(0);
+      const entry = (JSON.parse(await readFile(config, 'utf8')) as { mcpServers: Record<string, Entry> })
+        .mcpServers.fixture;
+      // The installed copy runs wrap from where npm put it, not from the workspace.
+      expect(entry?.args).toEqual([installedMain, 'wrap', '--pin', join(dir, 'pins', 'fixture.yaml')]);
 
-      // As a desktop client's config launches it; the server serves a drifted `echo` from the start.
+      await writeFile(driftFlag, '');
       const transport = new StdioClientTransport({
-        command: toolpin,
-        args: ['wrap', '--pin', pinFile, '--log-level', 'warn', '--', process.execPath, FIXTURE_SERVER],
-        env: { PATH: process.env.PATH ?? '', TOOLPIN_FIXTURE_DRIFT: '1' },
-        stderr: 'pipe',
+        command: entry?.command ?? '',
+        args: entry?.args ?? [],
+        ...(entry?.env === undefined ? {} : { env: entry.env }),
+        stderr: 'ignore',
       });
-      const client = new Client({ name: 'installed-toolpin-test', version: '1.0.0' });
+      const client = new Client({ name: 'claude-desktop-like', version: '1.0.0' });
       await client.connect(transport);
       try {
         const { tools } = await client.listTools();
@@ -99,6 +121,9 @@ describe('toolpin installed from the packed tarballs', () => {
       } finally {
         await client.close();
       }
+
+      expect((await runProcess(toolpin, ['unprotect', config])).code).toBe(0);
+      expect(await readFile(config, 'utf8')).toBe(original);
     },
     SPAWN,
   );
