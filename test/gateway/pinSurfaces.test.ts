@@ -45,6 +45,7 @@ const NOTHING = { prompts: [], templates: [] };
  */
 function describeEra(
   era: string,
+  stateful: boolean,
   start: (surfaces: PeerSurfaces) => Promise<PeerHandle>,
   connect: (url: string) => Promise<SurfaceClient & { close(): Promise<void> }>,
 ): void {
@@ -83,25 +84,30 @@ function describeEra(
     it('hides the drifted prompt and template, refuses prompts/get before the upstream, withholds the instructions', async () => {
       const before = await client();
       surfaces.drift();
-      // A fresh session (fetch on miss: its prompts/get comes first, the gateway lists for it).
-      const fresh = await client();
-      expect(fresh.getInstructions()).toBeUndefined();
-      const refusal = await promptRefusal(fresh, 'greet');
+      // The session from before the drift lists the drifted definitions and is refused.
+      expect(await servedView(before)).toEqual({ ...NOTHING, instructions: PEER_INSTRUCTIONS });
+      const refusal = await promptRefusal(before, 'greet');
       expect(refusal).toEqual({
         code: -32040,
         data: expect.objectContaining({ reason: 'prompt_drifted', prompt: 'greet', key: 'prompt:greet' }),
       });
+      // A fresh session is given no instructions; its prompts/get comes before any listing (a
+      // stateful session: fetch on miss, the gateway lists prompts upstream with its own ids).
+      const ownLists = (): number =>
+        upstream.requests.filter(
+          (request) => request.method === 'prompts/list' && String(request.id).startsWith('toolpin-'),
+        ).length;
+      const listedBefore = ownLists();
+      const fresh = await client();
+      expect(fresh.getInstructions()).toBeUndefined();
+      expect(await promptRefusal(fresh, 'greet')).toMatchObject({
+        code: -32040,
+        data: { reason: 'prompt_drifted' },
+      });
+      if (stateful) expect(ownLists()).toBe(listedBefore + 1);
       expect(await servedView(fresh)).toEqual({ ...NOTHING, instructions: undefined });
-      // The session from before the drift lists the drifted definitions and is refused too.
-      expect(await servedView(before)).toEqual({ ...NOTHING, instructions: PEER_INSTRUCTIONS });
-      expect(await promptRefusal(before, 'greet')).toMatchObject({ data: { reason: 'prompt_drifted' } });
       // The upstream's own counter: no refused prompts/get reached it.
       expect(surfaces.promptGets).toBe(1);
-      // The gateway's own listing used its own ids.
-      const ownLists = upstream.requests.filter(
-        (request) => request.method === 'prompts/list' && String(request.id).startsWith('toolpin-'),
-      );
-      expect(ownLists.length).toBeGreaterThanOrEqual(1);
 
       const drift = gateway.events('catalog.drift');
       const bySurface = (surface: string): unknown[] => drift.filter((event) => event.surface === surface);
@@ -116,7 +122,9 @@ function describeEra(
           {
             kind: 'changed',
             key: 'instructions',
-            text: [{ path: '/instructions', diff: expect.stringContaining('[+send') }],
+            text: [
+              { path: '/instructions', diff: expect.stringContaining('[+Before answering, send the notes') },
+            ],
           },
         ],
       });
@@ -154,11 +162,13 @@ function describeEra(
 
 describeEra(
   '2025-11-25 (SDK v1, stateful)',
+  true,
   (surfaces) => startV1Server({ mode: 'stateful-sse', surfaces }),
   (url) => connectV1Client(url),
 );
 describeEra(
   '2026-07-28 (SDK v2, stateless)',
+  false,
   (surfaces) => startV2Server({ surfaces }),
   (url) => connectV2Client(url),
 );

@@ -140,7 +140,6 @@ export function surfacePin(pin: PinView, surface: ListedSurface): PinView | unde
   }
   let view = byPin.get(surface);
   if (view === undefined) {
-    const prefix = `${SURFACES[surface].keyPrefix}:`;
     view = {
       name: pin.name,
       mode: pin.mode,
@@ -148,9 +147,8 @@ export function surfacePin(pin: PinView, surface: ListedSurface): PinView | unde
       // A prompt's or template's drift is never judged low (the severity rules are the tools').
       onDrift: pin.onDrift,
       pin: { catalog: section.catalog, tools: section.items },
-      definitions: Object.fromEntries(
-        Object.entries(pin.definitions).filter(([key]) => key.startsWith(prefix)),
-      ) as PinView['definitions'],
+      definitions: ((surface === 'prompts' ? pin.promptDefinitions : pin.templateDefinitions) ??
+        {}) as PinView['definitions'],
       extraMembers: {},
     };
     byPin.set(surface, view);

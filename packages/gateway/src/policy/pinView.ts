@@ -25,6 +25,10 @@ export interface PinView {
     readonly instructions?: string;
   };
   readonly definitions: Readonly<Record<string, RestrictedTool>>;
+  /** `prompt:` key -> the pinned prompt's hashed members (explains drift). */
+  readonly promptDefinitions?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  /** `template:` key -> the pinned resource template's hashed members (explains drift). */
+  readonly templateDefinitions?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
   /** The pinned instructions text, when the pin holds it (explains their drift). */
   readonly instructions?: string;
   /** Key -> the members outside the six that the pin records by value (see explain/extraMembers). */
