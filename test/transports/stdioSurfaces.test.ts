@@ -54,7 +54,7 @@ describe('stdio upstream (bridged) and wrap: prompts, resource templates and ins
     await writeFile(driftFile, '');
     drifted = await listStdioSurfaces(fixtureCommand(), env);
     await rm(driftFile);
-  });
+  }, 20_000);
 
   afterAll(async () => {
     await rm(dir, { recursive: true, force: true });
@@ -91,7 +91,7 @@ describe('stdio upstream (bridged) and wrap: prompts, resource templates and ins
       expect(await servedView(client)).toEqual({ ...EVERYTHING, instructions: original.instructions });
       expect(await promptRefusal(client, 'greet')).toBeUndefined();
       expect(await promptGets(callLog)).toBe(1);
-    });
+    }, 15_000);
 
     it('hides and refuses a drifted server’s prompt and template and withholds its instructions, in both eras', async () => {
       await writeFile(driftFile, '');
@@ -116,7 +116,7 @@ describe('stdio upstream (bridged) and wrap: prompts, resource templates and ins
       expect(await promptGets(callLog)).toBe(1);
       const surfaces = gateway.events('catalog.drift').map((event) => event.surface);
       expect(surfaces).toEqual(expect.arrayContaining(['instructions', 'prompts', 'resourceTemplates']));
-    });
+    }, 15_000);
 
     it('serves them again once the drifted surfaces are approved and the pin reloaded', async () => {
       await writeFile(
@@ -130,20 +130,24 @@ describe('stdio upstream (bridged) and wrap: prompts, resource templates and ins
       const modern = await connect(true);
       expect(modern.getInstructions()).toBe(drifted.instructions);
       expect(await promptGets(callLog)).toBe(2);
-    });
+    }, 15_000);
   });
 
   describe('wrap: the stdio front', () => {
     const wraps: WrapHandle[] = [];
+    let before = 0;
+
+    beforeAll(async () => {
+      await writeFile(driftFile, '');
+      before = await promptGets(callLog);
+    });
 
     afterAll(async () => {
       for (const wrap of wraps) await wrap.client.close();
       await rm(driftFile, { force: true });
     });
 
-    it('hides, refuses and withholds the drifted surfaces, then serves them under the approved pin', async () => {
-      await writeFile(driftFile, '');
-      const before = await promptGets(callLog);
+    it('hides, refuses and withholds the drifted surfaces', async () => {
       const pinned = await connectWrap(await writePin(dir, pinOf('wrapped', env, original)), undefined, env);
       wraps.push(pinned);
       expect(pinned.client.getInstructions()).toBeUndefined();
@@ -156,7 +160,9 @@ describe('stdio upstream (bridged) and wrap: prompts, resource templates and ins
       expect(pinned.events('catalog.drift').map((event) => event.surface)).toEqual(
         expect.arrayContaining(['instructions', 'prompts', 'resourceTemplates']),
       );
+    }, 15_000);
 
+    it('serves them under the approved pin', async () => {
       const approved = await connectWrap(await writePin(dir, pinOf('wrapped', env, drifted)), undefined, env);
       wraps.push(approved);
       expect(await servedView(approved.client)).toEqual({
@@ -165,6 +171,6 @@ describe('stdio upstream (bridged) and wrap: prompts, resource templates and ins
       });
       expect(await promptRefusal(approved.client, 'greet')).toBeUndefined();
       expect(await promptGets(callLog)).toBe(before + 1);
-    });
+    }, 15_000);
   });
 });
