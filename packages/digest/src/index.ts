@@ -35,7 +35,7 @@ export { diffCatalogs } from './catalogDiff.js';
 /** The definition a catalog side records under a tool key, if any. */
 export { definitionOf } from './catalogDiff.js';
 /** Inputs and output of diffCatalogs. */
-export type { CatalogSide, ToolChange, CatalogDiff } from './catalogDiff.js';
+export type { CatalogSide, ToolChange, CatalogDiff, DiffOptions } from './catalogDiff.js';
 /** The package's single error class, with a stable `code` and `data`. */
 export { DigestError } from './digestError.js';
 /** The stable error codes, and the data an error carries. */

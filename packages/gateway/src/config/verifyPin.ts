@@ -2,19 +2,12 @@ import { createHash } from 'node:crypto';
 import {
   canonicalizeJson,
   digestInstructions,
-  INSTRUCTIONS_PROFILE,
-  PROMPT_PROFILE,
-  TEMPLATE_PROFILE,
-  digestPrompt,
-  digestTemplate,
   digestTool,
-  encodePromptKey,
-  encodeTemplateKey,
   encodeToolKey,
+  INSTRUCTIONS_PROFILE,
   MAX_CATALOG_ENTRIES,
-  PROMPTS_OVERFLOW_KEY,
-  TEMPLATES_OVERFLOW_KEY,
 } from '@toolpin/digest';
+import { PIN_SURFACES, type PinnedSurface, type PinSurface } from './pinSurfaces.js';
 import { invalidField } from './configError.js';
 import { extraMembersOf } from '../explain/extraMembers.js';
 import { formatFieldPath } from './fieldPath.js';
@@ -44,16 +37,22 @@ export function catalogOfFoldedTools(tools: Readonly<Record<string, string>>): s
  */
 export function verifyPin(data: PinFileData, file: string): void {
   verifyFold(['pin'], data.pin.catalog, data.pin.tools, { overflowKey: OVERFLOW_KEY, noun: 'tool:' }, file);
-  for (const surface of SURFACES) {
+  for (const surface of PIN_SURFACES) {
     const pinned = data.pin[surface.section];
     if (pinned !== undefined)
-      verifyFold(['pin', surface.section], pinned.catalog, pinned.items, surface, file);
+      verifyFold(
+        ['pin', surface.section],
+        pinned.catalog,
+        pinned.items,
+        { ...surface, noun: surface.prefix },
+        file,
+      );
   }
   for (const [key, definition] of Object.entries(data.definitions.tools)) {
     verifyDefinition(key, definition, data, file);
   }
-  for (const surface of SURFACES) {
-    for (const [key, definition] of Object.entries(data.definitions[surface.definitions]))
+  for (const surface of PIN_SURFACES) {
+    for (const [key, definition] of Object.entries(data.definitions[DEFINITIONS_OF[surface.section]]))
       verifySurfaceDefinition(surface, key, definition, data, file);
   }
   verifyInstructions(data, file);
@@ -65,39 +64,11 @@ interface FoldShape {
   readonly noun: string;
 }
 
-interface SurfaceCheck extends FoldShape {
-  readonly section: 'prompts' | 'resourceTemplates';
-  readonly definitions: 'prompts' | 'templates';
-  /** The member a definition's key is encoded from. */
-  readonly nameMember: 'name' | 'uriTemplate';
-  readonly encodeKey: (name: unknown) => string;
-  readonly digest: (definition: unknown) => string;
-  /** The preimage label, for messages. */
-  readonly label: string;
-}
-
-const SURFACES: readonly SurfaceCheck[] = [
-  {
-    section: 'prompts',
-    definitions: 'prompts',
-    nameMember: 'name',
-    overflowKey: PROMPTS_OVERFLOW_KEY,
-    noun: 'prompt:',
-    encodeKey: encodePromptKey,
-    digest: digestPrompt,
-    label: PROMPT_PROFILE,
-  },
-  {
-    section: 'resourceTemplates',
-    definitions: 'templates',
-    nameMember: 'uriTemplate',
-    overflowKey: TEMPLATES_OVERFLOW_KEY,
-    noun: 'template:',
-    encodeKey: encodeTemplateKey,
-    digest: digestTemplate,
-    label: TEMPLATE_PROFILE,
-  },
-];
+// The pin-file split of `definitions` each surface reads (see pinFileSchema).
+const DEFINITIONS_OF: Readonly<Record<PinnedSurface, 'prompts' | 'templates'>> = {
+  prompts: 'prompts',
+  resourceTemplates: 'templates',
+};
 
 // `items` is the map itself: `tools` for the tools, `items` for the other surfaces.
 function verifyFold(
@@ -147,7 +118,7 @@ function verifyFoldShape(
 }
 
 function verifySurfaceDefinition(
-  surface: SurfaceCheck,
+  surface: PinSurface,
   key: string,
   definition: Readonly<Record<string, unknown>>,
   data: PinFileData,
