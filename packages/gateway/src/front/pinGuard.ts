@@ -294,9 +294,9 @@ class PinGuardHandler {
   ): CatalogRefresh {
     const upstream = httpUpstreamOf(this.guard.config);
     return captureAuthChallenge(
-      (method) =>
+      (listing) =>
         fetchToolPages({
-          method,
+          listing,
           url: upstream.url,
           headers: forwardedCredentials(req.headers, upstream.headers),
           stateless,

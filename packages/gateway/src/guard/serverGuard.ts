@@ -20,6 +20,7 @@ import {
   type SurfaceSpec,
 } from '../policy/pinSurface.js';
 import type { PinView } from '../policy/pinView.js';
+import type { SurfaceListing } from '../wire/listedSurfaces.js';
 import { textChanges } from '../explain/textChanges.js';
 import { UnpinnedMembersNotice } from '../observe/unpinnedMembersNotice.js';
 import type { FetchedPage } from '../state/collectToolPages.js';
@@ -53,9 +54,9 @@ export interface ServerGuardOptions {
 
 /**
  * Lists the upstream catalog for a session when the gateway has not seen it (fetch on miss), every
- * page, with the gateway's own ids: `method` is the listing (`tools/list`, `prompts/list`).
+ * page, with the gateway's own ids: `listing` says which (`tools/list`, `prompts/list`).
  */
-export type CatalogRefresh = (method: string) => Promise<FetchedPage[]>;
+export type CatalogRefresh = (listing: SurfaceListing) => Promise<FetchedPage[]>;
 
 /** A listing page as #inspectListResult verified it. */
 type InspectedPage = {
@@ -366,7 +367,7 @@ export class ServerGuard {
             pinned: pin.pin.catalog,
             observed: null,
             severity: 'high',
-            problem: `${spec.listMethod} result has no ${spec.member} array`,
+            problem: `${spec.method} result has no ${spec.member} array`,
           },
         ],
       });
@@ -375,7 +376,7 @@ export class ServerGuard {
         replaced: jsonRpcError(
           message.id,
           ErrorCodes.PIN_POLICY_BLOCKED,
-          `toolpin blocked the listing: the upstream ${spec.listMethod} result is not valid`,
+          `toolpin blocked the listing: the upstream ${spec.method} result is not valid`,
           { reason: 'unverifiable', server: config.name },
         ),
       };
@@ -414,7 +415,10 @@ export class ServerGuard {
     if (completion.findings.length === 0) {
       const entries = (): { key: string; digest: string }[] =>
         [...catalog.tools.values()].map((tool) => ({ key: tool.key, digest: tool.digest ?? '' }));
-      const fold = { profile: pin.profile, overflowKey: spec.overflowKey };
+      const fold = {
+        profile: pin.profile,
+        ...(spec.overflowKey === undefined ? {} : { overflowKey: spec.overflowKey }),
+      };
       const digest = wholeListing?.catalogDigest ?? foldCatalog(entries(), fold).digest;
       if (wholeListing !== undefined) wholeListing.catalogDigest = digest;
       this.#alerts.emit(
@@ -619,9 +623,7 @@ export class ServerGuard {
   ): Promise<void> {
     catalog.refreshing ??= (async () => {
       try {
-        const pages = await reportContact(this.#alerts.telemetry, this.#config.name, () =>
-          refresh(spec.listMethod),
-        );
+        const pages = await reportContact(this.#alerts.telemetry, this.#config.name, () => refresh(spec));
         for (const page of pages) {
           const message: JsonRpcResponse = { jsonrpc: '2.0', id: null, result: page.result };
           const { replaced } = this.#inspectListResult(sessionKey, catalog, message, page.cursor, spec);

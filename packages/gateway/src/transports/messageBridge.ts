@@ -11,6 +11,7 @@ import { collectToolPages, type FetchedPage } from '../state/collectToolPages.js
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../wire/jsonDepth.js';
 import { listingMeta } from '../wire/mcpEra.js';
+import type { SurfaceListing } from '../wire/listedSurfaces.js';
 import {
   idKey,
   isRequest,
@@ -166,7 +167,7 @@ export class MessageBridge {
           sessionKey,
           message.id,
           message.params,
-          (method) => this.#listUpstream(method),
+          (listing) => this.#listUpstream(listing),
           message.method,
         );
         if (refusal !== undefined) {
@@ -402,10 +403,11 @@ export class MessageBridge {
     return this.#options.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS;
   }
 
-  #listUpstream(method: string): Promise<FetchedPage[]> {
+  #listUpstream({ method, surface }: SurfaceListing): Promise<FetchedPage[]> {
     const limits = {
       maxPages: this.#options.maxPages ?? DEFAULT_MAX_PAGES,
       timeoutMs: this.#options.timeoutMs,
+      surface,
     };
     return collectToolPages(async (cursor) => {
       // The gateway's ids are UUIDs under a prefix no client uses: they never collide with the client's.

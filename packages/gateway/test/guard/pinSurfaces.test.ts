@@ -13,6 +13,7 @@ import { Alerts, type AlertEvent } from '../../src/observe/alerts.js';
 import { createLogger } from '../../src/observe/logger.js';
 import { SessionStore } from '../../src/state/sessionStore.js';
 import { ToolDigester } from '../../src/state/toolDigester.js';
+import type { SurfaceListing } from '../../src/wire/listedSurfaces.js';
 
 const ECHO = { name: 'echo', description: 'Echoes.', inputSchema: { type: 'object' } };
 const GREET = {
@@ -134,8 +135,8 @@ describe('ServerGuard: prompts, resource templates and instructions', () => {
   it('lists prompts upstream with the given listing on a miss, and again after prompts/list_changed', async () => {
     const { guard } = guardOf(configOf({ prompts: [GREET] }));
     const asked: string[] = [];
-    const refresh = (method: string): Promise<{ cursor: undefined; result: unknown }[]> => {
-      asked.push(method);
+    const refresh = (listing: SurfaceListing): Promise<{ cursor: undefined; result: unknown }[]> => {
+      asked.push(listing.method);
       return Promise.resolve([{ cursor: undefined, result: { prompts: [GREET] } }]);
     };
     expect(await screenCall(guard, 's', 1, { name: 'greet' }, refresh, 'prompts/get')).toBeUndefined();
