@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayError } from '../errors.js';
-import { screenCall } from '../guard/screenCall.js';
+import { isScreened, screenCall } from '../guard/screenCall.js';
 import type { ServerGuard } from '../guard/serverGuard.js';
 import { errorSummary } from '../observe/errorSummary.js';
 import type { GatewayLogger } from '../observe/logger.js';
@@ -160,18 +160,20 @@ export class MessageBridge {
     if (isRequest(message)) {
       this.#timedOut.delete(idKey(message.id));
       this.#envelope = envelopeOf(message.params?._meta) ?? this.#envelope;
-      if (message.method === 'tools/call') {
-        const refusal = await screenCall(guard, sessionKey, message.id, message.params, () =>
-          this.#listUpstream(),
+      if (isScreened(guard, message.method)) {
+        const refusal = await screenCall(
+          guard,
+          sessionKey,
+          message.id,
+          message.params,
+          (method) => this.#listUpstream(method),
+          message.method,
         );
         if (refusal !== undefined) {
           this.#toClient(refusal);
           return;
         }
-      } else if (message.method === 'tools/list') {
-        const cursor = message.params?.cursor;
-        guard.expectList(sessionKey, message.id, typeof cursor === 'string' ? cursor : undefined);
-      }
+      } else guard.expectAnswer(sessionKey, message.id, message.method, message.params);
       const meta = message.params?._meta as { progressToken?: unknown } | undefined;
       this.#inFlight.set(idKey(message.id), {
         id: message.id,
@@ -400,7 +402,7 @@ export class MessageBridge {
     return this.#options.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS;
   }
 
-  #listUpstream(): Promise<FetchedPage[]> {
+  #listUpstream(method: string): Promise<FetchedPage[]> {
     const limits = {
       maxPages: this.#options.maxPages ?? DEFAULT_MAX_PAGES,
       timeoutMs: this.#options.timeoutMs,
@@ -418,12 +420,12 @@ export class MessageBridge {
         ...(cursor === undefined ? {} : { cursor }),
         ...(this.#envelope === undefined ? {} : { _meta: this.#envelope }),
       };
-      await this.#options.upstream.transport.send({ jsonrpc: '2.0', id, method: 'tools/list', params });
+      await this.#options.upstream.transport.send({ jsonrpc: '2.0', id, method, params });
       const reply = await answer;
       if (reply.error !== undefined)
         throw new GatewayError(
           'GW_CATALOG_UNAVAILABLE',
-          `the upstream refused tools/list: ${reply.error.message}`,
+          `the upstream refused ${method}: ${reply.error.message}`,
         );
       return reply.result;
     }, limits);

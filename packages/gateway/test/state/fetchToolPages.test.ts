@@ -128,3 +128,39 @@ describe('fetchToolPages (fetch on miss) against a real upstream', () => {
     expect(answered).toBeLessThan(20);
   });
 });
+
+describe('fetchToolPages lists the surface it is asked for', () => {
+  it('sends prompts/list (body and Mcp-Method header) with the gateway’s own id, and returns its pages', async () => {
+    const seen: { method: unknown; header: unknown; id: unknown }[] = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        const request = JSON.parse(body) as { id: string; method: string };
+        seen.push({ method: request.method, header: req.headers['mcp-method'], id: request.id });
+        const text = JSON.stringify({
+          jsonrpc: '2.0',
+          id: request.id,
+          result: { prompts: [{ name: 'greet' }] },
+        });
+        res.writeHead(200, { 'content-type': 'application/json' }).end(text);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const pages = await fetchToolPages({
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+        headers: {},
+        stateless: true,
+        method: 'prompts/list',
+        timeoutMs: 5000,
+      });
+      expect(pages).toEqual([{ cursor: undefined, result: { prompts: [{ name: 'greet' }] } }]);
+      expect(seen).toEqual([
+        { method: 'prompts/list', header: 'prompts/list', id: expect.stringMatching(/^toolpin-/) },
+      ]);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
