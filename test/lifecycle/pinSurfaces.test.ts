@@ -147,7 +147,7 @@ describe('toolpin pin, check and approve over every surface of a stdio server', 
       const check = await runToolpin(['check', out]);
       expect(check.code).toBe(0);
       expect(check.stdout).toContain(
-        'not pinned: prompts, resource templates, instructions (not checked, not enforced; toolpin pin records them)',
+        'surfaces not pinned: prompts, resource templates, instructions (not checked, not enforced; toolpin pin records them)',
       );
     },
     SPAWNS,

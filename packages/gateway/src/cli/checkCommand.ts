@@ -79,7 +79,7 @@ function report(result: PinnedLiveCatalog): { status: 'equal' | 'drift'; text: s
   }
   // A pin written before issue 14 pins tools only: the rest is served as is, and the check says so.
   if (result.notPinned.length > 0)
-    text += `not pinned: ${result.notPinned.map((surface) => SURFACE_NAMES[surface] ?? surface).join(', ')} (not checked, not enforced; toolpin pin records them)\n`;
+    text += `surfaces not pinned: ${result.notPinned.map((surface) => SURFACE_NAMES[surface] ?? surface).join(', ')} (not checked, not enforced; toolpin pin records them)\n`;
   const status = drift ? 'drift' : 'equal';
   // The highest severity of the drift (an item without a digest is high); null when equal.
   const severity = !drift
