@@ -1,9 +1,10 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { TRACE_PROFILE } from '@toolpin/digest';
+import { DigestError, TRACE_PROFILE } from '@toolpin/digest';
 import type { Command } from 'commander';
 import { parsePinFile, serializePinFile, type PinFileInput } from '../config/index.js';
-import { pinFromCatalog } from '../config/pinFromCatalog.js';
+import { pinFromCatalog, pinFromSurfaces, type ObservedSurfaces } from '../config/pinFromCatalog.js';
+import type { LiveCatalog } from '../transports/fetchLiveCatalog.js';
 import { writeFileAtomic } from '../config/writeFileAtomic.js';
 import { GatewayError } from '../errors.js';
 import { splitCommandLine } from '../transports/commandLine.js';
@@ -50,6 +51,72 @@ export interface PinCommandOptions {
   readonly timeout?: string;
   /** `streamable-http`, `sse` or `auto`. @default auto (detect, with url) */
   readonly transport?: string;
+  /**
+   * Comma-separated surfaces to pin: `tools` (always pinned), `prompts`, `resourceTemplates`,
+   * `instructions`. @default every surface the server offers (prompts and resource templates per
+   * its capabilities, instructions always)
+   */
+  readonly surfaces?: string;
+}
+
+const SURFACE_NAMES = ['tools', 'prompts', 'resourceTemplates', 'instructions'] as const;
+
+/** The surfaces asked for beside tools: explicit (`--surfaces`), or every one offered. */
+interface SurfaceRequest {
+  readonly explicit: boolean;
+  readonly prompts: boolean;
+  readonly resourceTemplates: boolean;
+  readonly instructions: boolean;
+}
+
+function surfacesOf(options: PinCommandOptions): SurfaceRequest {
+  if (options.surfaces === undefined)
+    return {
+      explicit: false,
+      prompts: options.fromFile === undefined,
+      resourceTemplates: options.fromFile === undefined,
+      instructions: options.fromFile === undefined,
+    };
+  const names = options.surfaces
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  for (const name of names)
+    if (!(SURFACE_NAMES as readonly string[]).includes(name))
+      throw new CliInputError(
+        `--surfaces ${options.surfaces}: expected a list of ${SURFACE_NAMES.join(', ')}`,
+      );
+  const has = (name: string): boolean => names.includes(name);
+  if (options.fromFile !== undefined && names.some((name) => name !== 'tools'))
+    throw new CliInputError(
+      '--surfaces: a catalog file holds tools only; list the server (--url, --command) to pin the rest',
+    );
+  return {
+    explicit: true,
+    prompts: has('prompts'),
+    resourceTemplates: has('resourceTemplates'),
+    instructions: has('instructions'),
+  };
+}
+
+/**
+ * What the pin records beside tools: each surface asked for and offered, listed whole; asked for by
+ * name but not offered, pinned empty (nothing served, and nothing may appear unreviewed); offered by
+ * default but not by the server, left unpinned. The instructions are pinned (their absence too).
+ */
+function observedSurfaces(live: LiveCatalog, request: SurfaceRequest, io: CliIo): ObservedSurfaces {
+  const observed: { -readonly [K in keyof ObservedSurfaces]: ObservedSurfaces[K] } = {};
+  for (const surface of ['prompts', 'resourceTemplates'] as const) {
+    if (!request[surface]) continue;
+    const listed = live.surfaces[surface];
+    if (listed !== undefined) observed[surface] = listed.items;
+    else if (request.explicit) {
+      io.stderr.write(`the server does not offer ${surface}: pinned empty (no ${surface} may be served)\n`);
+      observed[surface] = [];
+    } else io.stderr.write(`the server does not offer ${surface}: not pinned\n`);
+  }
+  if (request.instructions) observed.instructions = { text: live.instructions };
+  return observed;
 }
 
 interface Source {
@@ -114,16 +181,19 @@ function sourceOf(options: PinCommandOptions): Source {
 async function readTools(
   source: Source,
   options: PinCommandOptions,
+  request: SurfaceRequest,
   io: CliIo,
-): Promise<{ tools: unknown[]; upstream: PinFileInput['upstream'] }> {
+): Promise<{ tools: unknown[]; upstream: PinFileInput['upstream']; surfaces: ObservedSurfaces }> {
   if (source.target === undefined)
     return {
       tools: toolsFromDocument(readDocument(options.fromFile ?? ''), options.fromFile ?? ''),
       upstream: source.upstream,
+      surfaces: {},
     };
   const capabilities = parseCapabilities(options.capabilities);
   const live = await fetchLiveCatalog(source.target, {
     timeoutMs: parseTimeout(options.timeout, DEFAULT_TIMEOUT_MS),
+    surfaces: (['prompts', 'resourceTemplates'] as const).filter((surface) => request[surface]),
     ...(capabilities === undefined ? {} : { capabilities }),
   });
   if (live.detection !== undefined)
@@ -133,12 +203,14 @@ async function readTools(
   io.stderr.write(
     `listed ${live.tools.length} tools in ${live.pages} page(s)${live.protocolVersion === undefined ? '' : ` (MCP ${live.protocolVersion})`}\n`,
   );
+  for (const [surface, listed] of Object.entries(live.surfaces))
+    io.stderr.write(`listed ${listed.items.length} ${surface} in ${listed.pages} page(s)\n`);
   // The pin records the transport that was listed and approved: the gateway never probes at runtime.
   const upstream =
     'url' in source.upstream && live.transport !== 'stdio'
       ? { ...source.upstream, transport: live.transport }
       : source.upstream;
-  return { tools: live.tools, upstream };
+  return { tools: live.tools, upstream, surfaces: observedSurfaces(live, request, io) };
 }
 
 async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
@@ -146,6 +218,7 @@ async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
   if (mode !== 'enforce' && mode !== 'monitor')
     throw new CliInputError(`--mode ${mode}: expected enforce or monitor`);
   const source = sourceOf(options);
+  const request = surfacesOf(options);
   const out = options.out === undefined ? undefined : resolve(options.out);
   // The pin's folder exists before the server is listed (`~/.toolpin/` on a fresh machine): a
   // folder that cannot be made fails at once, not after the whole listing.
@@ -158,11 +231,20 @@ async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
       );
     }
   }
-  const { tools, upstream } = await readTools(source, options, io);
+  const { tools, upstream, surfaces } = await readTools(source, options, request, io);
   // Every tool must have a digest: a pin that leaves one out would block it forever.
   digestTools(tools, profile, source.describe);
-  // Every member of every definition is recorded: the six by digest, the others by value.
-  const { pin, definitions, extraMembers } = pinFromCatalog(tools, profile);
+  // Every member of every definition is recorded: the six by digest, the others by value; the
+  // other surfaces by their profiles' members (a prompt or template without a digest is refused too).
+  let pinned;
+  try {
+    pinned = pinFromSurfaces(pinFromCatalog(tools, profile), surfaces);
+  } catch (error) {
+    if (error instanceof DigestError)
+      throw new CliInputError(`${source.describe}: ${error.message}`, { cause: error });
+    throw error;
+  }
+  const { pin, definitions, extraMembers } = pinned;
   reportUncheckedSchemas(definitions, (line) => io.stderr.write(line));
   const format = out !== undefined && out.toLowerCase().endsWith('.json') ? 'json' : 'yaml';
   const text = serializePinFile(
@@ -174,6 +256,11 @@ async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
       pin,
       definitions,
       extraMembers,
+      ...(pinned.promptDefinitions === undefined ? {} : { promptDefinitions: pinned.promptDefinitions }),
+      ...(pinned.templateDefinitions === undefined
+        ? {}
+        : { templateDefinitions: pinned.templateDefinitions }),
+      ...(pinned.instructions === undefined ? {} : { instructions: pinned.instructions }),
     },
     format,
   );
@@ -186,8 +273,17 @@ async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
   if (out === undefined) io.stdout.write(text);
   else await writeFileAtomic(out, text);
   const where = out === undefined ? 'stdout' : out;
+  const others = [
+    ...(pin.prompts === undefined ? [] : [`${Object.keys(pin.prompts.items).length} prompts`]),
+    ...(pin.resourceTemplates === undefined
+      ? []
+      : [`${Object.keys(pin.resourceTemplates.items).length} resource templates`]),
+    ...(pin.instructions === undefined
+      ? []
+      : [pinned.instructions === undefined ? 'no instructions' : 'instructions']),
+  ];
   io.stderr.write(
-    `pinned ${Object.keys(pin.tools).length} tools of ${options.name} (catalog ${pin.catalog}) to ${where}\n`,
+    `pinned ${Object.keys(pin.tools).length} tools${others.map((other) => `, ${other}`).join('')} of ${options.name} (catalog ${pin.catalog}) to ${where}\n`,
   );
 }
 
@@ -213,7 +309,7 @@ export function registerPinCommand(program: Command, io: CliIo, done: (code: num
   program
     .command('pin')
     .description(
-      'connect to a server as an MCP client, list every tools/list page and write its pin file (exit 0, or 2 when it cannot)',
+      'connect to a server as an MCP client, list every page of its tools, prompts and resource templates, keep its instructions, and write its pin file (exit 0, or 2 when it cannot)',
     )
     .requiredOption('--name <name>', 'server name, also its route /<name>/mcp')
     .option(
@@ -239,6 +335,10 @@ export function registerPinCommand(program: Command, io: CliIo, done: (code: num
     .option('--mode <mode>', 'enforce or monitor', 'enforce')
     .option('--capabilities <json>', 'client capabilities declared at initialize, e.g. {"sampling":{}}')
     .option('--profile <label>', 'profile label of the digests', TRACE_PROFILE)
+    .option(
+      '--surfaces <list>',
+      'surfaces to pin, comma-separated: tools,prompts,resourceTemplates,instructions (default: every one the server offers; tools always)',
+    )
     .option('--out <file>', 'write here (YAML, or JSON for *.json) instead of stdout')
     .option('--timeout <ms>', 'per request timeout', String(DEFAULT_TIMEOUT_MS))
     .action(async (options: PinCommandOptions) => done(await runPin(options, io)));
