@@ -146,10 +146,10 @@ describe('drift judged by what it changes (onDrift: { high: filter, low: flag })
     });
     const metrics = await (await fetch(`${admin}/metrics`)).text();
     expect(metrics).toMatch(
-      /toolpin_drift_events_total\{server="graded",kind="changed",severity="low"\} [1-9]/,
+      /toolpin_drift_events_total\{server="graded",kind="changed",severity="low",surface="tools"\} [1-9]/,
     );
     expect(metrics).toMatch(
-      /toolpin_drift_events_total\{server="graded",kind="changed",severity="high"\} [1-9]/,
+      /toolpin_drift_events_total\{server="graded",kind="changed",severity="high",surface="tools"\} [1-9]/,
     );
   });
 });

@@ -189,7 +189,8 @@ describe('members outside the digest: pinned by value, stripped when not pinned'
         _meta: { 'ui/resourceUri': 'ui://weather/evil.html' },
         'x-bar': 'injected',
       });
-      expect((await runToolpin(['check', earlierFile])).stdout).not.toContain('not pinned');
+      // No member left unpinned (this pin is tools-only, which the check also says, on its own line).
+      expect((await runToolpin(['check', earlierFile])).stdout).not.toMatch(/^not pinned /m);
     },
     SPAWNS,
   );

@@ -41,7 +41,7 @@ describe('toolpin approve --low', () => {
     expect(run.stdout).toContain('to approve in');
     expect(run.stdout).toContain('  changed echo [low]\n');
     expect(run.stdout).toContain(
-      'high-severity drift is approved one tool at a time, never with --low:\n  changed add [high]: review it, then toolpin approve --tool "add"\n',
+      'high-severity drift is approved one item at a time, never with --low:\n  changed add [high]: review it, then toolpin approve --tool "add"\n',
     );
     const written = JSON.parse(await readFile(pinFile, 'utf8')) as {
       definitions: Record<string, { description: string; inputSchema: unknown }>;

@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { digestInstructions } from '@toolpin/digest';
 import { parse as parseYaml } from 'yaml';
 import {
   connectV1Client,
@@ -61,7 +62,7 @@ describe('toolpin pin --url detects a legacy HTTP+SSE server as the MCP spec tel
       const pin = await readPin(out);
       expect(pin.upstream).toEqual({ url: upstream.url, transport: 'sse' });
       const expected = pinFor('legacy', upstream.url, defaultTools());
-      expect(pin.pin).toEqual(expected.pin);
+      expect(pin.pin).toEqual({ ...expected.pin, instructions: digestInstructions(undefined) });
       // The spec's order: the initialize POST first, the GET for the SSE stream after it was refused.
       const posted = upstream.requests.findIndex((r) => r.httpMethod === 'POST' && r.path === '/sse');
       const opened = upstream.requests.findIndex((r) => r.httpMethod === 'GET' && r.path === '/sse');
@@ -98,7 +99,11 @@ describe('toolpin pin --url detects a legacy HTTP+SSE server as the MCP spec tel
       expect(run.stderr).not.toContain('detected');
       const pin = parseYaml(run.stdout) as PinDocument;
       expect(pin.upstream).toEqual({ url: upstream.url, transport: 'streamable-http' });
-      expect(pin.pin).toEqual(pinFor('modern', upstream.url, defaultTools()).pin);
+      // The server sends no instructions: the pin pins their absence (docs/pin-surfaces.md).
+      expect(pin.pin).toEqual({
+        ...pinFor('modern', upstream.url, defaultTools()).pin,
+        instructions: digestInstructions(undefined),
+      });
       // One handshake; a GET there is the Streamable client's own stream, sent after it (naming the
       // negotiated revision), never the header-less GET that opens an HTTP+SSE stream.
       expect(upstream.requests.filter((r) => r.method === 'initialize')).toHaveLength(1);

@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { digestInstructions } from '@toolpin/digest';
 import { parse as parseYaml } from 'yaml';
 import {
   defaultTools,
@@ -11,6 +12,9 @@ import {
 } from '../peers/index.js';
 import { startBrokenPagesServer } from '../support/brokenPagesServer.js';
 import { runToolpin } from '../support/runToolpin.js';
+
+// These peers send no instructions: `toolpin pin` pins their absence (docs/pin-surfaces.md).
+const NO_INSTRUCTIONS = digestInstructions(undefined);
 
 interface PinDocument {
   name: string;
@@ -61,7 +65,11 @@ describe('toolpin pin and toolpin check against live servers', () => {
       expect(run.stderr).toContain('listed 3 tools in 1 page(s)');
       const pin = parseYaml(await readFile(out, 'utf8')) as PinDocument;
       const expected = await digestOfDefaultTools();
-      expect(pin.pin).toEqual({ catalog: expected.catalog, tools: expected.tools });
+      expect(pin.pin).toEqual({
+        catalog: expected.catalog,
+        tools: expected.tools,
+        instructions: NO_INSTRUCTIONS,
+      });
       expect(pin.upstream.url).toBe(upstream.url);
       expect(pin.definitions['tool:echo']).toEqual(defaultTools()[0]);
       expect((await runToolpin(['check', out])).code).toBe(0);
@@ -77,7 +85,7 @@ describe('toolpin pin and toolpin check against live servers', () => {
       expect(run.code).toBe(0);
       expect(run.stderr).toContain('listed 3 tools in 3 page(s)');
       const pin = parseYaml(run.stdout) as PinDocument;
-      expect(pin.pin).toEqual(await digestOfDefaultTools());
+      expect(pin.pin).toEqual({ ...(await digestOfDefaultTools()), instructions: NO_INSTRUCTIONS });
       expect(upstream.requests.filter((request) => request.method === 'tools/list')).toHaveLength(3);
     },
     SPAWNS,
@@ -92,7 +100,7 @@ describe('toolpin pin and toolpin check against live servers', () => {
       expect(run.code).toBe(0);
       expect(run.stderr).toContain('listed 3 tools in 2 page(s) (MCP 2026-07-28)');
       const pin = JSON.parse(await readFile(out, 'utf8')) as PinDocument;
-      expect(pin.pin).toEqual(await digestOfDefaultTools());
+      expect(pin.pin).toEqual({ ...(await digestOfDefaultTools()), instructions: NO_INSTRUCTIONS });
       expect((await runToolpin(['check', out])).code).toBe(0);
     },
     SPAWNS,

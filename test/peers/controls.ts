@@ -1,5 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { RecordedRequest } from './requestLog.js';
+import type { PeerSurfaces } from './surfaces.js';
 import type { ToolRegistry } from './toolRegistry.js';
 
 /** What every started peer returns. */
@@ -25,6 +26,8 @@ export interface PeerToolOptions {
   pageSize?: number;
   /** Tool definitions to serve instead of the default echo/add/slow. */
   tools?: Tool[];
+  /** Also serve a prompt, a resource template and instructions, which can drift (see PeerSurfaces). */
+  surfaces?: PeerSurfaces;
 }
 
 export function registryControls(

@@ -14,3 +14,4 @@ export type { V1ClientOptions } from './v1Client.js';
 export { connectV2Client } from './v2Client.js';
 export type { V2ClientOptions } from './v2Client.js';
 export { connectSseClient } from './sseClient.js';
+export { PeerSurfaces, PEER_INSTRUCTIONS, DRIFTED_INSTRUCTIONS } from './surfaces.js';

@@ -1,14 +1,25 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { paginate } from './paginate.js';
+import { serveSurfacesV1, SURFACE_CAPABILITIES, type PeerSurfaces } from './surfaces.js';
 import type { ToolRegistry } from './toolRegistry.js';
 
-/** A v1 low-level `Server` (not McpServer) answering tools/list and tools/call from `registry`. */
-export function createV1LowLevelServer(registry: ToolRegistry, pageSize: number | undefined): Server {
+/**
+ * A v1 low-level `Server` (not McpServer) answering tools/list and tools/call from `registry`, and
+ * with `surfaces` its prompts, resource templates and instructions.
+ */
+export function createV1LowLevelServer(
+  registry: ToolRegistry,
+  pageSize: number | undefined,
+  surfaces?: PeerSurfaces,
+): Server {
   const server = new Server(
     { name: 'toolpin-test-peer-v1', version: '1.0.0' },
-    { capabilities: { tools: { listChanged: true } } },
+    surfaces === undefined
+      ? { capabilities: { tools: { listChanged: true } } }
+      : { capabilities: SURFACE_CAPABILITIES, instructions: surfaces.instructions() },
   );
+  if (surfaces !== undefined) serveSurfacesV1(server, surfaces);
   server.setRequestHandler(ListToolsRequestSchema, (request) => {
     const { page, nextCursor } = paginate(registry.list(), request.params?.cursor, pageSize);
     return nextCursor === undefined ? { tools: page } : { tools: page, nextCursor };

@@ -45,6 +45,13 @@ export async function startV1Server(options: V1ServerOptions): Promise<PeerHandl
   registry.onListChanged = () => {
     for (const { server } of sessions.values()) void server.sendToolListChanged().catch(() => {});
   };
+  if (options.surfaces !== undefined)
+    options.surfaces.onListChanged = () => {
+      for (const { server } of sessions.values()) {
+        void server.sendPromptListChanged().catch(() => {});
+        void server.sendResourceListChanged().catch(() => {});
+      }
+    };
 
   const app = express();
   app.use(express.json());
@@ -64,7 +71,7 @@ export async function startV1Server(options: V1ServerOptions): Promise<PeerHandl
   if (options.mode === 'stateless-json') {
     app.post('/mcp', async (req: Request, res: Response) => {
       const session: Session = {
-        server: createV1LowLevelServer(registry, options.pageSize),
+        server: createV1LowLevelServer(registry, options.pageSize, options.surfaces),
         // sessionIdGenerator omitted (= undefined): stateless mode
         transport: new StreamableHTTPServerTransport({ enableJsonResponse: true }),
       };
@@ -87,7 +94,7 @@ export async function startV1Server(options: V1ServerOptions): Promise<PeerHandl
         return session.transport.handleRequest(req, res, req.body);
       }
       if (!isInitializeRequest(req.body)) return jsonRpcError(res, 400, 'Bad Request: no session id');
-      const server = createV1LowLevelServer(registry, options.pageSize);
+      const server = createV1LowLevelServer(registry, options.pageSize, options.surfaces);
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         eventStore: new InMemoryEventStore(),

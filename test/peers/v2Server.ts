@@ -5,6 +5,7 @@ import { registryControls } from './controls.js';
 import { listenOnLoopback } from './listen.js';
 import { nodeFetchAdapter } from './nodeFetchAdapter.js';
 import { paginate } from './paginate.js';
+import { serveSurfacesV2, SURFACE_CAPABILITIES, type PeerSurfaces } from './surfaces.js';
 import type { RecordedRequest } from './requestLog.js';
 import { recordRequest } from './requestLog.js';
 import { ToolRegistry } from './toolRegistry.js';
@@ -17,13 +18,20 @@ export interface V2ServerOptions extends PeerToolOptions {
   legacy?: 'reject' | 'stateless';
 }
 
-function createV2LowLevelServer(registry: ToolRegistry, pageSize: number | undefined): Server {
+function createV2LowLevelServer(
+  registry: ToolRegistry,
+  pageSize: number | undefined,
+  surfaces: PeerSurfaces | undefined,
+): Server {
   // The low-level Server is @deprecated in v2 (in favour of McpServer) but still exported; it keeps
   // this peer's tool definitions byte-for-byte what the registry holds.
   const server = new Server(
     { name: 'toolpin-test-peer-v2', version: '2.0.0' },
-    { capabilities: { tools: { listChanged: true } } },
+    surfaces === undefined
+      ? { capabilities: { tools: { listChanged: true } } }
+      : { capabilities: SURFACE_CAPABILITIES, instructions: surfaces.instructions() },
   );
+  if (surfaces !== undefined) serveSurfacesV2(server, surfaces);
   server.setRequestHandler('tools/list', (request) => {
     // The registry holds v1 `Tool`s; v2 types JSON Schema values more narrowly but the wire shape is the same.
     const tools = registry.list() as unknown as V2Tool[];
@@ -55,12 +63,20 @@ export async function startV2Server(options: V2ServerOptions = {}): Promise<Peer
   const registry = new ToolRegistry(options.tools);
   const requests: RecordedRequest[] = [];
   const bus = new InMemoryServerEventBus();
-  const handler = createMcpHandler(() => createV2LowLevelServer(registry, options.pageSize), {
-    legacy: options.legacy ?? 'reject',
-    bus,
-    keepAliveMs: 0,
-  });
+  const handler = createMcpHandler(
+    () => createV2LowLevelServer(registry, options.pageSize, options.surfaces),
+    {
+      legacy: options.legacy ?? 'reject',
+      bus,
+      keepAliveMs: 0,
+    },
+  );
   registry.onListChanged = () => handler.notify.toolsChanged();
+  if (options.surfaces !== undefined)
+    options.surfaces.onListChanged = () => {
+      handler.notify.promptsChanged();
+      handler.notify.resourcesChanged();
+    };
 
   const http = await listenOnLoopback(
     nodeFetchAdapter(handler.fetch, (req, body) => {

@@ -1,4 +1,13 @@
-import { digestCatalog, restrictTool, TRACE_PROFILE } from '@toolpin/digest';
+import {
+  digestCatalog,
+  digestInstructions,
+  digestPromptCatalog,
+  digestTemplateCatalog,
+  restrictPrompt,
+  restrictTemplate,
+  restrictTool,
+  TRACE_PROFILE,
+} from '@toolpin/digest';
 
 /** Options of {@link pinFor}. */
 export interface PinForOptions {
@@ -50,4 +59,49 @@ export function pinFor(
     );
   }
   return pin;
+}
+
+/** What a server tells the model besides its tools, as listed (see {@link withSurfaces}). */
+export interface ServedSurfaces {
+  readonly prompts?: readonly object[];
+  readonly resourceTemplates?: readonly object[];
+  /** The instructions text; null pins their absence. */
+  readonly instructions?: string | null;
+}
+
+/**
+ * A pin-file object (see {@link pinFor}) that also pins `surfaces`, as `toolpin pin` records them:
+ * each surface's catalog digest and items, the definitions under `prompt:` / `template:` keys,
+ * the instructions' digest and text.
+ */
+export function withSurfaces(
+  pin: Record<string, unknown>,
+  surfaces: ServedSurfaces,
+): Record<string, unknown> {
+  const section = { ...(pin.pin as Record<string, unknown>) };
+  const definitions = { ...((pin.definitions as Record<string, unknown> | undefined) ?? {}) };
+  const out: Record<string, unknown> = { ...pin };
+  if (surfaces.prompts !== undefined) {
+    const digest = digestPromptCatalog(surfaces.prompts);
+    section.prompts = { catalog: digest.catalog, items: digest.entries };
+    digest.items.forEach((item, index) => {
+      definitions[item.key] = restrictPrompt(surfaces.prompts?.[index] as Record<string, unknown>);
+    });
+  }
+  if (surfaces.resourceTemplates !== undefined) {
+    const digest = digestTemplateCatalog(surfaces.resourceTemplates);
+    section.resourceTemplates = { catalog: digest.catalog, items: digest.entries };
+    digest.items.forEach((item, index) => {
+      definitions[item.key] = restrictTemplate(
+        surfaces.resourceTemplates?.[index] as Record<string, unknown>,
+      );
+    });
+  }
+  if (surfaces.instructions !== undefined) {
+    section.instructions = digestInstructions(surfaces.instructions ?? undefined);
+    if (surfaces.instructions !== null) out.instructions = surfaces.instructions;
+  }
+  out.pin = section;
+  out.definitions = definitions;
+  return out;
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { ClientCapabilities, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { ClientCapabilities, Prompt, ResourceTemplate, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { createLogger } from '@toolpin/gateway';
 import { connectUpstreamClient } from '@toolpin/gateway/transports';
 import { pinFor, type PinForOptions } from '../support/pinFor.js';
@@ -30,6 +30,35 @@ export async function listStdioCatalog(
   );
   try {
     return (await client.listTools()).tools;
+  } finally {
+    await client.close();
+  }
+}
+
+/** Everything a stdio server tells the model, listed as `toolpin pin --command` would (one child). */
+export interface StdioSurfaces {
+  readonly tools: Tool[];
+  readonly prompts: Prompt[];
+  readonly resourceTemplates: ResourceTemplate[];
+  readonly instructions: string | null;
+}
+
+/** Lists a stdio server's tools, prompts, resource templates and instructions with one child. */
+export async function listStdioSurfaces(
+  command: readonly [string, ...string[]],
+  env: Record<string, string> = {},
+): Promise<StdioSurfaces> {
+  const client = await connectUpstreamClient(
+    { command, args: [], env },
+    { logger: createLogger({ level: 'silent' }) },
+  );
+  try {
+    return {
+      tools: (await client.listTools()).tools,
+      prompts: (await client.listPrompts()).prompts,
+      resourceTemplates: (await client.listResourceTemplates()).resourceTemplates,
+      instructions: client.getInstructions() ?? null,
+    };
   } finally {
     await client.close();
   }

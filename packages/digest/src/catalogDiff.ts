@@ -1,5 +1,5 @@
 import { changedMembers, changedPaths } from './definitionPaths.js';
-import type { HashedMember, RestrictedTool } from './restrictTool.js';
+import type { RestrictedTool } from './restrictTool.js';
 
 /** One side of a comparison: folded key -> digest, and optionally the restricted definitions. */
 export interface CatalogSide {
@@ -9,6 +9,15 @@ export interface CatalogSide {
   definitions?: Record<string, RestrictedTool>;
 }
 
+/** Options of {@link diffCatalogs}. */
+export interface DiffOptions {
+  /**
+   * The hashed members of one definition, in order (a prompt's or template's for those surfaces).
+   * @default HASHED_MEMBERS (a tool's six)
+   */
+  members?: readonly string[];
+}
+
 /** A key present on both sides with different digests. */
 export interface ToolChange {
   key: string;
@@ -16,8 +25,8 @@ export interface ToolChange {
   name?: string;
   pinned: string;
   observed: string;
-  /** The hashed members that differ, when both sides hold the definition. */
-  members?: HashedMember[];
+  /** The hashed members that differ, when both sides hold the definition (of `members` when given). */
+  members?: string[];
   /** RFC 6901 pointers of the differing values, e.g. "/inputSchema/properties/q/type". */
   paths?: string[];
 }
@@ -41,7 +50,12 @@ export function definitionOf(side: CatalogSide, key: string): RestrictedTool | u
     : undefined;
 }
 
-function describeChange(key: string, pinned: CatalogSide, observed: CatalogSide): ToolChange {
+function describeChange(
+  key: string,
+  pinned: CatalogSide,
+  observed: CatalogSide,
+  members: readonly string[] | undefined,
+): ToolChange {
   const change: ToolChange = {
     key,
     pinned: pinned.tools[key] as string,
@@ -52,17 +66,17 @@ function describeChange(key: string, pinned: CatalogSide, observed: CatalogSide)
   const name = after?.name ?? before?.name;
   if (typeof name === 'string') change.name = name;
   if (before !== undefined && after !== undefined) {
-    change.members = changedMembers(before, after);
-    change.paths = changedPaths(before, after);
+    change.members = changedMembers(before, after, members);
+    change.paths = changedPaths(before, after, members);
   }
   return change;
 }
 
 /**
  * Compares a pinned catalog side with an observed one key by key: changed, added, removed and
- * unchanged tools (sorted by key), and whether the observed catalog is another subject entirely.
+ * unchanged tools (sorted by key; prompts or templates with `options.members`), and whether the observed catalog is another subject entirely.
  */
-export function diffCatalogs(pinned: CatalogSide, observed: CatalogSide): CatalogDiff {
+export function diffCatalogs(pinned: CatalogSide, observed: CatalogSide, options?: DiffOptions): CatalogDiff {
   const diff: CatalogDiff = {
     equal: true,
     wrongSubject: false,
@@ -77,7 +91,7 @@ export function diffCatalogs(pinned: CatalogSide, observed: CatalogSide): Catalo
     const digest = observed.tools[key] as string;
     if (!Object.hasOwn(pinned.tools, key)) diff.added.push({ key, digest });
     else if (pinned.tools[key] === digest) diff.unchanged.push(key);
-    else diff.changed.push(describeChange(key, pinned, observed));
+    else diff.changed.push(describeChange(key, pinned, observed, options?.members));
   }
   for (const key of pinnedKeys) {
     if (!Object.hasOwn(observed.tools, key)) diff.removed.push({ key, digest: pinned.tools[key] as string });

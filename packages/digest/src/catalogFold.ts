@@ -4,8 +4,18 @@ import { sha256Digest } from './sha256.js';
 /** Beyond this many entries the rest fold into one overflow entry (spec section 5). */
 export const MAX_CATALOG_ENTRIES = 500;
 
-/** The key of the entry that holds every entry beyond {@link MAX_CATALOG_ENTRIES}. */
+/** The key of the entry that holds every tool entry beyond {@link MAX_CATALOG_ENTRIES}. */
 export const OVERFLOW_KEY = 'tools:overflow';
+
+/** Options of {@link foldCatalog}: the profile label, and the key of the overflow entry. */
+export interface FoldOptions extends DigestOptions {
+  /**
+   * The key of the entry that holds every entry beyond the first 500 (`prompts:overflow`,
+   * `templates:overflow` for the other surfaces).
+   * @default 'tools:overflow'
+   */
+  overflowKey?: string;
+}
 
 /** The folded catalog: its digest and the entries it was folded from. */
 export interface CatalogFold {
@@ -43,19 +53,20 @@ function lines(keys: readonly string[], entries: Record<string, string>): string
 }
 
 /**
- * Folds per-tool `{key, digest}` pairs into the catalog digest (spec section 5): same-key
+ * Folds per-item `{key, digest}` pairs into the catalog digest (spec section 5): same-key
  * duplicates fold into one entry, entries beyond the first 500 sorted keys fold into
- * `tools:overflow`, then the sorted `key=digest` lines are hashed.
+ * `tools:overflow` (or `options.overflowKey`), then the sorted `key=digest` lines are hashed.
  */
 export function foldCatalog(
   tools: readonly { key: string; digest: string }[],
-  options?: DigestOptions,
+  options?: FoldOptions,
 ): CatalogFold {
   const profile = resolveProfile(options);
+  const overflowKey = options?.overflowKey ?? OVERFLOW_KEY;
   const groups = groupByKey(tools);
   const keys = [...groups.keys()].sort();
   // Built in sorted key order so that serializing the entries reads like the fold. Every key
-  // comes from encodeToolKey and carries a "tool:" prefix, so none can be "__proto__".
+  // comes from encodeFoldKey and carries a "<prefix>:" prefix, so none can be "__proto__".
   const folded: Record<string, string> = {};
   for (const key of keys) folded[key] = foldDuplicates(groups.get(key) as string[], profile);
   if (keys.length <= MAX_CATALOG_ENTRIES)
@@ -64,9 +75,9 @@ export function foldCatalog(
   const kept = keys.slice(0, MAX_CATALOG_ENTRIES);
   const entries: Record<string, string> = {};
   for (const key of kept) entries[key] = folded[key] as string;
-  entries[OVERFLOW_KEY] = sha256Digest(
+  entries[overflowKey] = sha256Digest(
     `${profile}.overflow\n` + lines(keys.slice(MAX_CATALOG_ENTRIES), folded),
   );
-  const foldedKeys = [...kept, OVERFLOW_KEY].sort();
+  const foldedKeys = [...kept, overflowKey].sort();
   return { digest: sha256Digest(lines(foldedKeys, entries)), entries };
 }

@@ -1,5 +1,5 @@
 import { canonicalizeJson } from './canonicalizeJson.js';
-import { HASHED_MEMBERS, type HashedMember, type RestrictedTool } from './restrictTool.js';
+import { HASHED_MEMBERS } from './restrictTool.js';
 
 /** Escapes one reference token of an RFC 6901 JSON Pointer. */
 function escapeToken(token: string): string {
@@ -44,15 +44,26 @@ export function changedPointers(before: unknown, after: unknown, base = ''): str
   return out;
 }
 
-/** Which hashed members of two restricted definitions differ, in spec member order. */
-export function changedMembers(pinned: RestrictedTool, observed: RestrictedTool): HashedMember[] {
-  return HASHED_MEMBERS.filter((member) => !sameJson(pinned[member] ?? null, observed[member] ?? null));
+/**
+ * Which hashed members of two restricted definitions differ, in member order: the tool's six by
+ * default, or another profile's list (a prompt's, a template's).
+ */
+export function changedMembers(
+  pinned: Readonly<Record<string, unknown>>,
+  observed: Readonly<Record<string, unknown>>,
+  members: readonly string[] = HASHED_MEMBERS,
+): string[] {
+  return members.filter((member) => !sameJson(pinned[member] ?? null, observed[member] ?? null));
 }
 
 /** RFC 6901 pointers of every differing leaf between two restricted definitions. */
-export function changedPaths(pinned: RestrictedTool, observed: RestrictedTool): string[] {
+export function changedPaths(
+  pinned: Readonly<Record<string, unknown>>,
+  observed: Readonly<Record<string, unknown>>,
+  members: readonly string[] = HASHED_MEMBERS,
+): string[] {
   const out: string[] = [];
-  for (const member of changedMembers(pinned, observed)) {
+  for (const member of changedMembers(pinned, observed, members)) {
     collectPaths(pinned[member], observed[member], `/${member}`, out);
   }
   return out;

@@ -20,8 +20,10 @@ export { digestTool } from './toolDigest.js';
 export { encodeToolKey } from './toolKey.js';
 /** Folds per-tool {key, digest} pairs into the catalog digest (duplicates and overflow rules). */
 export { foldCatalog } from './catalogFold.js';
-/** The result of folding a catalog. */
-export type { CatalogFold } from './catalogFold.js';
+/** The result of folding a catalog, and the fold's options (profile, overflow key). */
+export type { CatalogFold, FoldOptions } from './catalogFold.js';
+/** How many folded entries a catalog keeps before the rest fold into its overflow entry (500). */
+export { MAX_CATALOG_ENTRIES } from './catalogFold.js';
 /** Digests a whole tools array: per-tool entries and the catalog digest. */
 export { digestCatalog } from './catalogDigest.js';
 /** One tool of a digested catalog, and the whole result. */
@@ -33,8 +35,33 @@ export { diffCatalogs } from './catalogDiff.js';
 /** The definition a catalog side records under a tool key, if any. */
 export { definitionOf } from './catalogDiff.js';
 /** Inputs and output of diffCatalogs. */
-export type { CatalogSide, ToolChange, CatalogDiff } from './catalogDiff.js';
+export type { CatalogSide, ToolChange, CatalogDiff, DiffOptions } from './catalogDiff.js';
 /** The package's single error class, with a stable `code` and `data`. */
 export { DigestError } from './digestError.js';
 /** The stable error codes, and the data an error carries. */
 export type { DigestErrorCode, DigestErrorData } from './digestError.js';
+/** toolpin's preimage labels of the other pinned surfaces: prompts, resource templates, server instructions. */
+export { PROMPT_PROFILE, TEMPLATE_PROFILE, INSTRUCTIONS_PROFILE } from './profiles.js';
+/** The fold key of a name under any prefix (`tool`, `prompt`, `template`): the tool-name encoding. */
+export { encodeFoldKey } from './foldKey.js';
+/** The hashed members of a prompt and of each of its arguments. */
+export { PROMPT_MEMBERS, PROMPT_ARGUMENT_MEMBERS, PROMPTS_OVERFLOW_KEY } from './promptDigest.js';
+/** One hashed prompt member, and a prompt restricted to them. */
+export type { PromptMember, RestrictedPrompt } from './promptDigest.js';
+/** Restricts, keys and digests prompts (`prompt:<name>`), one or a whole prompts/list. */
+export { restrictPrompt, encodePromptKey, digestPrompt, digestPromptCatalog } from './promptDigest.js';
+/** The hashed members of a resource template, and the overflow key of their fold. */
+export { TEMPLATE_MEMBERS, TEMPLATES_OVERFLOW_KEY } from './templateDigest.js';
+/** One hashed resource template member, and a template restricted to them. */
+export type { TemplateMember, RestrictedTemplate } from './templateDigest.js';
+/** Restricts, keys and digests resource templates (`template:<uriTemplate>`), one or a whole list. */
+export {
+  restrictTemplate,
+  encodeTemplateKey,
+  digestTemplate,
+  digestTemplateCatalog,
+} from './templateDigest.js';
+/** The digest of a server's instructions (absent and "" differ). */
+export { digestInstructions } from './instructionsDigest.js';
+/** One item of a digested prompt or template listing, and the whole result. */
+export type { SurfaceEntry, SurfaceDigestResult } from './surfaceDigest.js';

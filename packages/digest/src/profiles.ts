@@ -17,3 +17,12 @@ export interface DigestOptions {
 export function resolveProfile(options: DigestOptions | undefined): string {
   return options?.profile ?? TRACE_PROFILE;
 }
+
+/** toolpin's preimage label for one prompt definition (`prompts/list`). */
+export const PROMPT_PROFILE = 'toolpin.mcp-prompt-definition.v1';
+
+/** toolpin's preimage label for one resource template (`resources/templates/list`). */
+export const TEMPLATE_PROFILE = 'toolpin.mcp-resource-template.v1';
+
+/** toolpin's preimage label for the server's `instructions` (the `initialize` result). */
+export const INSTRUCTIONS_PROFILE = 'toolpin.mcp-server-instructions.v1';

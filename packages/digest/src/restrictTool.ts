@@ -20,9 +20,20 @@ export type RestrictedTool = Partial<Record<HashedMember, unknown>>;
  * included, is kept as is. `_meta` and unknown members are dropped.
  */
 export function restrictTool(tool: Record<string, unknown>): RestrictedTool {
-  const restricted: RestrictedTool = {};
-  for (const member of HASHED_MEMBERS) {
-    const value = tool[member];
+  return restrictMembers(tool, HASHED_MEMBERS);
+}
+
+/**
+ * Keeps the named members of an object, in the order named, omitting absent, `null` and
+ * `undefined` ones (the rule of every profile: null and absent are the same).
+ */
+export function restrictMembers<M extends string>(
+  item: Readonly<Record<string, unknown>>,
+  members: readonly M[],
+): Partial<Record<M, unknown>> {
+  const restricted: Partial<Record<M, unknown>> = {};
+  for (const member of members) {
+    const value = item[member];
     if (value !== null && value !== undefined) restricted[member] = value;
   }
   return restricted;

@@ -31,6 +31,7 @@ export type {
   ServerConfig,
   ExtraMembers,
   PinConfig,
+  SurfacePinConfig,
   UpstreamConfig,
   HttpUpstreamConfig,
   StdioUpstreamConfig,

@@ -1,6 +1,8 @@
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
-import { planPinUpdate } from '../config/planPinUpdate.js';
+import { planPinUpdate, type PinUpdatePlan } from '../config/planPinUpdate.js';
+import { PIN_SURFACES } from '../config/pinSurfaces.js';
+import { formatInstructionsDrift } from '../explain/explainInstructions.js';
 import { rewritePinFile } from '../config/rewritePinFile.js';
 import { GatewayError } from '../errors.js';
 import { escapeInvisible } from '../explain/escapeInvisible.js';
@@ -26,6 +28,12 @@ export interface ApproveCommandOptions {
   readonly file: string;
   /** Approve only these tools (a rename moves both names). @default every drifted tool */
   readonly tool?: readonly string[];
+  /** Approve only these prompts (by name; beside any --tool, --template, --instructions). */
+  readonly prompt?: readonly string[];
+  /** Approve only these resource templates (by uriTemplate). */
+  readonly template?: readonly string[];
+  /** Approve the live instructions. */
+  readonly instructions?: boolean;
   /** Approve every low-severity drift at once (high ones are listed, to approve one by one). */
   readonly low?: boolean;
   /** Approve without asking (required when stdin is not a terminal). */
@@ -38,22 +46,78 @@ export interface ApproveCommandOptions {
   readonly capabilities?: string;
 }
 
-function describe(entry: ToolDrift): string {
+// A tool is named as before; a prompt or template says what it is, since names may repeat across surfaces.
+function describe(entry: ToolDrift, item = ''): string {
   const name = escapeInvisible(entry.tool ?? entry.key);
+  const what = item === '' ? '' : `${item} `;
   if (entry.kind === 'renamed')
-    return `renamed ${escapeInvisible(entry.from?.tool ?? entry.from?.key ?? '?')} -> ${name}`;
-  return `${entry.kind} ${name} [${entry.severity}]`;
+    return `renamed ${what}${escapeInvisible(entry.from?.tool ?? entry.from?.key ?? '?')} -> ${name}`;
+  return `${entry.kind} ${what}${name} [${entry.severity}]`;
+}
+
+/** One approved change of any surface: its line, and its severity (high ones are asked one by one). */
+interface Approved {
+  readonly line: string;
+  readonly severity: 'high' | 'low';
+  /** How to approve it alone. */
+  readonly alone: string;
+}
+
+function approvedChanges(plan: PinUpdatePlan): Approved[] {
+  const out: Approved[] = plan.approved.map((entry) => ({
+    line: describe(entry),
+    severity: entry.severity,
+    alone: `--tool ${JSON.stringify(entry.tool ?? entry.key)}`,
+  }));
+  for (const surface of PIN_SURFACES) {
+    for (const entry of plan.surfaces[surface.section]?.approved ?? []) {
+      const name = entry.key.slice(surface.prefix.length);
+      out.push({
+        line: describe(entry, surface.item),
+        severity: entry.severity,
+        alone: `${surface.flag} ${JSON.stringify(surface.section === 'prompts' ? (entry.tool ?? name) : name)}`,
+      });
+    }
+  }
+  if (plan.instructionsApproved?.approved === true)
+    out.push({ line: 'changed instructions [high]', severity: 'high', alone: '--instructions' });
+  return out;
+}
+
+/** The explanation of every surface the plan compared, in the layout of `check`. */
+function formatPlan(plan: PinUpdatePlan): string {
+  let text = formatDriftExplanation(plan.explanation);
+  for (const surface of PIN_SURFACES) {
+    const part = plan.surfaces[surface.section];
+    if (part !== undefined && !part.explanation.equal)
+      text +=
+        `${surface.items}\n` +
+        formatDriftExplanation(part.explanation, { item: surface.item, items: surface.items });
+  }
+  if (plan.instructionsApproved !== undefined)
+    text += formatInstructionsDrift(plan.instructionsApproved.drift);
+  return text;
 }
 
 // Under --low the high drift is left for review: each one named with how to approve it alone.
-function highLeftOver(entries: readonly ToolDrift[]): string {
-  const high = entries.filter((entry) => entry.severity === 'high');
+function highLeftOver(plan: PinUpdatePlan): string {
+  const all: Approved[] = approvedChanges({
+    ...plan,
+    approved: plan.explanation.drift,
+    surfaces: Object.fromEntries(
+      Object.entries(plan.surfaces).map(([section, part]) => [
+        section,
+        { ...part, approved: part.explanation.drift },
+      ]),
+    ),
+    ...(plan.instructionsApproved === undefined
+      ? {}
+      : { instructionsApproved: { ...plan.instructionsApproved, approved: true } }),
+  });
+  const high = all.filter((entry) => entry.severity === 'high');
   if (high.length === 0) return '';
-  const lines = high.map(
-    (entry) =>
-      `  ${describe(entry)}: review it, then toolpin approve --tool ${JSON.stringify(entry.tool ?? entry.key)}\n`,
-  );
-  return `high-severity drift is approved one tool at a time, never with --low:\n${lines.join('')}`;
+  const lines = high.map((entry) => `  ${entry.line}: review it, then toolpin approve ${entry.alone}\n`);
+  return `high-severity drift is approved one item at a time, never with --low:\n${lines.join('')}`;
 }
 
 function describeRecorded(entry: UnpinnedMembers): string {
@@ -83,11 +147,11 @@ async function confirmEach(questions: readonly string[], io: CliIo): Promise<boo
  * The questions of an interactive approval: each high-severity drift on its own (it is shown and
  * approved one by one), then the rest (low drift, members to record) together.
  */
-function approvalQuestions(approved: readonly ToolDrift[], others: number, file: string): string[] {
+function approvalQuestions(approved: readonly Approved[], others: number, file: string): string[] {
   const high = approved.filter((entry) => entry.severity === 'high');
   const rest = approved.length - high.length + others;
   return [
-    ...high.map((entry) => `Approve ${describe(entry)}? [y/N] `),
+    ...high.map((entry) => `Approve ${entry.line}? [y/N] `),
     ...(rest > 0 ? [`Approve ${rest} other change(s) and rewrite ${file}? [y/N] `] : []),
   ];
 }
@@ -100,24 +164,34 @@ async function approve(options: ApproveCommandOptions, io: CliIo): Promise<numbe
   const live = await comparePinWithLive(pinFile, headers, { timeoutMs: timeout, capabilities });
   for (const tool of live.observed.unverifiable) {
     io.stderr.write(
-      `warning: ${escapeInvisible(tool.name ?? `tools[${tool.index}]`)} has no digest and cannot be approved: ${tool.problem}\n`,
+      `warning: ${escapeInvisible(tool.name ?? `${tool.surface ?? 'tools'}[${tool.index}]`)} has no digest and cannot be approved: ${tool.problem}\n`,
     );
   }
+  for (const surface of live.notPinned)
+    io.stderr.write(
+      `note: the pin does not pin ${surface}; approve leaves it unpinned (toolpin pin records it)\n`,
+    );
   const lowOnly = options.low === true;
-  const planned = planPinUpdate(live.server, live.observed, options.tool, { lowOnly });
+  const planned = planPinUpdate(live.server, live.observed, options.tool, {
+    lowOnly,
+    ...(options.prompt === undefined ? {} : { prompts: options.prompt }),
+    ...(options.template === undefined ? {} : { templates: options.template }),
+    ...(options.instructions === true ? { instructions: true } : {}),
+  });
   if (!planned.ok) throw new CliInputError(planned.message);
   const { plan } = planned;
-  const leftOver = lowOnly ? highLeftOver(plan.explanation.drift) : '';
-  if (plan.approved.length === 0 && plan.recorded.length === 0) {
+  const leftOver = lowOnly ? highLeftOver(plan) : '';
+  const approved = approvedChanges(plan);
+  if (approved.length === 0 && plan.recorded.length === 0) {
     const why = lowOnly
       ? `no low-severity drift in the live catalog of ${live.server.name}`
       : `the live catalog of ${live.server.name} matches ${live.file}`;
     io.stdout.write(`nothing to approve: ${why}\n${leftOver}`);
     return ExitCodes.OK;
   }
-  io.stdout.write(formatDriftExplanation(plan.explanation));
+  io.stdout.write(formatPlan(plan));
   io.stdout.write(leftOver);
-  const changes = [...plan.approved.map(describe), ...plan.recorded.map(describeRecorded)];
+  const changes = [...approved.map((entry) => entry.line), ...plan.recorded.map(describeRecorded)];
   io.stdout.write(`to approve in ${live.file}:\n${changes.map((change) => `  ${change}\n`).join('')}`);
   if (options.yes !== true) {
     if (io.stdin.isTTY !== true) {
@@ -126,7 +200,7 @@ async function approve(options: ApproveCommandOptions, io: CliIo): Promise<numbe
       );
       return ExitCodes.BAD_INPUT;
     }
-    const questions = approvalQuestions(plan.approved, plan.recorded.length, live.file);
+    const questions = approvalQuestions(approved, plan.recorded.length, live.file);
     if (!(await confirmEach(questions, io))) {
       io.stderr.write('not approved; nothing was written\n');
       return ExitCodes.DECLINED;
@@ -140,9 +214,15 @@ async function approve(options: ApproveCommandOptions, io: CliIo): Promise<numbe
     ),
     (line) => io.stderr.write(line),
   );
-  io.stdout.write(
-    `approved: wrote ${live.file}\n  catalog ${live.server.pin.catalog} -> ${written.pin.catalog}\n`,
-  );
+  let summary = `approved: wrote ${live.file}\n  catalog ${live.server.pin.catalog} -> ${written.pin.catalog}\n`;
+  for (const surface of PIN_SURFACES) {
+    const before = live.server.pin[surface.section]?.catalog;
+    const after = written.pin[surface.section]?.catalog;
+    if (before !== after) summary += `  ${surface.items} ${before ?? '-'} -> ${after ?? '-'}\n`;
+  }
+  if (live.server.pin.instructions !== written.pin.instructions)
+    summary += `  instructions ${live.server.pin.instructions ?? '-'} -> ${written.pin.instructions ?? '-'}\n`;
+  io.stdout.write(summary);
   return ExitCodes.OK;
 }
 
@@ -168,10 +248,13 @@ export function registerApproveCommand(program: Command, io: CliIo, done: (code:
   const command = program
     .command('approve')
     .description(
-      'explain how the live catalog differs from the pin, then rewrite the pin for all or the named tools once confirmed',
+      'explain how the live catalog (tools, prompts, resource templates, instructions) differs from the pin, then rewrite the pin for all or the named items once confirmed',
     )
     .argument('<pin-file>', 'pin file (YAML or JSON); rewritten atomically, comments and order kept')
     .option('--tool <name>', 'approve only this tool (repeatable; a rename moves both names)', collect, [])
+    .option('--prompt <name>', 'approve only this prompt (repeatable; beside --tool)', collect, [])
+    .option('--template <uriTemplate>', 'approve only this resource template (repeatable)', collect, [])
+    .option('--instructions', "approve the server's live instructions")
     .option('--low', 'approve every low-severity drift at once (high ones are listed, to approve one by one)')
     .option('-y, --yes', 'approve without asking (required when stdin is not a terminal)');
   addListingOptions(command).action(async (file: string, options: Omit<ApproveCommandOptions, 'file'>) =>

@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 import { GatewayError } from '../errors.js';
 import { escapeInvisible } from '../explain/escapeInvisible.js';
 import { formatDriftExplanation } from '../explain/formatDriftExplanation.js';
+import { formatInstructionsDrift } from '../explain/explainInstructions.js';
+import { PIN_SURFACES } from '../config/pinSurfaces.js';
 import { CliInputError, reportInputError } from './cliInputError.js';
 import type { CliIo } from './cliIo.js';
 import { addListingOptions, parseCapabilities, parseHeaderOptions, parseTimeout } from './commonOptions.js';
@@ -22,23 +24,69 @@ export interface CheckCommandOptions {
   readonly capabilities?: string;
 }
 
+/** The surfaces beside tools, as the check reports them: text sections and JSON members. */
+function reportSurfaces(result: PinnedLiveCatalog): {
+  text: string;
+  json: Record<string, unknown>;
+  drift: boolean;
+  high: boolean;
+} {
+  const { server, observed, surfaces } = result;
+  let text = '';
+  const json: Record<string, unknown> = {};
+  let drift = false;
+  let high = false;
+  for (const surface of PIN_SURFACES) {
+    const explanation = surfaces[surface.section];
+    if (explanation === undefined) continue;
+    const pinned = server.pin[surface.section]?.catalog ?? '';
+    const seen = observed.pin[surface.section]?.catalog ?? '';
+    const pages = result.surfacePages[surface.section] ?? 0;
+    text += `${surface.items}\n  pinned    ${pinned}\n  observed  ${seen} (${pages} page(s))\n`;
+    text += formatDriftExplanation(explanation, { item: surface.item, items: surface.items });
+    json[surface.section] = { pinned, observed: seen, pages, ...explanation };
+    drift ||= !explanation.equal;
+    high ||= explanation.drift.some((entry) => entry.severity === 'high');
+  }
+  if (surfaces.instructions !== undefined) {
+    text += formatInstructionsDrift(surfaces.instructions);
+    json.instructions = surfaces.instructions;
+    drift ||= !surfaces.instructions.equal;
+    high ||= !surfaces.instructions.equal;
+  }
+  return { text, json, drift, high };
+}
+
+const SURFACE_NAMES: Readonly<Record<string, string>> = {
+  prompts: 'prompts',
+  resourceTemplates: 'resource templates',
+  instructions: 'instructions',
+};
+
 function report(result: PinnedLiveCatalog): { status: 'equal' | 'drift'; text: string; json: unknown } {
   const { server, observed, explanation } = result;
-  const drift = !explanation.equal || observed.unverifiable.length > 0;
+  const others = reportSurfaces(result);
+  const drift = !explanation.equal || observed.unverifiable.length > 0 || others.drift;
   const lines = [
     `${server.name}: ${result.file}`,
     `pinned    ${server.pin.catalog}`,
     `observed  ${observed.pin.catalog} (${result.pages} page(s))`,
   ];
-  let text = lines.join('\n') + '\n' + formatDriftExplanation(explanation);
-  for (const tool of observed.unverifiable) {
-    text += `unverifiable ${tool.name === null ? `tools[${tool.index}]` : escapeInvisible(tool.name)}: ${tool.problem}\n`;
+  let text = lines.join('\n') + '\n' + formatDriftExplanation(explanation) + others.text;
+  for (const item of observed.unverifiable) {
+    const what = item.surface ?? 'tools';
+    text += `unverifiable ${item.name === null ? `${what}[${item.index}]` : escapeInvisible(item.name)}: ${item.problem}\n`;
   }
+  // A pin written before issue 14 pins tools only: the rest is served as is, and the check says so.
+  if (result.notPinned.length > 0)
+    text += `surfaces not pinned: ${result.notPinned.map((surface) => SURFACE_NAMES[surface] ?? surface).join(', ')} (not checked, not enforced; toolpin pin records them)\n`;
   const status = drift ? 'drift' : 'equal';
-  // The highest severity of the drift (a tool without a digest is high); null when equal.
+  // The highest severity of the drift (an item without a digest is high); null when equal.
   const severity = !drift
     ? null
-    : observed.unverifiable.length > 0 || explanation.drift.some((entry) => entry.severity === 'high')
+    : observed.unverifiable.length > 0 ||
+        others.high ||
+        explanation.drift.some((entry) => entry.severity === 'high')
       ? 'high'
       : 'low';
   const json = {
@@ -51,6 +99,8 @@ function report(result: PinnedLiveCatalog): { status: 'equal' | 'drift'; text: s
     severity,
     ...explanation,
     unverifiable: observed.unverifiable,
+    surfaces: others.json,
+    notPinned: result.notPinned,
   };
   return { status, text, json };
 }
@@ -96,7 +146,7 @@ export function registerCheckCommand(program: Command, io: CliIo, done: (code: n
   const command = program
     .command('check')
     .description(
-      "list a pinned server's live catalog and compare it with the pin: exit 0 equal, 1 drift, 2 cannot tell",
+      "list a pinned server's live catalog (tools, and the prompts, resource templates and instructions the pin pins) and compare it with the pin: exit 0 equal, 1 drift, 2 cannot tell",
     )
     .argument('<pin-file>', 'pin file (YAML or JSON)')
     .option('--json', 'print the result as JSON');

@@ -1,15 +1,23 @@
 import { diffCatalogs } from '@toolpin/digest';
 import type { Command } from 'commander';
-import { explainDrift } from '../explain/explainDrift.js';
+import { explainDrift, type DriftExplanation } from '../explain/explainDrift.js';
+import { explainInstructions, formatInstructionsDrift } from '../explain/explainInstructions.js';
+import { formatDriftExplanation } from '../explain/formatDriftExplanation.js';
+import { PIN_SURFACES } from '../config/pinSurfaces.js';
+import { readDocument } from './readDocument.js';
+import { readSurfaceSides, type SurfaceSides } from './readSurfaceSides.js';
 import { CliInputError, reportInputError } from './cliInputError.js';
 import type { CliIo } from './cliIo.js';
 import { diffWithMembers, formatDiff } from './formatDiff.js';
-import { readCatalogSide } from './readCatalogSide.js';
+import { holdsTools, readCatalogSideOf } from './readCatalogSide.js';
 import { ExitCodes } from '../defaults.js';
 
 /** Options of {@link runDiff}. */
 export interface DiffCommandOptions {
-  /** Catalog file, or pin file (YAML or JSON with `pin: {catalog, tools}`). */
+  /**
+   * Catalog file, or pin file (YAML or JSON with `pin: {catalog, tools}`), or a prompts/list or
+   * resources/templates/list result: every surface both sides hold is compared.
+   */
   readonly pinned: string;
   /** Catalog file, or pin file. */
   readonly observed: string;
@@ -22,32 +30,100 @@ export interface DiffCommandOptions {
 /** `toolpin diff <pinned> <observed>`: prints how the two catalogs differ; exit 0 equal, 1 drift, 2 bad input. */
 export async function runDiff(options: DiffCommandOptions, io: CliIo): Promise<number> {
   try {
-    const pinned = readCatalogSide(options.pinned, options.profile);
-    const observed = readCatalogSide(options.observed, options.profile ?? pinned.profile);
-    if (observed.profile !== pinned.profile) {
-      throw new CliInputError(
-        `${options.observed} is under profile ${observed.profile} and ${options.pinned} under ${pinned.profile}; digests under different profiles never match`,
-      );
+    const pinnedDocument = readDocument(options.pinned);
+    const observedDocument = readDocument(options.observed);
+    const others = diffSurfaces(
+      readSurfaceSides(pinnedDocument, options.pinned),
+      readSurfaceSides(observedDocument, options.observed),
+    );
+    // Tools are compared when both sides hold them, or when nothing else can be (as before).
+    const withTools = (holdsTools(pinnedDocument) && holdsTools(observedDocument)) || !others.compared;
+    let equal = others.equal;
+    let text = '';
+    let json: Record<string, unknown> = {};
+    if (withTools) {
+      const tools = diffTools(options, pinnedDocument, observedDocument);
+      equal &&= tools.equal;
+      text += tools.text;
+      json = tools.json;
     }
-    // Word diffs of changed texts, renames and members pinned by value, when both sides hold definitions.
-    const explanation = explainDrift(pinned, observed);
-    const diff = diffWithMembers(diffCatalogs(pinned, observed), explanation);
     io.stdout.write(
       options.json === true
-        ? JSON.stringify({ ...diff, explanation }) + '\n'
-        : formatDiff(diff, pinned, observed, explanation),
+        ? JSON.stringify({ ...json, ...(others.compared ? { surfaces: others.json } : {}) }) + '\n'
+        : text + others.text,
     );
-    return diff.equal ? ExitCodes.OK : ExitCodes.DRIFT;
+    return equal ? ExitCodes.OK : ExitCodes.DRIFT;
   } catch (error) {
     return reportInputError('diff', error, io);
   }
+}
+
+function diffTools(
+  options: DiffCommandOptions,
+  pinnedDocument: unknown,
+  observedDocument: unknown,
+): { equal: boolean; text: string; json: Record<string, unknown> } {
+  const pinned = readCatalogSideOf(pinnedDocument, options.pinned, options.profile);
+  const observed = readCatalogSideOf(observedDocument, options.observed, options.profile ?? pinned.profile);
+  if (observed.profile !== pinned.profile) {
+    throw new CliInputError(
+      `${options.observed} is under profile ${observed.profile} and ${options.pinned} under ${pinned.profile}; digests under different profiles never match`,
+    );
+  }
+  // Word diffs of changed texts, renames and members pinned by value, when both sides hold definitions.
+  const explanation = explainDrift(pinned, observed);
+  const diff = diffWithMembers(diffCatalogs(pinned, observed), explanation);
+  return {
+    equal: diff.equal,
+    text: formatDiff(diff, pinned, observed, explanation),
+    json: { ...diff, explanation },
+  };
+}
+
+/**
+ * The prompts, resource templates and instructions both sides hold, explained as `check` explains
+ * them; a surface only one side holds is named, not compared.
+ */
+function diffSurfaces(
+  pinned: SurfaceSides,
+  observed: SurfaceSides,
+): { compared: boolean; equal: boolean; text: string; json: Record<string, unknown> } {
+  let compared = false;
+  let equal = true;
+  let text = '';
+  const json: Record<string, unknown> = {};
+  for (const surface of PIN_SURFACES) {
+    const before = pinned[surface.section];
+    const after = observed[surface.section];
+    if (before === undefined && after === undefined) continue;
+    if (before === undefined || after === undefined) {
+      text += `${surface.items}: only in the ${before === undefined ? 'observed' : 'pinned'} side, not compared\n`;
+      continue;
+    }
+    compared = true;
+    const explanation: DriftExplanation = explainDrift(before, after, { members: surface.members });
+    equal &&= explanation.equal;
+    text += `${surface.items}\n  pinned    ${before.catalog}\n  observed  ${after.catalog}\n`;
+    text += formatDriftExplanation(explanation, { item: surface.item, items: surface.items });
+    json[surface.section] = { pinned: before.catalog, observed: after.catalog, ...explanation };
+  }
+  if (pinned.instructions !== undefined && observed.instructions !== undefined) {
+    compared = true;
+    const drift = explainInstructions(pinned.instructions, observed.instructions);
+    equal &&= drift.equal;
+    text += formatInstructionsDrift(drift);
+    json.instructions = drift;
+  }
+  return { compared, equal, text, json };
 }
 
 /** Registers `toolpin diff` on the program: parses the arguments and hands them to {@link runDiff}. */
 export function registerDiffCommand(program: Command, io: CliIo, done: (code: number) => void): void {
   program
     .command('diff')
-    .description('compare a pinned catalog or pin file with an observed catalog or pin file')
+    .description(
+      'compare a pinned catalog or pin file with an observed catalog or pin file: tools, and the prompts, resource templates and instructions both hold',
+    )
     .argument('<pinned>', 'catalog file, or pin file (YAML or JSON with pin: {catalog, tools})')
     .argument('<observed>', 'catalog file, or pin file')
     .option(

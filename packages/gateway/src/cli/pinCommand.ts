@@ -1,9 +1,10 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { TRACE_PROFILE } from '@toolpin/digest';
+import { DigestError, TRACE_PROFILE } from '@toolpin/digest';
 import type { Command } from 'commander';
 import { parsePinFile, serializePinFile, type PinFileInput } from '../config/index.js';
-import { pinFromCatalog } from '../config/pinFromCatalog.js';
+import { pinFromCatalog, pinFromSurfaces, type ObservedSurfaces } from '../config/pinFromCatalog.js';
+import type { LiveCatalog } from '../transports/fetchLiveCatalog.js';
 import { writeFileAtomic } from '../config/writeFileAtomic.js';
 import { GatewayError } from '../errors.js';
 import { splitCommandLine } from '../transports/commandLine.js';
@@ -51,6 +52,72 @@ export interface PinCommandOptions {
   readonly timeout?: string;
   /** `streamable-http`, `sse` or `auto`. @default auto (detect, with url) */
   readonly transport?: string;
+  /**
+   * Comma-separated surfaces to pin: `tools` (always pinned), `prompts`, `resourceTemplates`,
+   * `instructions`. @default every surface the server offers (prompts and resource templates per
+   * its capabilities, instructions always)
+   */
+  readonly surfaces?: string;
+}
+
+const SURFACE_NAMES = ['tools', 'prompts', 'resourceTemplates', 'instructions'] as const;
+
+/** The surfaces asked for beside tools: explicit (`--surfaces`), or every one offered. */
+interface SurfaceRequest {
+  readonly explicit: boolean;
+  readonly prompts: boolean;
+  readonly resourceTemplates: boolean;
+  readonly instructions: boolean;
+}
+
+function surfacesOf(options: PinCommandOptions): SurfaceRequest {
+  if (options.surfaces === undefined)
+    return {
+      explicit: false,
+      prompts: options.fromFile === undefined,
+      resourceTemplates: options.fromFile === undefined,
+      instructions: options.fromFile === undefined,
+    };
+  const names = options.surfaces
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  for (const name of names)
+    if (!(SURFACE_NAMES as readonly string[]).includes(name))
+      throw new CliInputError(
+        `--surfaces ${options.surfaces}: expected a list of ${SURFACE_NAMES.join(', ')}`,
+      );
+  const has = (name: string): boolean => names.includes(name);
+  if (options.fromFile !== undefined && names.some((name) => name !== 'tools'))
+    throw new CliInputError(
+      '--surfaces: a catalog file holds tools only; list the server (--url, --command) to pin the rest',
+    );
+  return {
+    explicit: true,
+    prompts: has('prompts'),
+    resourceTemplates: has('resourceTemplates'),
+    instructions: has('instructions'),
+  };
+}
+
+/**
+ * What the pin records beside tools: each surface asked for and offered, listed whole; asked for by
+ * name but not offered, pinned empty (nothing served, and nothing may appear unreviewed); offered by
+ * default but not by the server, left unpinned. The instructions are pinned (their absence too).
+ */
+function observedSurfaces(live: LiveCatalog, request: SurfaceRequest, io: CliIo): ObservedSurfaces {
+  const observed: { -readonly [K in keyof ObservedSurfaces]: ObservedSurfaces[K] } = {};
+  for (const surface of ['prompts', 'resourceTemplates'] as const) {
+    if (!request[surface]) continue;
+    const listed = live.surfaces[surface];
+    if (listed !== undefined) observed[surface] = listed.items;
+    else if (request.explicit) {
+      io.stderr.write(`the server does not offer ${surface}: pinned empty (no ${surface} may be served)\n`);
+      observed[surface] = [];
+    } else io.stderr.write(`the server does not offer ${surface}: not pinned\n`);
+  }
+  if (request.instructions) observed.instructions = { text: live.instructions };
+  return observed;
 }
 
 interface Source {
@@ -119,25 +186,37 @@ export interface LiveSource {
   readonly describe: string;
 }
 
-/** How {@link listForPin} lists: `--capabilities`, `--timeout`, and the folder of a relative stdio `cwd`. */
+/** Every surface the server offers (the default of `pin` and `protect`). */
+const EVERY_SURFACE: SurfaceRequest = {
+  explicit: false,
+  prompts: true,
+  resourceTemplates: true,
+  instructions: true,
+};
+
+/** How {@link listForPin} lists: `--capabilities`, `--timeout`, the folder of a relative stdio `cwd`, `--surfaces`. */
 export interface ListForPinOptions {
   readonly capabilities?: Record<string, unknown>;
   readonly timeoutMs: number;
   readonly baseDir?: string;
+  /** The surfaces to list beside tools. @default every surface the server offers */
+  readonly surfaces?: SurfaceRequest;
 }
 
 /**
  * Lists a live server's whole catalog for its pin (`toolpin pin`, `toolpin protect`): the tools,
- * and the upstream to write, with the transport they were listed over (the gateway never probes
- * at runtime). Reports the listing on stderr.
+ * the other surfaces asked for, and the upstream to write, with the transport they were listed
+ * over (the gateway never probes at runtime). Reports the listing on stderr.
  */
 export async function listForPin(
   source: LiveSource,
   options: ListForPinOptions,
   io: CliIo,
-): Promise<{ tools: unknown[]; upstream: PinFileInput['upstream'] }> {
+): Promise<{ tools: unknown[]; upstream: PinFileInput['upstream']; surfaces: ObservedSurfaces }> {
+  const request = options.surfaces ?? EVERY_SURFACE;
   const live = await fetchLiveCatalog(source.target, {
     timeoutMs: options.timeoutMs,
+    surfaces: (['prompts', 'resourceTemplates'] as const).filter((surface) => request[surface]),
     ...(options.capabilities === undefined ? {} : { capabilities: options.capabilities }),
     ...(options.baseDir === undefined ? {} : { baseDir: options.baseDir }),
   });
@@ -148,11 +227,13 @@ export async function listForPin(
   io.stderr.write(
     `listed ${live.tools.length} tools in ${live.pages} page(s)${live.protocolVersion === undefined ? '' : ` (MCP ${live.protocolVersion})`}\n`,
   );
+  for (const [surface, listed] of Object.entries(live.surfaces))
+    io.stderr.write(`listed ${listed.items.length} ${surface} in ${listed.pages} page(s)\n`);
   const upstream =
     'url' in source.upstream && live.transport !== 'stdio'
       ? { ...source.upstream, transport: live.transport }
       : source.upstream;
-  return { tools: live.tools, upstream };
+  return { tools: live.tools, upstream, surfaces: observedSurfaces(live, request, io) };
 }
 
 /** A catalog to pin and where its pin goes (see {@link writePin}). */
@@ -162,6 +243,8 @@ export interface PinWrite {
   /** The client capabilities the catalog was listed with (`pin --capabilities`), recorded in the pin. */
   readonly clientCapabilities?: Record<string, unknown>;
   readonly tools: unknown[];
+  /** The surfaces beside tools, as {@link listForPin} observed them. @default none pinned */
+  readonly surfaces?: ObservedSurfaces;
   readonly mode: 'enforce' | 'monitor';
   readonly profile: string;
   /** An absolute path (YAML, or JSON for *.json); stdout when absent. Its folder exists. */
@@ -172,14 +255,24 @@ export interface PinWrite {
 
 /**
  * Writes the pin file of a catalog (`toolpin pin`, `toolpin protect`): every tool digested (a pin
- * that leaves one out would block it forever), every member recorded, the result parsed back as
- * the gateway will read it, then written atomically. Returns the number of tools pinned.
+ * that leaves one out would block it forever), every member recorded, the other surfaces by their
+ * profiles' members, the result parsed back as the gateway will read it, then written atomically.
+ * Returns the number of tools pinned.
  */
 export async function writePin(request: PinWrite, io: CliIo): Promise<number> {
   const { tools, profile, out } = request;
   digestTools(tools, profile, request.describe);
-  // Every member of every definition is recorded: the six by digest, the others by value.
-  const { pin, definitions, extraMembers } = pinFromCatalog(tools, profile);
+  // Every member of every definition is recorded: the six by digest, the others by value; the
+  // other surfaces by their profiles' members (a prompt or template without a digest is refused too).
+  let pinned;
+  try {
+    pinned = pinFromSurfaces(pinFromCatalog(tools, profile), request.surfaces ?? {});
+  } catch (error) {
+    if (error instanceof DigestError)
+      throw new CliInputError(`${request.describe}: ${error.message}`, { cause: error });
+    throw error;
+  }
+  const { pin, definitions, extraMembers } = pinned;
   reportUncheckedSchemas(definitions, (line) => io.stderr.write(line));
   const format = out !== undefined && out.toLowerCase().endsWith('.json') ? 'json' : 'yaml';
   const text = serializePinFile(
@@ -192,6 +285,11 @@ export async function writePin(request: PinWrite, io: CliIo): Promise<number> {
       pin,
       definitions,
       extraMembers,
+      ...(pinned.promptDefinitions === undefined ? {} : { promptDefinitions: pinned.promptDefinitions }),
+      ...(pinned.templateDefinitions === undefined
+        ? {}
+        : { templateDefinitions: pinned.templateDefinitions }),
+      ...(pinned.instructions === undefined ? {} : { instructions: pinned.instructions }),
     },
     format,
   );
@@ -203,32 +301,40 @@ export async function writePin(request: PinWrite, io: CliIo): Promise<number> {
   }
   if (out === undefined) io.stdout.write(text);
   else await writeFileAtomic(out, text);
+  const others = [
+    ...(pin.prompts === undefined ? [] : [`${Object.keys(pin.prompts.items).length} prompts`]),
+    ...(pin.resourceTemplates === undefined
+      ? []
+      : [`${Object.keys(pin.resourceTemplates.items).length} resource templates`]),
+    ...(pin.instructions === undefined
+      ? []
+      : [pinned.instructions === undefined ? 'no instructions' : 'instructions']),
+  ];
   io.stderr.write(
-    `pinned ${Object.keys(pin.tools).length} tools of ${request.name} (catalog ${pin.catalog}) to ${out ?? 'stdout'}\n`,
+    `pinned ${Object.keys(pin.tools).length} tools${others.map((other) => `, ${other}`).join('')} of ${request.name} (catalog ${pin.catalog}) to ${out ?? 'stdout'}\n`,
   );
   return Object.keys(pin.tools).length;
 }
 
-/** The tools to pin and the upstream to write: with --url, the transport they were listed over. */
+/** The tools and surfaces to pin and the upstream to write: with --url, the transport they were listed over. */
 async function readTools(
   source: Source,
   options: PinCommandOptions,
+  request: SurfaceRequest,
   io: CliIo,
-): Promise<{
-  tools: unknown[];
-  upstream: PinFileInput['upstream'];
-  clientCapabilities?: Record<string, unknown>;
-}> {
+): Promise<{ tools: unknown[]; upstream: PinFileInput['upstream']; surfaces: ObservedSurfaces }> {
   if (source.target === undefined)
     return {
       tools: toolsFromDocument(readDocument(options.fromFile ?? ''), options.fromFile ?? ''),
       upstream: source.upstream,
+      surfaces: {},
     };
   const capabilities = parseCapabilities(options.capabilities);
   return listForPin(
     { upstream: source.upstream, target: source.target, describe: source.describe },
     {
       timeoutMs: parseTimeout(options.timeout, DEFAULT_TIMEOUT_MS),
+      surfaces: request,
       ...(capabilities === undefined ? {} : { capabilities }),
     },
     io,
@@ -241,6 +347,7 @@ async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
     throw new CliInputError(`--mode ${mode}: expected enforce or monitor`);
   parseServerName(options.name);
   const source = sourceOf(options);
+  const request = surfacesOf(options);
   const out = options.out === undefined ? undefined : resolve(options.out);
   // The pin's folder exists before the server is listed (`~/.toolpin/` on a fresh machine): a
   // folder that cannot be made fails at once, not after the whole listing.
@@ -253,7 +360,7 @@ async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
       );
     }
   }
-  const { tools, upstream } = await readTools(source, options, io);
+  const { tools, upstream, surfaces } = await readTools(source, options, request, io);
   const clientCapabilities =
     source.target === undefined ? undefined : parseCapabilities(options.capabilities);
   await writePin(
@@ -262,6 +369,7 @@ async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
       upstream,
       ...(clientCapabilities === undefined ? {} : { clientCapabilities }),
       tools,
+      surfaces,
       mode,
       profile,
       describe: source.describe,
@@ -293,7 +401,7 @@ export function registerPinCommand(program: Command, io: CliIo, done: (code: num
   program
     .command('pin')
     .description(
-      'connect to a server as an MCP client, list every tools/list page and write its pin file (exit 0, or 2 when it cannot)',
+      'connect to a server as an MCP client, list every page of its tools, prompts and resource templates, keep its instructions, and write its pin file (exit 0, or 2 when it cannot)',
     )
     .requiredOption('--name <name>', 'server name, also its route /<name>/mcp')
     .option(
@@ -319,6 +427,10 @@ export function registerPinCommand(program: Command, io: CliIo, done: (code: num
     .option('--mode <mode>', 'enforce or monitor', 'enforce')
     .option('--capabilities <json>', 'client capabilities declared at initialize, e.g. {"sampling":{}}')
     .option('--profile <label>', 'profile label of the digests', TRACE_PROFILE)
+    .option(
+      '--surfaces <list>',
+      'surfaces to pin, comma-separated: tools,prompts,resourceTemplates,instructions (default: every one the server offers; tools always)',
+    )
     .option('--out <file>', 'write here (YAML, or JSON for *.json) instead of stdout')
     .option('--timeout <ms>', 'per request timeout', String(DEFAULT_TIMEOUT_MS))
     .action(async (options: PinCommandOptions) => done(await runPin(options, io)));

@@ -6,7 +6,9 @@ import { explainPinDrift } from '../config/planPinUpdate.js';
 import { GatewayError } from '../errors.js';
 import { CliInputError } from './cliInputError.js';
 import { fetchLiveCatalog, type LiveTarget } from '../transports/fetchLiveCatalog.js';
-import { observeCatalog, type ObservedCatalog } from './observeCatalog.js';
+import { observeLive, type ObservedCatalog, type SurfaceChoice } from './observeCatalog.js';
+import { explainSurfaces, type SurfacesExplanation } from '../config/planSurfaceUpdate.js';
+import type { PinnedSurface } from '../config/pinSurfaces.js';
 
 /** A pin file, the live catalog of its server, and how they differ. */
 export interface PinnedLiveCatalog {
@@ -17,6 +19,21 @@ export interface PinnedLiveCatalog {
   readonly observed: ObservedCatalog;
   readonly explanation: DriftExplanation;
   readonly pages: number;
+  /** The surfaces beside tools the pin pins, compared. */
+  readonly surfaces: SurfacesExplanation;
+  /** Pages listed per surface beside tools (0: the server no longer offers it). */
+  readonly surfacePages: Partial<Record<PinnedSurface, number>>;
+  /** The surfaces the pin does not pin (not enforced; a pin written before issue 14 pins tools only). */
+  readonly notPinned: readonly (PinnedSurface | 'instructions')[];
+}
+
+/** Which surfaces beside tools a pin pins. */
+export function pinnedSurfaces(server: ServerConfig): SurfaceChoice {
+  return {
+    prompts: server.pin.prompts !== undefined,
+    resourceTemplates: server.pin.resourceTemplates !== undefined,
+    instructions: server.pin.instructions !== undefined,
+  };
 }
 
 /** Reads and validates a pin file as the gateway would. Throws CliInputError naming file and field. */
@@ -46,8 +63,8 @@ function targetOf(server: ServerConfig, headers: Readonly<Record<string, string>
 }
 
 /**
- * Lists the live catalog of a pin file's server (pin headers plus `headers`) and explains how it
- * differs from the pin. Rejects with GatewayError GW_CATALOG_UNAVAILABLE
+ * Lists the live catalog of a pin file's server (pin headers plus `headers`), and every other
+ * surface the pin pins, and explains how each differs from the pin. Rejects with GatewayError GW_CATALOG_UNAVAILABLE
  * (server down, listing incomplete: nothing can be told).
  */
 export async function comparePinWithLive(
@@ -56,14 +73,32 @@ export async function comparePinWithLive(
   options: { readonly timeoutMs: number; readonly capabilities?: Record<string, unknown> | undefined },
 ): Promise<PinnedLiveCatalog> {
   const { file, text, server } = pinFile;
+  const choice = pinnedSurfaces(server);
+  const surfaces = (['prompts', 'resourceTemplates'] as const).filter((surface) => choice[surface]);
   // Listed as it was pinned: with the capabilities the pin records, unless others are given.
   const capabilities = options.capabilities ?? server.clientCapabilities;
   const live = await fetchLiveCatalog(targetOf(server, headers), {
     timeoutMs: options.timeoutMs,
     baseDir: dirname(file),
+    surfaces,
     ...(capabilities === undefined ? {} : { capabilities: { ...capabilities } }),
   });
-  const observed = observeCatalog(live.tools, server.profile);
+  const observed = observeLive(live, server.profile, choice);
   const explanation = explainPinDrift(server, observed);
-  return { file, text, server, observed, explanation, pages: live.pages };
+  const surfacePages: Partial<Record<PinnedSurface, number>> = {};
+  for (const surface of surfaces) surfacePages[surface] = live.surfaces[surface]?.pages ?? 0;
+  const notPinned = (['prompts', 'resourceTemplates', 'instructions'] as const).filter(
+    (surface) => !choice[surface],
+  );
+  return {
+    file,
+    text,
+    server,
+    observed,
+    explanation,
+    pages: live.pages,
+    surfaces: explainSurfaces(server, observed),
+    surfacePages,
+    notPinned,
+  };
 }

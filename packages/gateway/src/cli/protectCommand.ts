@@ -351,12 +351,13 @@ async function protect(options: ProtectCommandOptions, io: CliIo): Promise<numbe
     } else if (plan.source !== undefined) {
       io.stderr.write(`${server.name}: listing ${plan.source.describe}\n`);
       try {
-        const { tools, upstream } = await listForPin(plan.source, { timeoutMs }, io);
+        const { tools, upstream, surfaces } = await listForPin(plan.source, { timeoutMs }, io);
         await writePin(
           {
             name: plan.pinName,
             upstream,
             tools,
+            surfaces,
             mode: 'enforce',
             profile: TRACE_PROFILE,
             out: plan.pinFile,

@@ -50,18 +50,23 @@ function pinProfile(document: Record<string, unknown>, path: string, requested: 
   return declared ?? requested ?? TRACE_PROFILE;
 }
 
-function pinTools(pin: Record<string, unknown>, path: string): Record<string, string> {
-  if (!isObject(pin.tools)) throw new CliInputError(`${path}: pin.tools must be a mapping of key to digest`);
-  const tools: Record<string, string> = {};
-  for (const [key, digest] of Object.entries(pin.tools)) {
+/** A pin file's map of key to digest (`pin.tools`, a surface's `items`). Throws CliInputError naming the field. */
+export function digestsOf(value: unknown, field: string, path: string): Record<string, string> {
+  if (!isObject(value)) throw new CliInputError(`${path}: ${field} must be a mapping of key to digest`);
+  const digests: Record<string, string> = {};
+  for (const [key, digest] of Object.entries(value)) {
     if (typeof digest !== 'string' || !DIGEST.test(digest)) {
       throw new CliInputError(
-        `${path}: pin.tools["${key}"] must be "sha256:" followed by 64 lowercase hex digits`,
+        `${path}: ${field}["${key}"] must be "sha256:" followed by 64 lowercase hex digits`,
       );
     }
-    tools[key] = digest;
+    digests[key] = digest;
   }
-  return tools;
+  return digests;
+}
+
+function pinTools(pin: Record<string, unknown>, path: string): Record<string, string> {
+  return digestsOf(pin.tools, 'pin.tools', path);
 }
 
 function sideFromPin(
@@ -89,6 +94,8 @@ function sideFromPin(
     const extraMembers: Record<string, ExtraMembers> = {};
     for (const [key, definition] of Object.entries(document.definitions)) {
       if (!isObject(definition)) throw new CliInputError(`${path}: definitions["${key}"] must be a mapping`);
+      // Prompts and templates are read by readSurfaceSides.
+      if (!key.startsWith('tool:')) continue;
       definitions[key] = restrictTool(definition);
       const extras = extraMembersOf(definition);
       if (extras !== undefined) extraMembers[key] = extras;
@@ -105,7 +112,26 @@ function sideFromPin(
  * top-level `pin: {catalog, tools}`, optional `definitions` and `profile`). Throws CliInputError.
  */
 export function readCatalogSide(path: string, profile: string | undefined): CatalogSideResult {
-  const document = readDocument(path);
+  return readCatalogSideOf(readDocument(path), path, profile);
+}
+
+/** {@link readCatalogSide} of a document already read. */
+export function readCatalogSideOf(
+  document: unknown,
+  path: string,
+  profile: string | undefined,
+): CatalogSideResult {
   if (isObject(document) && document.pin !== undefined) return sideFromPin(document, path, profile);
   return sideFromCatalog(document, path, profile ?? TRACE_PROFILE);
+}
+
+/** True when a document holds tools: a pin file, a tools array, or a tools/list result (or response). */
+export function holdsTools(document: unknown): boolean {
+  if (Array.isArray(document)) return true;
+  if (!isObject(document)) return false;
+  return (
+    document.pin !== undefined ||
+    Array.isArray(document.tools) ||
+    (isObject(document.result) && Array.isArray(document.result.tools))
+  );
 }

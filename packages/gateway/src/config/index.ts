@@ -10,6 +10,7 @@ export type {
   HttpUpstreamConfig,
   StdioUpstreamConfig,
   PinConfig,
+  SurfacePinConfig,
   ServerConfig,
   GatewayConfig,
   CorsConfig,

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { restrictTool, type RestrictedTool } from '@toolpin/digest';
+import { restrictPrompt, restrictTemplate, restrictTool, type RestrictedTool } from '@toolpin/digest';
 import { fromZodError, invalidField } from './configError.js';
 import { deepFreeze } from './deepFreeze.js';
 import { extraMembersOf, type ExtraMembers } from '../explain/extraMembers.js';
@@ -19,7 +19,7 @@ export function parseServerConfig(value: unknown, file: string): ServerConfig {
   verifyPin(data, file);
   const definitions: Record<string, RestrictedTool> = {};
   const extraMembers: Record<string, ExtraMembers> = {};
-  for (const [key, definition] of Object.entries(data.definitions)) {
+  for (const [key, definition] of Object.entries(data.definitions.tools)) {
     definitions[key] = restrictTool(definition);
     const extras = extraMembersOf(definition);
     if (extras !== undefined) extraMembers[key] = extras;
@@ -32,8 +32,17 @@ export function parseServerConfig(value: unknown, file: string): ServerConfig {
     mode: data.mode,
     profile: data.profile,
     onDrift: data.onDrift,
-    pin: { catalog: data.pin.catalog, tools: data.pin.tools },
+    pin: {
+      catalog: data.pin.catalog,
+      tools: data.pin.tools,
+      ...(data.pin.prompts === undefined ? {} : { prompts: data.pin.prompts }),
+      ...(data.pin.resourceTemplates === undefined ? {} : { resourceTemplates: data.pin.resourceTemplates }),
+      ...(data.pin.instructions === undefined ? {} : { instructions: data.pin.instructions }),
+    },
     definitions,
+    promptDefinitions: mapValues(data.definitions.prompts, restrictPrompt),
+    templateDefinitions: mapValues(data.definitions.templates, restrictTemplate),
+    ...(data.instructions === undefined ? {} : { instructions: data.instructions }),
     extraMembers,
     onBadOutput: data.onBadOutput,
     validate: data.validate,
@@ -52,6 +61,10 @@ export function parsePinFile(text: string, file: string): ServerConfig {
 export async function loadPinFile(file: string): Promise<ServerConfig> {
   const path = resolve(file);
   return parseServerConfig(await readDocumentFile(path, 'GW_PIN_FILE_INVALID'), path);
+}
+
+function mapValues<T, R>(record: Readonly<Record<string, T>>, map: (value: T) => R): Record<string, R> {
+  return Object.fromEntries(Object.entries(record).map(([key, value]) => [key, map(value)]));
 }
 
 function toUpstreamConfig(upstream: PinFileData['upstream']): UpstreamConfig {

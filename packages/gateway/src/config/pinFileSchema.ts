@@ -17,6 +17,10 @@ export const PROFILE_PATTERN = /^[a-z0-9.-]+\.v\d+$/;
 // (the key/digest separator of the catalog lines), at most 128 characters; or the overflow entry.
 const TOOL_KEY_PATTERN = /^(?:tool:[\x21-\x3c\x3e-\x7e]{1,128}|tools:overflow)$/;
 
+// The same shape for the other surfaces (docs/pin-surfaces.md): `prompt:<name>`, `template:<uriTemplate>`.
+const PROMPT_KEY_PATTERN = /^(?:prompt:[\x21-\x3c\x3e-\x7e]{1,128}|prompts:overflow)$/;
+const TEMPLATE_KEY_PATTERN = /^(?:template:[\x21-\x3c\x3e-\x7e]{1,128}|templates:overflow)$/;
+
 // RFC 9110 token, and a field value without the bytes that would split or end a header line.
 const HEADER_NAME_PATTERN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const HEADER_VALUE_PATTERN = /^[^\r\n\0]*$/;
@@ -34,6 +38,17 @@ const digestSchema = z
 const toolKeySchema = z
   .string()
   .regex(TOOL_KEY_PATTERN, 'a fold key "tool:<name>" (printable ASCII, no "=") or "tools:overflow"');
+
+const promptKeySchema = z
+  .string()
+  .regex(PROMPT_KEY_PATTERN, 'a fold key "prompt:<name>" (printable ASCII, no "=") or "prompts:overflow"');
+
+const templateKeySchema = z
+  .string()
+  .regex(
+    TEMPLATE_KEY_PATTERN,
+    'a fold key "template:<uriTemplate>" (printable ASCII, no "=") or "templates:overflow"',
+  );
 
 /**
  * An upstream reached over HTTP: Streamable HTTP, or the 2024-11-05 HTTP+SSE transport. Userinfo
@@ -109,10 +124,75 @@ export const definitionSchema = z
   })
   .catchall(z.unknown());
 
-/** The pin: the catalog digest and the folded per-key digests it is computed over. */
+/** A pinned prompt (docs/pin-surfaces.md): its four hashed members, verified against the pinned digest. */
+export const promptDefinitionSchema = z.strictObject({
+  name: z.string().min(1),
+  title: z.unknown().optional(),
+  description: z.unknown().optional(),
+  arguments: z.unknown().optional(),
+});
+
+/** A pinned resource template: its five hashed members, verified against the pinned digest. */
+export const templateDefinitionSchema = z.strictObject({
+  uriTemplate: z.string().min(1),
+  name: z.unknown().optional(),
+  title: z.unknown().optional(),
+  description: z.unknown().optional(),
+  mimeType: z.unknown().optional(),
+});
+
+/** The pin of a listed surface other than tools: its catalog digest and the folded per-key digests. */
+function surfacePinSchema(keySchema: z.ZodString) {
+  return z.strictObject({ catalog: digestSchema, items: z.record(keySchema, digestSchema) });
+}
+
+/**
+ * The pin: the tools' catalog digest and folded per-key digests; optionally the same for prompts
+ * and resource templates, and the digest of the server's instructions (absent: not pinned).
+ */
 export const pinSchema = z.strictObject({
   catalog: digestSchema,
   tools: z.record(toolKeySchema, digestSchema),
+  prompts: surfacePinSchema(promptKeySchema).optional(),
+  resourceTemplates: surfacePinSchema(templateKeySchema).optional(),
+  instructions: digestSchema.optional(),
+});
+
+// `definitions` holds every surface's keys in one map; each key's prefix picks the schema of its
+// definition, so an error names the key at fault (a union only says "no branch"). Every key
+// carries a prefix, so none is "__proto__".
+const DEFINITION_SCHEMAS = [
+  { prefix: 'tool:', key: toolKeySchema, value: definitionSchema },
+  { prefix: 'prompt:', key: promptKeySchema, value: promptDefinitionSchema },
+  { prefix: 'template:', key: templateKeySchema, value: templateDefinitionSchema },
+] as const;
+
+/** The definitions of a pin file, split by surface (each keyed as in its pin section). */
+export interface PinFileDefinitions {
+  readonly tools: Record<string, z.output<typeof definitionSchema>>;
+  readonly prompts: Record<string, z.output<typeof promptDefinitionSchema>>;
+  readonly templates: Record<string, z.output<typeof templateDefinitionSchema>>;
+}
+
+const definitionsSchema = z.record(z.string(), z.unknown()).transform((record, ctx) => {
+  const split: PinFileDefinitions = { tools: {}, prompts: {}, templates: {} };
+  const targets = [split.tools, split.prompts, split.templates] as Record<string, unknown>[];
+  for (const [key, value] of Object.entries(record)) {
+    const index = DEFINITION_SCHEMAS.findIndex((schema) => key.startsWith(schema.prefix));
+    const schema = DEFINITION_SCHEMAS[index];
+    if (schema === undefined) {
+      const message = 'a key "tool:<name>", "prompt:<name>" or "template:<uriTemplate>"';
+      ctx.addIssue({ code: 'custom', path: [key], message });
+      continue;
+    }
+    const keyResult = schema.key.safeParse(key);
+    const valueResult = schema.value.safeParse(value);
+    for (const issue of [...(keyResult.error?.issues ?? []), ...(valueResult.error?.issues ?? [])])
+      ctx.addIssue({ ...issue, path: [key, ...issue.path] } as unknown as Parameters<typeof ctx.addIssue>[0]);
+    if (keyResult.success && valueResult.success)
+      (targets[index] as Record<string, unknown>)[key] = valueResult.data;
+  }
+  return split;
 });
 
 /** `pin: trust-on-first-use`: nothing approved yet; the first complete observation becomes the pin. */
@@ -162,7 +242,9 @@ export const pinFileSchema = z.strictObject({
     (value) => (value === TRUST_ON_FIRST_USE ? { ...PENDING_PIN, tools: {} } : value),
     pinSchema,
   ),
-  definitions: z.record(toolKeySchema, definitionSchema).default({}),
+  definitions: definitionsSchema.default(() => ({ tools: {}, prompts: {}, templates: {} })),
+  // The pinned text of the server's instructions (explains drift); only beside pin.instructions.
+  instructions: z.string().optional(),
   // A result whose structuredContent does not fit the pinned outputSchema: reported, or replaced.
   onBadOutput: z.enum(['flag', 'block']).default('flag'),
   // Per tool (keyed like pin.tools): false = its calls and results are not checked against its schemas.

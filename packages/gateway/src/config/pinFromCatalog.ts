@@ -1,4 +1,12 @@
-import { digestCatalog, restrictTool, type RestrictedTool } from '@toolpin/digest';
+import {
+  digestCatalog,
+  digestInstructions,
+  restrictTool,
+  type RestrictedPrompt,
+  type RestrictedTemplate,
+  type RestrictedTool,
+} from '@toolpin/digest';
+import { PIN_SURFACES, pinSurfaceItems } from './pinSurfaces.js';
 import { extraMembersOf, type ExtraMembers } from '../explain/extraMembers.js';
 import type { PinConfig } from './types.js';
 
@@ -9,6 +17,20 @@ export interface CatalogPin {
   readonly definitions: Record<string, RestrictedTool>;
   /** Key -> the definition's members outside the six (pinned by value), for keys with a definition and such members. */
   readonly extraMembers: Record<string, ExtraMembers>;
+  /** `prompt:` key -> restricted prompt, when prompts were observed (`pin.prompts` set). */
+  readonly promptDefinitions?: Record<string, RestrictedPrompt>;
+  /** `template:` key -> restricted resource template, when templates were observed. */
+  readonly templateDefinitions?: Record<string, RestrictedTemplate>;
+  /** The instructions text, when instructions were observed and the server sent a text. */
+  readonly instructions?: string;
+}
+
+/** The surfaces beside tools observed on a server: each listed whole, or absent when not observed. */
+export interface ObservedSurfaces {
+  readonly prompts?: readonly unknown[];
+  readonly resourceTemplates?: readonly unknown[];
+  /** Present when the instructions were observed: `text` undefined when the server sent none. */
+  readonly instructions?: { readonly text: string | undefined };
 }
 
 /**
@@ -32,4 +54,27 @@ export function pinFromCatalog(tools: readonly unknown[], profile: string): Cata
     }
   }
   return { pin: { catalog: result.catalog, tools: result.entries }, definitions, extraMembers };
+}
+
+/**
+ * Adds the observed surfaces beside tools to a pin: `pin.prompts` and `pin.resourceTemplates` with
+ * their definitions, `pin.instructions` with the text. A surface not observed is left out (not
+ * pinned). Throws DigestError when an item has no digest.
+ */
+export function pinFromSurfaces(base: CatalogPin, observed: ObservedSurfaces): CatalogPin {
+  let pin = base.pin;
+  let result: CatalogPin = base;
+  for (const surface of PIN_SURFACES) {
+    const items = observed[surface.section];
+    if (items === undefined) continue;
+    const pinned = pinSurfaceItems(surface, items);
+    pin = { ...pin, [surface.section]: pinned.pin };
+    result = { ...result, [surface.definitions]: pinned.definitions };
+  }
+  if (observed.instructions !== undefined) {
+    const { text } = observed.instructions;
+    pin = { ...pin, instructions: digestInstructions(text) };
+    if (text !== undefined) result = { ...result, instructions: text };
+  }
+  return { ...result, pin };
 }

@@ -3,6 +3,9 @@ import { explainDrift, type DriftExplanation, type ToolDrift } from '../explain/
 import type { UnpinnedMembers } from '../explain/explainExtraMembers.js';
 import { joinDefinition, sameJsonValue, type PinnedDefinition } from '../explain/extraMembers.js';
 import type { CatalogPin } from './pinFromCatalog.js';
+import type { PinnedSurface } from './pinSurfaces.js';
+import { planSurfaceUpdates, type SurfaceApproval, type SurfacesUpdate } from './planSurfaceUpdate.js';
+import type { InstructionsDrift } from '../explain/explainInstructions.js';
 import type { PinDocumentUpdate } from './updatePinDocument.js';
 import type { ServerConfig } from './types.js';
 import { catalogOfFoldedTools } from './verifyPin.js';
@@ -14,6 +17,10 @@ export interface PinUpdatePlan extends PinDocumentUpdate {
   readonly approved: readonly ToolDrift[];
   /** The served members, not recorded so far, that this update pins by value (all, or the named tools'). */
   readonly recorded: readonly UnpinnedMembers[];
+  /** Per pinned surface beside tools that was observed: its explanation and the entries approved. */
+  readonly surfaces: Partial<Record<PinnedSurface, SurfaceApproval>>;
+  /** Set when the instructions drifted: the drift, and whether this update approves it. */
+  readonly instructionsApproved?: { readonly drift: InstructionsDrift; readonly approved: boolean };
 }
 
 /** The outcome of {@link planPinUpdate}: a plan, or why the request cannot be planned. */
@@ -63,6 +70,12 @@ export interface PinUpdateOptions {
    * and served members not recorded so far are left as they are. Not with tool names. @default false
    */
   readonly lowOnly?: boolean;
+  /** Approve only these prompts (names), beside the named tools. */
+  readonly prompts?: readonly string[];
+  /** Approve only these resource templates (uriTemplates), beside the named tools. */
+  readonly templates?: readonly string[];
+  /** Approve the observed instructions, beside the named items. */
+  readonly instructions?: boolean;
 }
 
 /** How an observed catalog differs from a server's pin, tool by tool (what `check` shows and `approve` plans from). */
@@ -94,13 +107,68 @@ export function planPinUpdate(
   options: PinUpdateOptions = {},
 ): PinUpdatePlanResult {
   const lowOnly = options.lowOnly === true;
-  if (lowOnly && tools !== undefined && tools.length > 0)
+  const named =
+    (tools?.length ?? 0) > 0 ||
+    (options.prompts?.length ?? 0) > 0 ||
+    (options.templates?.length ?? 0) > 0 ||
+    options.instructions === true;
+  if (lowOnly && named)
     return {
       ok: false,
-      message: 'approve either the low-severity drift (--low) or named tools (--tool), not both',
+      message:
+        'approve either the low-severity drift (--low) or named items (--tool, --prompt, --template, --instructions), not both',
     };
+  const surfaces = planSurfaceUpdates(
+    current,
+    observed,
+    lowOnly
+      ? 'low'
+      : named
+        ? {
+            ...(options.prompts === undefined ? {} : { prompts: options.prompts }),
+            ...(options.templates === undefined ? {} : { templates: options.templates }),
+            ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
+          }
+        : 'all',
+  );
+  if ('message' in surfaces) return { ok: false, message: surfaces.message };
+  const toolsPlan = planToolsUpdate(current, observed, named ? (tools ?? []) : undefined, lowOnly);
+  if (!toolsPlan.ok) return toolsPlan;
+  return { ok: true, plan: withSurfaces(toolsPlan.plan, surfaces) };
+}
+
+// The tools' part and the other surfaces' part of one approval, as one rewrite.
+function withSurfaces(plan: ToolsPlan, surfaces: SurfacesUpdate): PinUpdatePlan {
+  return {
+    ...plan,
+    pin: { ...plan.pin, ...surfaces.pin },
+    definitions: {
+      set: { ...plan.definitions.set, ...surfaces.set },
+      remove: [...plan.definitions.remove, ...surfaces.remove],
+    },
+    ...(surfaces.instructions === undefined ? {} : { instructions: surfaces.instructions }),
+    surfaces: surfaces.surfaces,
+    ...(surfaces.instructionsApproved === undefined
+      ? {}
+      : { instructionsApproved: surfaces.instructionsApproved }),
+  };
+}
+
+type ToolsPlan = Omit<PinUpdatePlan, 'surfaces' | 'instructionsApproved'>;
+
+/**
+ * The tools' part: with `tools` undefined the pin's tools become the observed ones; with names,
+ * only their entries change (none named: the tools stay as pinned); with `lowOnly`, only the
+ * entries of low severity. The new catalog digest is the fold of the resulting tool digests.
+ */
+function planToolsUpdate(
+  current: ServerConfig,
+  observed: CatalogPin,
+  tools: readonly string[] | undefined,
+  lowOnly: boolean,
+): { ok: true; plan: ToolsPlan } | { ok: false; message: string } {
   const explanation = explainPinDrift(current, observed);
-  if (!lowOnly && (tools === undefined || tools.length === 0)) {
+  if (!lowOnly && tools === undefined) {
     const set: Record<string, PinnedDefinition> = {};
     for (const key of Object.keys(observed.definitions)) {
       const definition = pinnedDefinitionOf(observed, key);
@@ -111,7 +179,7 @@ export function planPinUpdate(
       (key) => !Object.hasOwn(observed.definitions, key),
     );
     const plan = {
-      pin: observed.pin,
+      pin: { catalog: observed.pin.catalog, tools: observed.pin.tools },
       definitions: { set, remove },
       explanation,
       approved: explanation.drift,
@@ -119,7 +187,11 @@ export function planPinUpdate(
     };
     return { ok: true, plan };
   }
-  if (Object.hasOwn(current.pin.tools, OVERFLOW_KEY) || Object.hasOwn(observed.pin.tools, OVERFLOW_KEY)) {
+  const touched = lowOnly || (tools?.length ?? 0) > 0;
+  if (
+    touched &&
+    (Object.hasOwn(current.pin.tools, OVERFLOW_KEY) || Object.hasOwn(observed.pin.tools, OVERFLOW_KEY))
+  ) {
     return {
       ok: false,
       message:
@@ -128,7 +200,9 @@ export function planPinUpdate(
   }
   const selected = lowOnly
     ? { entries: explanation.drift.filter((entry) => entry.severity === 'low'), recorded: [] }
-    : selectEntries(explanation, tools ?? []);
+    : (tools ?? []).length === 0
+      ? { entries: [], recorded: [] }
+      : selectEntries(explanation, tools ?? []);
   if ('message' in selected) return { ok: false, message: selected.message };
   const next: Record<string, string> = { ...current.pin.tools };
   const set: Record<string, PinnedDefinition> = {};
@@ -147,7 +221,9 @@ export function planPinUpdate(
     if (definition !== undefined) set[key] = definition;
     else if (Object.hasOwn(current.definitions, key)) remove.push(key);
   }
-  const pin = { catalog: catalogOfFoldedTools(next), tools: next };
+  const pin = touched
+    ? { catalog: catalogOfFoldedTools(next), tools: next }
+    : { catalog: current.pin.catalog, tools: next };
   const plan = {
     pin,
     definitions: { set, remove },

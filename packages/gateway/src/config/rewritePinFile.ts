@@ -35,16 +35,34 @@ export async function rewritePinFile(
   const next = updatePinDocument(text, format, update);
   // Never write a pin the gateway would reject, nor one that is not the planned pin.
   const server = parsePinFile(next, file);
-  if (server.pin.catalog !== update.pin.catalog) {
+  const mismatch = plannedPinMismatch(server, update);
+  if (mismatch !== undefined) {
     throw new GatewayError(
       'GW_PIN_FILE_INVALID',
-      `Rewriting ${file} did not produce the planned pin ${update.pin.catalog}`,
-      {
-        file,
-        field: 'pin.catalog',
-      },
+      `Rewriting ${file} did not produce the planned pin ${mismatch.planned} (${mismatch.field})`,
+      { file, field: mismatch.field },
     );
   }
   await writeFileAtomic(file, next);
   return server;
+}
+
+/** The first digest of the planned pin the rewritten file does not hold (surfaces the update carries only). */
+function plannedPinMismatch(
+  server: ServerConfig,
+  update: PinDocumentUpdate,
+): { field: string; planned: string } | undefined {
+  const planned: [string, string | undefined, string | undefined][] = [
+    ['pin.catalog', update.pin.catalog, server.pin.catalog],
+    ['pin.prompts.catalog', update.pin.prompts?.catalog, server.pin.prompts?.catalog],
+    [
+      'pin.resourceTemplates.catalog',
+      update.pin.resourceTemplates?.catalog,
+      server.pin.resourceTemplates?.catalog,
+    ],
+    ['pin.instructions', update.pin.instructions, server.pin.instructions],
+  ];
+  for (const [field, want, got] of planned)
+    if (want !== undefined && want !== got) return { field, planned: want };
+  return undefined;
 }

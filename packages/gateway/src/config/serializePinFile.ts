@@ -1,15 +1,16 @@
-import { TRACE_PROFILE } from '@toolpin/digest';
+import { restrictPrompt, restrictTemplate, TRACE_PROFILE } from '@toolpin/digest';
 import { stringify } from 'yaml';
 import { joinDefinition } from '../explain/extraMembers.js';
 import { TRUST_ON_FIRST_USE } from './pinFileSchema.js';
-import type { AlertsConfig, PinFileInput } from './types.js';
+import type { AlertsConfig, PinConfig, PinFileInput } from './types.js';
 
 /** The formats a pin file is written in. */
 export type PinFileFormat = 'yaml' | 'json';
 
 /**
- * Writes a pin file in the documented member order (name, upstream, clientCapabilities, mode, profile, onDrift, pin,
- * definitions), with every default spelled out (empty headers, args and env left out), tool keys
+ * Writes a pin file in the documented member order (name, upstream, clientCapabilities, mode,
+ * profile, onDrift, pin, definitions, instructions), with every default spelled out (empty headers,
+ * args and env left out), tool keys
  * sorted, definition members in hashed order and then the members pinned by value sorted by name,
  * so that re-pinning the same catalog yields the same bytes. `file` is not written.
  */
@@ -35,22 +36,39 @@ function toDocument(server: PinFileInput): Record<string, unknown> {
       ? {}
       : { validate: sortKeys(server.validate) }),
     ...(server.alerts === undefined ? {} : { alerts: alertsDocument(server.alerts) }),
-    pin:
-      server.trustOnFirstUse === true
-        ? TRUST_ON_FIRST_USE
-        : { catalog: server.pin.catalog, tools: sortKeys(server.pin.tools) },
+    pin: server.trustOnFirstUse === true ? TRUST_ON_FIRST_USE : pinDocument(server.pin),
   };
-  if (Object.keys(definitions).length > 0) {
-    const extras = server.extraMembers ?? {};
-    const ordered: Record<string, Record<string, unknown>> = {};
-    for (const key of Object.keys(definitions).sort())
-      ordered[key] = joinDefinition(
-        definitions[key] ?? {},
-        Object.hasOwn(extras, key) ? extras[key] : undefined,
-      );
-    document.definitions = ordered;
-  }
+  const extras = server.extraMembers ?? {};
+  const written: Record<string, Record<string, unknown>> = {};
+  for (const [key, definition] of Object.entries(definitions))
+    written[key] = joinDefinition(definition, Object.hasOwn(extras, key) ? extras[key] : undefined);
+  for (const [key, definition] of Object.entries(server.promptDefinitions ?? {}))
+    written[key] = restrictPrompt(definition);
+  for (const [key, definition] of Object.entries(server.templateDefinitions ?? {}))
+    written[key] = restrictTemplate(definition);
+  if (Object.keys(written).length > 0) document.definitions = sortKeys(written);
+  if (server.instructions !== undefined) document.instructions = server.instructions;
   return document;
+}
+
+/** The `pin` section: tools, then the other surfaces a pin carries (docs/pin-surfaces.md), keys sorted. */
+export function pinDocument(pin: PinConfig): Record<string, unknown> {
+  return {
+    catalog: pin.catalog,
+    tools: sortKeys(pin.tools),
+    ...(pin.prompts === undefined
+      ? {}
+      : { prompts: { catalog: pin.prompts.catalog, items: sortKeys(pin.prompts.items) } }),
+    ...(pin.resourceTemplates === undefined
+      ? {}
+      : {
+          resourceTemplates: {
+            catalog: pin.resourceTemplates.catalog,
+            items: sortKeys(pin.resourceTemplates.items),
+          },
+        }),
+    ...(pin.instructions === undefined ? {} : { instructions: pin.instructions }),
+  };
 }
 
 // A secret read from the environment is written back as the variable's name, never as its value.

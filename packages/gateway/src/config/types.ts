@@ -1,4 +1,4 @@
-import type { RestrictedTool } from '@toolpin/digest';
+import type { RestrictedPrompt, RestrictedTemplate, RestrictedTool } from '@toolpin/digest';
 import type { ExtraMembers } from '../explain/extraMembers.js';
 
 /** What the gateway does when a catalog disagrees with its pin: `enforce` blocks, `monitor` only reports. */
@@ -50,10 +50,27 @@ export interface StdioUpstreamConfig {
 /** Where a pinned server is: a URL, or a command to spawn (told apart by `url` vs `command`). */
 export type UpstreamConfig = HttpUpstreamConfig | StdioUpstreamConfig;
 
-/** The approved catalog: its folded digest and the per-key tool digests it folds. */
+/** The approved listing of a surface other than tools: its folded digest and the per-key digests it folds. */
+export interface SurfacePinConfig {
+  readonly catalog: string;
+  /** Key (`prompt:<name>`, `template:<uriTemplate>`, or the surface's overflow key) -> digest. */
+  readonly items: Readonly<Record<string, string>>;
+}
+
+/**
+ * The approved catalog: its folded digest and the per-key tool digests it folds; optionally the
+ * prompts, the resource templates and the server's instructions (docs/pin-surfaces.md). A surface
+ * absent here is not pinned, so not enforced (a pin file written before issue 14 pins tools only).
+ */
 export interface PinConfig {
   readonly catalog: string;
   readonly tools: Readonly<Record<string, string>>;
+  /** The pinned prompts (`prompts/list`); absent: prompts not pinned. */
+  readonly prompts?: SurfacePinConfig;
+  /** The pinned resource templates (`resources/templates/list`); absent: not pinned. */
+  readonly resourceTemplates?: SurfacePinConfig;
+  /** digestInstructions of the pinned instructions (the digest of none pins their absence); absent: not pinned. */
+  readonly instructions?: string;
 }
 
 /** An alert event a webhook can subscribe to. */
@@ -109,8 +126,14 @@ export interface ServerConfig {
   /** As written (a single action applies to both severities; see config/driftPolicy). */
   readonly onDrift: OnDriftSetting;
   readonly pin: PinConfig;
-  /** Key -> the six hashed members of the pinned definition (explains drift). */
+  /** Key -> the six hashed members of the pinned definition (explains drift). Tool keys only. */
   readonly definitions: Readonly<Record<string, RestrictedTool>>;
+  /** `prompt:` key -> the pinned prompt's hashed members (explains drift); `{}` when none. */
+  readonly promptDefinitions: Readonly<Record<string, RestrictedPrompt>>;
+  /** `template:` key -> the pinned resource template's hashed members; `{}` when none. */
+  readonly templateDefinitions: Readonly<Record<string, RestrictedTemplate>>;
+  /** The pinned text of the server's instructions, when `pin.instructions` pins a text and the file records it. */
+  readonly instructions?: string;
   /**
    * Key -> the other members of the pinned definition, pinned by value; absent for a key whose
    * definition records none (its tools reach clients with the six hashed members only).
@@ -216,6 +239,12 @@ export interface PinFileInput {
   readonly pin: PinConfig;
   /** @default {} */
   readonly definitions?: Readonly<Record<string, RestrictedTool>>;
+  /** Written into `definitions` beside the tools (keys `prompt:`). @default {} */
+  readonly promptDefinitions?: Readonly<Record<string, RestrictedPrompt>>;
+  /** Written into `definitions` beside the tools (keys `template:`). @default {} */
+  readonly templateDefinitions?: Readonly<Record<string, RestrictedTemplate>>;
+  /** The instructions text, written at the top level when present. */
+  readonly instructions?: string;
   /** Written into each key's definition after the six hashed members. @default {} */
   readonly extraMembers?: Readonly<Record<string, ExtraMembers>>;
   /** Written only when `block`. @default 'flag' */

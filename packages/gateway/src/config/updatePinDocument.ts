@@ -1,20 +1,44 @@
-import { restrictTool } from '@toolpin/digest';
+import { restrictPrompt, restrictTemplate, restrictTool } from '@toolpin/digest';
 import { isMap, parseDocument, type Document } from 'yaml';
 import { extraMembersOf, joinDefinition, type PinnedDefinition } from '../explain/extraMembers.js';
-import type { PinConfig } from './types.js';
+import { pinDocument } from './serializePinFile.js';
+import type { PinConfig, SurfacePinConfig } from './types.js';
 import { isObject } from '../wire/isObject.js';
 
-/** What a pin rewrite changes: the whole new pin, and the definitions to set (every member) or drop. */
+/**
+ * What a pin rewrite changes: the new pin, and the definitions to set (every member) or drop, of
+ * any surface (keys `tool:`, `prompt:`, `template:`). `pin.catalog` and `pin.tools` are always
+ * written; `pin.prompts`, `pin.resourceTemplates` and `pin.instructions` are written when present
+ * and left as the file has them when absent (an update never unpins a surface).
+ */
 export interface PinDocumentUpdate {
   readonly pin: PinConfig;
   readonly definitions: {
     readonly set: Readonly<Record<string, PinnedDefinition>>;
     readonly remove: readonly string[];
   };
+  /** The top-level instructions text: a string is written, `null` removes it, absent leaves it. */
+  readonly instructions?: string | null;
 }
 
-function orderMembers(definition: PinnedDefinition): PinnedDefinition {
+// A definition is written in its surface's member order: a prompt or template has its hashed
+// members only, a tool its six and then the members pinned by value.
+function orderMembers(key: string, definition: PinnedDefinition): PinnedDefinition {
+  if (key.startsWith('prompt:')) return restrictPrompt(definition);
+  if (key.startsWith('template:')) return restrictTemplate(definition);
   return joinDefinition(restrictTool(definition), extraMembersOf(definition));
+}
+
+/** The surfaces beside tools an update may carry, each with the path of its map of digests. */
+const SURFACE_SECTIONS = ['prompts', 'resourceTemplates'] as const;
+
+function surfacesOf(pin: PinConfig): [(typeof SURFACE_SECTIONS)[number], SurfacePinConfig][] {
+  return SURFACE_SECTIONS.flatMap((section) => {
+    const surface = pin[section];
+    return surface === undefined
+      ? []
+      : [[section, surface] as [(typeof SURFACE_SECTIONS)[number], SurfacePinConfig]];
+  });
 }
 
 function sorted<T>(record: Readonly<Record<string, T>>): Record<string, T> {
@@ -38,21 +62,33 @@ function mergeTools(
 
 function updateJson(text: string, update: PinDocumentUpdate): string {
   const document = JSON.parse(text) as Record<string, unknown>;
-  const current = isObject(document.pin) && isObject(document.pin.tools) ? document.pin.tools : {};
-  document.pin = { catalog: update.pin.catalog, tools: mergeTools(current, update.pin.tools) };
+  const currentPin = isObject(document.pin) ? document.pin : {};
+  const current = isObject(currentPin.tools) ? currentPin.tools : {};
+  const pin: Record<string, unknown> = isObject(document.pin) ? { ...currentPin } : {};
+  pin.catalog = update.pin.catalog;
+  pin.tools = mergeTools(current, update.pin.tools);
+  for (const [section, surface] of surfacesOf(update.pin)) {
+    const old = isObject(currentPin[section]) ? currentPin[section] : {};
+    const items = isObject(old.items) ? old.items : {};
+    pin[section] = { catalog: surface.catalog, items: mergeTools(items, surface.items) };
+  }
+  if (update.pin.instructions !== undefined) pin.instructions = update.pin.instructions;
+  document.pin = pin;
   const definitions = isObject(document.definitions) ? document.definitions : {};
   for (const key of update.definitions.remove) delete definitions[key];
   for (const [key, definition] of Object.entries(sorted(update.definitions.set)))
-    definitions[key] = orderMembers(definition);
+    definitions[key] = orderMembers(key, definition);
   if (isObject(document.definitions) || Object.keys(definitions).length > 0)
     document.definitions = definitions;
+  if (update.instructions === null) delete document.instructions;
+  else if (update.instructions !== undefined) document.instructions = update.instructions;
   return JSON.stringify(document, null, 2) + '\n';
 }
 
-function updateYamlTools(doc: Document, tools: Readonly<Record<string, string>>): void {
-  const node = doc.getIn(['pin', 'tools'], true);
+function updateYamlTools(doc: Document, tools: Readonly<Record<string, string>>, path: string[]): void {
+  const node = doc.getIn(path, true);
   if (!isMap(node)) {
-    doc.setIn(['pin', 'tools'], doc.createNode(sorted(tools)));
+    doc.setIn(path, doc.createNode(sorted(tools)));
     return;
   }
   const existing = (node.toJSON() ?? {}) as Record<string, unknown>;
@@ -67,18 +103,26 @@ function updateYaml(text: string, update: PinDocumentUpdate): string {
   if (doc.errors.length > 0) throw doc.errors[0];
   if (isMap(doc.get('pin', true))) {
     doc.setIn(['pin', 'catalog'], update.pin.catalog);
-    updateYamlTools(doc, update.pin.tools);
+    updateYamlTools(doc, update.pin.tools, ['pin', 'tools']);
+    for (const [section, surface] of surfacesOf(update.pin)) {
+      if (!isMap(doc.getIn(['pin', section], true))) doc.setIn(['pin', section], doc.createNode({}));
+      doc.setIn(['pin', section, 'catalog'], surface.catalog);
+      updateYamlTools(doc, surface.items, ['pin', section, 'items']);
+    }
+    if (update.pin.instructions !== undefined) doc.setIn(['pin', 'instructions'], update.pin.instructions);
   } else {
     // `pin: trust-on-first-use` (or anything else that is not a mapping) becomes the pin.
-    doc.set('pin', doc.createNode({ catalog: update.pin.catalog, tools: sorted(update.pin.tools) }));
+    doc.set('pin', doc.createNode(pinDocument(update.pin)));
   }
   const { set, remove } = update.definitions;
   if (!isMap(doc.get('definitions', true)) && Object.keys(set).length > 0)
     doc.set('definitions', doc.createNode({}));
   for (const key of remove) if (doc.hasIn(['definitions', key])) doc.deleteIn(['definitions', key]);
   for (const [key, definition] of Object.entries(sorted(set))) {
-    doc.setIn(['definitions', key], doc.createNode(orderMembers(definition)));
+    doc.setIn(['definitions', key], doc.createNode(orderMembers(key, definition)));
   }
+  if (update.instructions === null) doc.delete('instructions');
+  else if (update.instructions !== undefined) doc.set('instructions', update.instructions);
   // No line folding: a pin file is read and diffed by people.
   return doc.toString({ lineWidth: 0 });
 }

@@ -59,11 +59,30 @@ export function judgeAnnotationsChange(pinned: unknown, observed: unknown): Path
   return out;
 }
 
-/** Every judgment of two definitions of one tool, by the pointer where it applies. */
-function judgeHashedMembers(pinned: RestrictedTool, observed: RestrictedTool): PathSeverity[] {
+// A prompt's arguments (docs/pin-surfaces.md): the title and description of each are text the
+// model and the user read.
+function judgeArgumentTexts(pinned: unknown, observed: unknown): PathSeverity[] {
+  if (!Array.isArray(pinned) || !Array.isArray(observed)) return [];
+  const out: PathSeverity[] = [];
+  for (let i = 0; i < Math.min(pinned.length, observed.length); i++) {
+    const before: unknown = pinned[i];
+    const after: unknown = observed[i];
+    if (!isObject(before) || !isObject(after)) continue;
+    for (const member of ['title', 'description'])
+      if (!same(before[member], after[member])) out.push(judged(`/arguments/${i}/${member}`, 'text'));
+  }
+  return out;
+}
+
+/** Every judgment of two definitions of one tool (or prompt, or template), by the pointer where it applies. */
+function judgeHashedMembers(
+  pinned: Readonly<Record<string, unknown>>,
+  observed: Readonly<Record<string, unknown>>,
+): PathSeverity[] {
   const out: PathSeverity[] = [];
   for (const member of ['title', 'description'] as const)
     if (!same(pinned[member], observed[member])) out.push(judged(`/${member}`, 'text'));
+  out.push(...judgeArgumentTexts(pinned.arguments, observed.arguments));
   out.push(...judgeAnnotationsChange(pinned.annotations, observed.annotations));
   for (const member of ['inputSchema', 'outputSchema'] as const)
     out.push(...judgeSchemaChange(pinned[member], observed[member], `/${member}`));
@@ -108,9 +127,9 @@ class JudgmentIndex {
 
 // The judgments that cover a path decide it: high if any is; the rule of the most specific one
 // of that severity. A path no judgment covers is high (never assumed harmless).
-function judgePath(path: string, index: JudgmentIndex): PathSeverity {
+function judgePath(path: string, index: JudgmentIndex, hashed: ReadonlySet<string>): PathSeverity {
   const member = path.split('/')[1]?.replace(/~1/g, '/').replace(/~0/g, '~') ?? '';
-  if (!HASHED.has(member)) return judged(path, 'pinned-by-value');
+  if (!hashed.has(member)) return judged(path, 'pinned-by-value');
   const covering = index.covering(path);
   const high = covering.filter((judgment) => judgment.severity === 'high');
   const deciding = high.length > 0 ? high : covering;
@@ -128,19 +147,22 @@ function judgePath(path: string, index: JudgmentIndex): PathSeverity {
  * accept more (or that the comparison cannot prove accepts less), a hint claiming less risk, any
  * member pinned by value. Low: a schema proven to accept only what the pinned one accepted, a hint
  * claiming more risk. Without both definitions a hashed member's path is high (`unexplained`), and
- * without paths the whole change is high.
+ * without paths the whole change is high. `members` names the hashed members of another surface
+ * (a prompt's, a template's: docs/pin-surfaces.md); a prompt argument's title and description are text.
  * The rules: docs/drift-severity.md.
  */
 export function judgeDriftSeverity(
   pinned: RestrictedTool | undefined,
   observed: RestrictedTool | undefined,
   paths: readonly string[] | undefined,
+  members?: readonly string[],
 ): SeverityJudgment {
+  const hashed = members === undefined ? HASHED : new Set(members);
   if (paths === undefined || paths.length === 0) return { severity: 'high', severities: [] };
   const judgments =
     pinned === undefined || observed === undefined ? [] : judgeHashedMembers(pinned, observed);
   const index = new JudgmentIndex(judgments);
-  const severities = paths.map((path) => judgePath(path, index));
+  const severities = paths.map((path) => judgePath(path, index, hashed));
   // Every high judgment counts, covered by a path or not (fail closed).
   const high = [...severities, ...judgments].some((entry) => entry.severity === 'high');
   return { severity: high ? 'high' : 'low', severities };

@@ -77,13 +77,27 @@ export interface ExplainSide extends CatalogSide {
 // (then the changed path is `/annotations`, not `/annotations/title`).
 const TEXT_POINTERS = ['/title', '/description', '/annotations/title'];
 
+/** Options of {@link explainDrift}: which surface the definitions are of. */
+export interface ExplainOptions {
+  /**
+   * The hashed members of one definition, in order: a prompt's or a resource template's
+   * (docs/pin-surfaces.md). @default a tool's six (HASHED_MEMBERS)
+   */
+  readonly members?: readonly string[];
+}
+
 /** Which members and paths of two definitions of one tool differ, with word diffs of changed texts. */
-export function explainDefinitionChange(pinned: RestrictedTool, observed: RestrictedTool): DefinitionChange {
+export function explainDefinitionChange(
+  pinned: RestrictedTool,
+  observed: RestrictedTool,
+  options: ExplainOptions = {},
+): DefinitionChange {
   // diffCatalogs holds the member and path walk; two one-tool sides with distinct digests ask it
   // to compare just these definitions.
   const change = diffCatalogs(
     { tools: { 'tool:x': 'pinned' }, definitions: { 'tool:x': pinned } },
     { tools: { 'tool:x': 'observed' }, definitions: { 'tool:x': observed } },
+    diffOptions(options),
   ).changed[0];
   const members = change?.members ?? [];
   const paths = change?.paths ?? [];
@@ -103,12 +117,17 @@ function nameOf(side: CatalogSide, key: string): string | null {
   return typeof name === 'string' ? name : null;
 }
 
+function diffOptions(options: ExplainOptions): { members?: readonly string[] } {
+  return options.members === undefined ? {} : { members: options.members };
+}
+
 function explained(
   pinned: RestrictedTool | undefined,
   observed: RestrictedTool | undefined,
+  options: ExplainOptions,
 ): Partial<DefinitionChange> {
   if (pinned === undefined || observed === undefined) return {};
-  return explainDefinitionChange(pinned, observed);
+  return explainDefinitionChange(pinned, observed, options);
 }
 
 function extrasOf(side: ExplainSide, key: string): ExtraMembers | undefined {
@@ -144,16 +163,27 @@ function judged(
   observed: ExplainSide,
   key: string,
   paths: readonly string[] | undefined,
+  options: ExplainOptions,
 ): Pick<ToolDrift, 'severity' | 'severities'> {
-  const judgment = judgeDriftSeverity(definitionOf(pinned, key), definitionOf(observed, key), paths);
+  const judgment = judgeDriftSeverity(
+    definitionOf(pinned, key),
+    definitionOf(observed, key),
+    paths,
+    options.members,
+  );
   if (paths === undefined) return { severity: judgment.severity };
   return { severity: judgment.severity, severities: judgment.severities };
 }
 
-function changedEntries(pinned: ExplainSide, observed: ExplainSide, diff: CatalogDiff): ToolDrift[] {
+function changedEntries(
+  pinned: ExplainSide,
+  observed: ExplainSide,
+  diff: CatalogDiff,
+  options: ExplainOptions,
+): ToolDrift[] {
   const entries: ToolDrift[] = [];
   for (const change of diff.changed) {
-    const hashed = explained(definitionOf(pinned, change.key), definitionOf(observed, change.key));
+    const hashed = explained(definitionOf(pinned, change.key), definitionOf(observed, change.key), options);
     const explanation = joinChanges(
       {
         ...(change.members === undefined ? {} : { members: change.members }),
@@ -169,7 +199,7 @@ function changedEntries(pinned: ExplainSide, observed: ExplainSide, diff: Catalo
       pinned: change.pinned,
       observed: change.observed,
       ...explanation,
-      ...judged(pinned, observed, change.key, explanation.paths),
+      ...judged(pinned, observed, change.key, explanation.paths, options),
     });
   }
   // Same digest, but a member pinned by value differs: drift like any other.
@@ -185,7 +215,7 @@ function changedEntries(pinned: ExplainSide, observed: ExplainSide, diff: Catalo
       pinned: digest,
       observed: digest,
       ...extras,
-      ...judged(pinned, observed, key, extras.paths),
+      ...judged(pinned, observed, key, extras.paths, options),
     });
   }
   return entries.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
@@ -208,16 +238,22 @@ function unpinnedOf(pinned: ExplainSide, observed: ExplainSide, diff: CatalogDif
  * definition), including the members pinned by value, whose change is drift even under an equal
  * digest; a removed and an added key whose definitions are identical but for the name are one
  * `renamed` entry. Served members the pin does not record are listed in `unpinned`, not as drift.
+ * The same for prompts and resource templates with `options.members` (their keys, digests and
+ * definitions in the sides' `tools` and `definitions`).
  */
-export function explainDrift(pinned: ExplainSide, observed: ExplainSide): DriftExplanation {
-  const diff = diffCatalogs(pinned, observed);
+export function explainDrift(
+  pinned: ExplainSide,
+  observed: ExplainSide,
+  options: ExplainOptions = {},
+): DriftExplanation {
+  const diff = diffCatalogs(pinned, observed, diffOptions(options));
   const renames = detectRenames(
     diff.removed.map(({ key }) => ({ key, definition: definitionOf(pinned, key) })),
     diff.added.map(({ key }) => ({ key, definition: definitionOf(observed, key) })),
   );
   const renamedFrom = new Set(renames.map((rename) => rename.from));
   const renamedTo = new Set(renames.map((rename) => rename.to));
-  const drift = changedEntries(pinned, observed, diff);
+  const drift = changedEntries(pinned, observed, diff, options);
   const changedByMembers = drift.length - diff.changed.length;
   for (const { from, to } of renames) {
     drift.push({
@@ -227,7 +263,7 @@ export function explainDrift(pinned: ExplainSide, observed: ExplainSide): DriftE
       pinned: pinned.tools[from] ?? null,
       observed: observed.tools[to] ?? null,
       from: { key: from, tool: nameOf(pinned, from) },
-      ...explained(definitionOf(pinned, from), definitionOf(observed, to)),
+      ...explained(definitionOf(pinned, from), definitionOf(observed, to), options),
       severity: 'high',
     });
   }

@@ -5,7 +5,15 @@ function label(tool: string | null, key: string): string {
   return tool === null ? escapeInvisible(key) : `${escapeInvisible(tool)} (${escapeInvisible(key)})`;
 }
 
-function formatTool(entry: ToolDrift): string[] {
+/** What the entries of an explanation are, for its text: `tool`/`tools` unless told. */
+export interface FormatDriftOptions {
+  /** @default 'tool' */
+  readonly item?: string;
+  /** @default 'tools' */
+  readonly items?: string;
+}
+
+function formatTool(entry: ToolDrift, item: string): string[] {
   const lines: string[] = [];
   if (entry.kind === 'renamed' && entry.from !== undefined) {
     lines.push(
@@ -16,7 +24,9 @@ function formatTool(entry: ToolDrift): string[] {
   }
   if (entry.kind === 'changed') {
     if (entry.members === undefined) {
-      lines.push('  the pin holds no definition of this tool: re-pin with definitions to see what changed');
+      lines.push(
+        `  the pin holds no definition of this ${item}: re-pin with definitions to see what changed`,
+      );
     } else {
       // Members pinned by value are named by the server: escaped like every served text.
       lines.push(`  members: ${entry.members.map(escapeInvisible).join(', ')}`);
@@ -42,12 +52,16 @@ function countOf(explanation: DriftExplanation, kind: ToolDrift['kind']): number
 
 /**
  * The explanation as text for people (CLI output, review before approve): one summary line, then
- * per tool its kind, name, key and severity, changed members and paths (each path's severity and
+ * per tool (prompt, template: `options`) its kind, name, key and severity, changed members and paths (each path's severity and
  * rule), word diffs and digests; then the
  * served members the pin does not record. Names and texts from the server are shown with invisible
  * characters escaped.
  */
-export function formatDriftExplanation(explanation: DriftExplanation): string {
+export function formatDriftExplanation(
+  explanation: DriftExplanation,
+  options: FormatDriftOptions = {},
+): string {
+  const { item = 'tool', items = 'tools' } = options;
   const counts = (['changed', 'renamed', 'added', 'removed'] as const)
     .map((kind) => `${countOf(explanation, kind)} ${kind}`)
     .join(', ');
@@ -55,13 +69,13 @@ export function formatDriftExplanation(explanation: DriftExplanation): string {
   const severities = `severity: ${high} high, ${explanation.drift.length - high} low`;
   const lines = [
     explanation.equal
-      ? `no drift: ${explanation.unchanged} tools match the pin`
+      ? `no drift: ${explanation.unchanged} ${items} match the pin`
       : `drift: ${counts}, ${explanation.unchanged} unchanged (${severities})`,
   ];
   if (explanation.wrongSubject) {
-    lines.push('wrong subject: no observed tool is pinned; this is not the pinned server');
+    lines.push(`wrong subject: no observed ${item} is pinned; this is not the pinned server`);
   }
-  for (const entry of explanation.drift) lines.push(...formatTool(entry));
+  for (const entry of explanation.drift) lines.push(...formatTool(entry, item));
   for (const { key, tool, members } of explanation.unpinned) {
     const names = members.map(escapeInvisible).join(', ');
     lines.push(`not pinned ${label(tool, key)}: ${names} (the gateway strips them; approve to pin them)`);

@@ -9,7 +9,8 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { GatewayError } from '../errors.js';
-import { screenCall } from '../guard/screenCall.js';
+import { isScreened, screenCall } from '../guard/screenCall.js';
+import { surfaceOfListing } from '../policy/pinSurface.js';
 import type { ServerGuard } from '../guard/serverGuard.js';
 import { collectToolPages } from '../state/collectToolPages.js';
 import type { SharedUpstream } from '../transports/sharedUpstream.js';
@@ -73,6 +74,11 @@ function forwardedCapabilities(capabilities: Record<string, unknown> | undefined
   return { ...rest, resources: kept } as ServerCapabilities;
 }
 
+/** The `instructions` option of the server, when there are instructions to deliver. */
+function withInstructions(instructions: string | undefined): { instructions?: string } {
+  return instructions === undefined ? {} : { instructions };
+}
+
 function refusalError(refusal: JsonRpcResponse): ProtocolError {
   const error = refusal.error ?? { code: ErrorCodes.PIN_POLICY_BLOCKED, message: 'toolpin: refused' };
   return new ProtocolError(error.code, error.message, error.data);
@@ -91,18 +97,25 @@ export function createForwardingServer(options: ForwardingServerOptions): Server
   const server = new Server(upstream.serverInfo ?? { name: guard.config.name, version: '0.0.0' }, {
     // The 2025 and 2026 capability shapes agree on what a forwarding server can declare.
     capabilities: forwardedCapabilities(upstream.capabilities),
-    ...(upstream.instructions === undefined ? {} : { instructions: upstream.instructions }),
+    // The upstream's instructions only when the pin lets them through (unchanged, or not pinned).
+    ...withInstructions(guard.deliveredInstructions(sessionKey, upstream.instructions)),
   });
 
   async function forward(request: JSONRPCRequest, ctx: ServerContext): Promise<Record<string, unknown>> {
     const params = request.params as Params;
     guard.alerts.telemetry.onRequest(guard.config.name, request.method);
-    if (request.method === 'tools/call') {
-      const refusal = await screenCall(guard, sessionKey, request.id, params, () =>
-        collectToolPages(
-          (cursor) => upstream.request('tools/list', cursor === undefined ? {} : { cursor }, { timeoutMs }),
-          { maxPages, timeoutMs },
-        ),
+    if (isScreened(guard, request.method)) {
+      const refusal = await screenCall(
+        guard,
+        sessionKey,
+        request.id,
+        params,
+        ({ method, surface }) =>
+          collectToolPages(
+            (cursor) => upstream.request(method, cursor === undefined ? {} : { cursor }, { timeoutMs }),
+            { maxPages, timeoutMs, surface },
+          ),
+        request.method,
       );
       if (refusal !== undefined) throw refusalError(refusal);
     }
@@ -126,7 +139,9 @@ export function createForwardingServer(options: ForwardingServerOptions): Server
       });
     const forwarded = withoutRevisionFields(result);
     if (request.method === 'tools/call') return checkedResult(request.id, forwarded);
-    return request.method === 'tools/list' ? verifiedListing(params, forwarded) : forwarded;
+    return surfaceOfListing(request.method) === undefined
+      ? forwarded
+      : verifiedListing(request.method, params, forwarded);
   }
 
   /** A call's result as the guard decided it (checked against the pinned outputSchema when expected). */
@@ -137,13 +152,19 @@ export function createForwardingServer(options: ForwardingServerOptions): Server
   }
 
   /** The listing the guard verified in place of the upstream's (drifted and unpinned tools filtered). */
-  function verifiedListing(params: Params, result: Record<string, unknown>): Record<string, unknown> {
+  function verifiedListing(
+    method: string,
+    params: Params,
+    result: Record<string, unknown>,
+  ): Record<string, unknown> {
     // The guard recognises a listing by the id it was expected under; this one never goes on a wire.
     const id = `toolpin-${randomUUID()}`;
-    guard.expectList(sessionKey, id, typeof params?.cursor === 'string' ? params.cursor : undefined);
+    guard.expectAnswer(sessionKey, id, method, params);
     const replaced = guard.inspectUpstreamMessage(sessionKey, { jsonrpc: '2.0', id, result }) as
       JsonRpcResponse | undefined;
-    // The guard answers every listing it expected; a listing it did not inspect is not handed out.
+    // A surface the pin does not pin passes as served (not enforced).
+    if (replaced === undefined && method !== 'tools/list') return result;
+    // The guard answers every tools listing it expected; a listing it did not inspect is not handed out.
     if (replaced === undefined)
       throw new ProtocolError(ErrorCodes.PIN_POLICY_BLOCKED, 'toolpin: the listing could not be verified', {
         reason: 'unverifiable',

@@ -1,6 +1,7 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { httpUpstreamOf, parseServerConfig, type ServerConfig } from '../config/index.js';
-import { screenCall } from '../guard/screenCall.js';
+import { isScreened, screenCall } from '../guard/screenCall.js';
+import { SURFACES, surfaceOfUse } from '../policy/pinSurface.js';
 import { ServerGuard, type CatalogRefresh } from '../guard/serverGuard.js';
 import { Alerts } from '../observe/alerts.js';
 import { createLogger, type GatewayLogger } from '../observe/logger.js';
@@ -288,30 +289,32 @@ class PinGuardHandler {
         this.#dropRequestWithoutId(sessionKey, message.method);
         continue;
       }
-      if (isRequest(message) && message.method === 'tools/call') {
+      if (isRequest(message) && isScreened(guard, message.method)) {
         const params = message.params as { name?: unknown } | undefined;
-        // A 2025-era call without a session lists first: an upstream that needs one is answered as
-        // the bridged routes answer (nothing screened, nothing forwarded).
+        const spec = surfaceOfUse(message.method) ?? SURFACES.tools;
+        // A 2025-era request without a session lists first: an upstream that needs one is answered
+        // as the bridged routes answer (nothing screened, nothing forwarded).
         const refresh = await listWithoutSession(
           req.headers,
-          !stateless && typeof params?.name === 'string' && !guard.knowsCatalogFor(sessionKey, params.name),
+          !stateless &&
+            typeof params?.name === 'string' &&
+            !guard.knowsCatalogFor(sessionKey, params.name, spec),
           this.#refreshFor(req, stateless, message.params?._meta, (seen) => (challenge = seen)),
+          spec,
         );
         if (refresh === 'session_required') {
           sessionRequired = true;
           break;
         }
-        const decided = screenCall(guard, sessionKey, message.id, message.params, refresh);
+        const decided = screenCall(guard, sessionKey, message.id, message.params, refresh, message.method);
         // Most calls are decided at once from the session's catalog: no promise to wait for.
         const refusal = decided instanceof Promise ? await decided : decided;
         if (refusal !== undefined) {
           refused.push(refusal);
           continue;
         }
-      } else if (isRequest(message) && message.method === 'tools/list') {
-        const cursor = message.params?.cursor;
-        guard.expectList(sessionKey, message.id, typeof cursor === 'string' ? cursor : undefined);
-      }
+      } else if (isRequest(message))
+        guard.expectAnswer(sessionKey, message.id, message.method, message.params);
       forward.push(message);
     }
     return { forward, refused, challenge, sessionRequired };
@@ -326,8 +329,9 @@ class PinGuardHandler {
   ): CatalogRefresh {
     const upstream = httpUpstreamOf(this.guard.config);
     return captureAuthChallenge(
-      () =>
+      (listing) =>
         fetchToolPages({
+          listing,
           url: upstream.url,
           headers: forwardedCredentials(req.headers, upstream.headers),
           stateless,

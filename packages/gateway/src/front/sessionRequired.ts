@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError } from '../errors.js';
 import type { CatalogRefresh } from '../guard/serverGuard.js';
+import type { SurfaceListing } from '../wire/listedSurfaces.js';
 import { headerValue } from '../wire/httpHeaders.js';
 
 /**
@@ -28,10 +29,11 @@ export async function listWithoutSession(
   headers: IncomingHttpHeaders,
   needsListing: boolean,
   refresh: CatalogRefresh,
+  spec: SurfaceListing,
 ): Promise<CatalogRefresh | 'session_required'> {
   if (!needsListing || headerValue(headers, 'mcp-session-id') !== undefined) return refresh;
   try {
-    const pages = await refresh();
+    const pages = await refresh(spec);
     return () => Promise.resolve(pages);
   } catch (error) {
     if (isSessionRefusal(error)) return 'session_required';

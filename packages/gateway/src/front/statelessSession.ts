@@ -157,10 +157,11 @@ export class StatelessSession {
   /** Change notifications go to the credential's listen streams; the guard learns its catalog is stale. */
   #fromUpstream(method: string, params: Record<string, unknown> | undefined): void {
     const notify = this.#handler.notify;
-    if (method === 'notifications/tools/list_changed') {
+    // A list_changed makes the guard's catalog of that surface stale before the client hears of it.
+    if (method.endsWith('/list_changed'))
       this.#options.guard.inspectUpstreamMessage(this.#sessionKey, { jsonrpc: '2.0', method });
-      notify.toolsChanged();
-    } else if (method === 'notifications/prompts/list_changed') notify.promptsChanged();
+    if (method === 'notifications/tools/list_changed') notify.toolsChanged();
+    else if (method === 'notifications/prompts/list_changed') notify.promptsChanged();
     else if (method === 'notifications/resources/list_changed') notify.resourcesChanged();
     else if (method === 'notifications/resources/updated' && typeof params?.uri === 'string')
       notify.resourceUpdated(params.uri);

@@ -2,16 +2,26 @@ import { sessionLabel } from '../observe/sessionLabel.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../wire/jsonRpc.js';
 import type { CallDecision } from '../policy/decision.js';
+import { SURFACES, surfaceOfUse, type SurfaceSpec } from '../policy/pinSurface.js';
 import type { CatalogRefresh, ServerGuard } from './serverGuard.js';
 
 /**
- * Decides one tools/call with the server's guard and emits its call.blocked / call.flagged alert:
- * the one call screening of every front (the HTTP proxy, the bridge, the SDK-forwarding fronts).
- * Returns the JSON-RPC error to answer the client with, or undefined when the call may go upstream.
- * An allowed call's arguments fit the tool's pinned inputSchema; its result is expected, to be
- * checked against the pinned outputSchema when it comes back (see ServerGuard.expectResult). Most
- * calls are decided at once from the session's catalog (no promise); the others list the upstream
- * first with `refresh` (fetch on miss).
+ * True for the requests the guard screens before they go upstream: tools/call, and prompts/get
+ * when the pin pins prompts. Every front asks this, then {@link screenCall}.
+ */
+export function isScreened(guard: ServerGuard, method: string): boolean {
+  const spec = surfaceOfUse(method);
+  return spec !== undefined && guard.screens(spec);
+}
+
+/**
+ * Decides one tools/call (or prompts/get: `method`) with the server's guard and emits its
+ * call.blocked / call.flagged alert: the one screening of every front (the HTTP proxy, the bridge,
+ * the SDK-forwarding fronts). Returns the JSON-RPC error to answer the client with, or undefined
+ * when the request may go upstream. An allowed call's arguments fit the tool's pinned inputSchema;
+ * its result is expected, to be checked against the pinned outputSchema when it comes back (see
+ * ServerGuard.expectResult). Most requests are decided at once from the session's catalog (no
+ * promise); the others list the upstream first with `refresh` (fetch on miss).
  */
 export function screenCall(
   guard: ServerGuard,
@@ -19,30 +29,33 @@ export function screenCall(
   id: JsonRpcId,
   params: unknown,
   refresh: CatalogRefresh,
+  method = 'tools/call',
 ): JsonRpcResponse | undefined | Promise<JsonRpcResponse | undefined> {
+  const spec = surfaceOfUse(method) ?? SURFACES.tools;
   const name =
     typeof params === 'object' && params !== null ? (params as { name?: unknown }).name : undefined;
   if (typeof name !== 'string')
-    return jsonRpcError(id, ErrorCodes.INVALID_PARAMS, 'Invalid params: tools/call needs a tool name');
+    return jsonRpcError(id, ErrorCodes.INVALID_PARAMS, `Invalid params: ${method} needs a ${spec.item} name`);
   const args = (params as { arguments?: unknown }).arguments;
-  const known = guard.decideKnownCall(sessionKey, name, args);
-  if (known !== undefined) return answerDecision(guard, sessionKey, id, name, known);
+  const known = guard.decideKnownCall(sessionKey, name, args, spec);
+  if (known !== undefined) return answerDecision(guard, sessionKey, id, name, known, spec);
   return guard
-    .decideCall(sessionKey, name, refresh, args)
-    .then((decision) => answerDecision(guard, sessionKey, id, name, decision));
+    .decideCall(sessionKey, name, refresh, args, spec)
+    .then((decision) => answerDecision(guard, sessionKey, id, name, decision, spec));
 }
 
-/** Emits a decided call's alert; the refusal to answer, or undefined when the call may go upstream. */
+/** Emits a decided request's alert; the refusal to answer, or undefined when it may go upstream. */
 function answerDecision(
   guard: ServerGuard,
   sessionKey: string,
   id: JsonRpcId,
   name: string,
   decision: CallDecision,
+  spec: SurfaceSpec,
 ): JsonRpcResponse | undefined {
   const session = sessionLabel(sessionKey);
   if (decision.kind === 'allow') {
-    guard.expectResult(sessionKey, id, name);
+    if (spec.surface === 'tools') guard.expectResult(sessionKey, id, name);
     if (decision.flagged !== undefined)
       guard.alerts.emit({
         event: 'call.flagged',

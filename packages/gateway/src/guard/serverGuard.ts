@@ -1,4 +1,4 @@
-import { foldCatalog } from '@toolpin/digest';
+import { digestInstructions, foldCatalog } from '@toolpin/digest';
 import type { ServerConfig } from '../config/index.js';
 import type { Alerts } from '../observe/alerts.js';
 import type { GatewayLogger } from '../observe/logger.js';
@@ -11,6 +11,19 @@ import type { CallDecision } from '../policy/decision.js';
 import type { PageInspection } from '../policy/inspectToolsPage.js';
 import { decideCall } from '../policy/decideCall.js';
 import { inspectToolsPage } from '../policy/inspectToolsPage.js';
+import type { DriftFinding } from '../policy/driftFinding.js';
+import {
+  SURFACES,
+  carriesInstructions,
+  surfaceOfListing,
+  surfacePin,
+  surfacesChangedBy,
+  type ListedSurface,
+  type SurfaceSpec,
+} from '../policy/pinSurface.js';
+import type { PinView } from '../policy/pinView.js';
+import type { SurfaceListing } from '../wire/listedSurfaces.js';
+import { textChanges } from '../explain/textChanges.js';
 import { UnpinnedMembersNotice } from '../observe/unpinnedMembersNotice.js';
 import type { FetchedPage } from '../state/collectToolPages.js';
 import type { CatalogCompletion, SessionCatalog } from '../state/sessionCatalog.js';
@@ -41,8 +54,11 @@ export interface ServerGuardOptions {
   readonly schemas?: PinnedSchemas;
 }
 
-/** Lists the upstream catalog for a session when the gateway has not seen it (fetch on miss). */
-export type CatalogRefresh = () => Promise<FetchedPage[]>;
+/**
+ * Lists the upstream catalog for a session when the gateway has not seen it (fetch on miss), every
+ * page, with the gateway's own ids: `listing` says which (`tools/list`, `prompts/list`).
+ */
+export type CatalogRefresh = (listing: SurfaceListing) => Promise<FetchedPage[]>;
 
 /** A listing page as #inspectListResult verified it. */
 type InspectedPage = {
@@ -116,9 +132,32 @@ export class ServerGuard {
     return this.#sessions.get(`${this.#config.name}\n${sessionKey}`);
   }
 
-  /** Remembers a tools/list request so its result is recognized on whatever stream it arrives. */
-  expectList(sessionKey: string, id: JsonRpcResponse['id'], cursor: string | undefined): void {
-    this.#state(sessionKey).expectList(idKey(id), { cursor });
+  /**
+   * Remembers a listing request (tools/list, or of another listed surface) so its result is
+   * recognized on whatever stream it arrives.
+   */
+  expectList(
+    sessionKey: string,
+    id: JsonRpcResponse['id'],
+    cursor: string | undefined,
+    surface: ListedSurface = 'tools',
+  ): void {
+    this.#state(sessionKey).expectList(idKey(id), surface === 'tools' ? { cursor } : { cursor, surface });
+  }
+
+  /**
+   * Remembers a client request whose answer the guard inspects: a listing of any pinned surface
+   * (tools/list, prompts/list, resources/templates/list), or an initialize / server/discover (their
+   * result carries the server's instructions). Every front calls this for every request it forwards.
+   */
+  expectAnswer(sessionKey: string, id: JsonRpcId, method: string, params: unknown): void {
+    if (id === null) return;
+    const spec = surfaceOfListing(method);
+    if (spec !== undefined) {
+      const cursor = isObject(params) ? params.cursor : undefined;
+      this.expectList(sessionKey, id, typeof cursor === 'string' ? cursor : undefined, spec.surface);
+    } else if (carriesInstructions(method) && (this.#config as PinView).pin.instructions !== undefined)
+      this.#state(sessionKey).expectList(idKey(id), { cursor: undefined, surface: 'instructions' });
   }
 
   /**
@@ -158,8 +197,11 @@ export class ServerGuard {
    * trusted for the next call, which lists upstream first (fetch on miss).
    */
   distrust(sessionKey: string): void {
-    const catalog = this.#sessions.peek(`${this.#config.name}\n${sessionKey}`)?.catalog;
-    if (catalog !== undefined) catalog.stale = true;
+    const state = this.#sessions.peek(`${this.#config.name}\n${sessionKey}`);
+    for (const surface of Object.keys(SURFACES) as ListedSurface[]) {
+      const catalog = state?.peekCatalog(surface);
+      if (catalog !== undefined) catalog.stale = true;
+    }
   }
 
   /** Forgets a session's state (the session ended). */
@@ -177,9 +219,13 @@ export class ServerGuard {
   }
 
   #inspectMessage(sessionKey: string, message: unknown): { replaced: unknown; page?: InspectedPage } {
-    if (isObject(message) && message.method === 'notifications/tools/list_changed') {
-      const catalog = this.#sessions.peek(`${this.#config.name}\n${sessionKey}`)?.catalog;
-      if (catalog !== undefined) catalog.stale = true;
+    if (isObject(message) && typeof message.method === 'string') {
+      // A list_changed makes that surface's catalog stale: the next decision lists upstream first.
+      const state = this.#sessions.peek(`${this.#config.name}\n${sessionKey}`);
+      for (const surface of surfacesChangedBy(message.method)) {
+        const catalog = state?.peekCatalog(surface);
+        if (catalog !== undefined) catalog.stale = true;
+      }
       return { replaced: undefined };
     }
     if (!isResponse(message)) return { replaced: undefined };
@@ -189,11 +235,22 @@ export class ServerGuard {
     const called = id === undefined || pending !== undefined ? undefined : state.takeCall(id);
     if (message.error !== undefined) return { replaced: undefined };
     if (called !== undefined) return { replaced: this.#checkResult(sessionKey, message, called) };
-    // A result with a tools array is treated as a listing even when its request was not seen
-    // (a stream resumed after a gateway restart): inspecting too much is safe, too little is not.
-    const looksLikeList = isObject(message.result) && Array.isArray(message.result.tools);
-    if (pending === undefined && !looksLikeList) return { replaced: undefined };
-    return this.#inspectListResult(sessionKey, state.catalog, message, pending?.cursor);
+    // A result that looks like a listing (or an initialize result) is inspected even when its
+    // request was not seen (a stream resumed after a gateway restart): inspecting too much is safe,
+    // too little is not.
+    const surface = pending?.surface ?? (pending === undefined ? this.#lookedLike(message.result) : 'tools');
+    if (surface === undefined) return { replaced: undefined };
+    if (surface === 'instructions') return { replaced: this.#inspectInstructions(sessionKey, message) };
+    const catalog = state.catalogOf(surface);
+    return this.#inspectListResult(sessionKey, catalog, message, pending?.cursor, SURFACES[surface]);
+  }
+
+  /** What an answer whose request was not seen looks like it answers, if anything the guard inspects. */
+  #lookedLike(result: unknown): ListedSurface | 'instructions' | undefined {
+    if (!isObject(result)) return undefined;
+    for (const spec of Object.values(SURFACES)) if (Array.isArray(result[spec.member])) return spec.surface;
+    if (isObject(result.serverInfo) && isObject(result.capabilities)) return 'instructions';
+    return undefined;
   }
 
   /**
@@ -235,6 +292,9 @@ export class ServerGuard {
     const state = this.#state(sessionKey);
     // A call's answer is a result to check, whatever text it has: never taken for a listing.
     if (state.awaitsCall(idKey(envelope.id)) && !state.awaitsList(idKey(envelope.id))) return undefined;
+    // Only tools listings are remembered: another surface's answer is inspected in full.
+    const surface = state.pendingList(idKey(envelope.id))?.surface;
+    if (surface !== undefined && surface !== 'tools') return undefined;
     const pending = state.takeList(idKey(envelope.id));
     const first = pending?.cursor === undefined;
     const completion = state.catalog.addPage(config, known.inspection, first, known.last);
@@ -286,24 +346,30 @@ export class ServerGuard {
     catalog: SessionCatalog,
     message: JsonRpcResponse,
     cursor: string | undefined,
+    spec: SurfaceSpec = SURFACES.tools,
   ): { replaced: unknown; page?: InspectedPage } {
     let config = this.#config;
+    // A surface the pin does not pin is not enforced: its listing passes as served.
+    const pin = surfacePin(config, spec.surface);
+    if (pin === undefined) return { replaced: undefined };
     const result = message.result;
-    if (!isObject(result) || !Array.isArray(result.tools)) {
+    const items = isObject(result) ? result[spec.member] : undefined;
+    if (!isObject(result) || !Array.isArray(items)) {
       this.#alerts.emit({
         event: 'catalog.drift',
         server: config.name,
         session: sessionLabel(sessionKey),
+        ...surfaceField(spec.surface),
         mode: config.mode,
         drift: [
           {
             kind: 'unverifiable',
             key: '*',
             tool: null,
-            pinned: config.pin.catalog,
+            pinned: pin.pin.catalog,
             observed: null,
             severity: 'high',
-            problem: 'tools/list result has no tools array',
+            problem: `${spec.method} result has no ${spec.member} array`,
           },
         ],
       });
@@ -312,16 +378,22 @@ export class ServerGuard {
         replaced: jsonRpcError(
           message.id,
           ErrorCodes.PIN_POLICY_BLOCKED,
-          'toolpin blocked the listing: the upstream tools/list result is not valid',
+          `toolpin blocked the listing: the upstream ${spec.method} result is not valid`,
           { reason: 'unverifiable', server: config.name },
         ),
       };
     }
     const last = typeof result.nextCursor !== 'string';
+    if (spec.surface !== 'tools') {
+      const inspection = inspectToolsPage(pin, items, this.#digester, spec);
+      const completion = catalog.addPage(pin, inspection, cursor === undefined, last);
+      if (completion !== undefined) this.#report(sessionKey, catalog, completion, undefined, spec);
+      return { replaced: { ...message, result: { ...result, [spec.member]: inspection.kept } } };
+    }
     // Trust on first use: the listing that completes the first observation becomes the pin first.
-    const trusted = this.#firstUse.observePage(config, sessionKey, result.tools, cursor === undefined, last);
+    const trusted = this.#firstUse.observePage(config, sessionKey, items, cursor === undefined, last);
     if (trusted !== undefined) config = this.#config = trusted;
-    const inspection = inspectToolsPage(config, result.tools, this.#digester);
+    const inspection = inspectToolsPage(config, items, this.#digester);
     this.#unpinned.note(config, inspection.unpinned);
     const completion = catalog.addPage(config, inspection, cursor === undefined, last);
     if (completion !== undefined) this.#report(sessionKey, catalog, completion);
@@ -337,32 +409,108 @@ export class ServerGuard {
     catalog: SessionCatalog,
     completion: CatalogCompletion,
     wholeListing?: VerifiedListing,
+    spec: SurfaceSpec = SURFACES.tools,
   ): void {
     const config = this.#config;
+    const pin = surfacePin(config, spec.surface) ?? config;
     const session = sessionLabel(sessionKey);
     if (completion.findings.length === 0) {
       const entries = (): { key: string; digest: string }[] =>
         [...catalog.tools.values()].map((tool) => ({ key: tool.key, digest: tool.digest ?? '' }));
-      const digest =
-        wholeListing?.catalogDigest ?? foldCatalog(entries(), { profile: config.profile }).digest;
+      const fold = {
+        profile: pin.profile,
+        ...(spec.overflowKey === undefined ? {} : { overflowKey: spec.overflowKey }),
+      };
+      const digest = wholeListing?.catalogDigest ?? foldCatalog(entries(), fold).digest;
       if (wholeListing !== undefined) wholeListing.catalogDigest = digest;
-      this.#alerts.emit({
-        event: 'catalog.verified',
-        server: config.name,
-        session,
-        catalog: digest,
-        tools: completion.toolCount,
-      });
+      this.#alerts.emit(
+        spec.surface === 'tools'
+          ? {
+              event: 'catalog.verified',
+              server: config.name,
+              session,
+              catalog: digest,
+              tools: completion.toolCount,
+            }
+          : {
+              event: 'catalog.verified',
+              surface: spec.surface,
+              server: config.name,
+              session,
+              catalog: digest,
+              items: completion.toolCount,
+            },
+      );
       return;
     }
     this.#alerts.emit({
       event: 'catalog.drift',
       server: config.name,
       session,
+      ...surfaceField(spec.surface),
       mode: config.mode,
       drift: completion.findings,
       ...(completion.findingsOmitted > 0 ? { findingsOmitted: completion.findingsOmitted } : {}),
     });
+  }
+
+  /**
+   * Judges the instructions of an initialize / server/discover result against the pin: when they
+   * differ (or are not pinned while the pin pins their absence), the result reaches the client
+   * without them (enforce) and `catalog.drift` names the change. Undefined: pass it unchanged.
+   */
+  #inspectInstructions(sessionKey: string, message: JsonRpcResponse): unknown {
+    const result = message.result;
+    if (!isObject(result)) return undefined;
+    const observed = typeof result.instructions === 'string' ? result.instructions : undefined;
+    const delivered = this.#judgeInstructions(sessionKey, observed);
+    if (delivered === observed || !('instructions' in result)) return undefined;
+    const { instructions: _dropped, ...rest } = result;
+    return { ...message, result: rest };
+  }
+
+  /**
+   * The instructions a front that speaks for the upstream itself (the bridged 2026-07-28 fronts,
+   * front/forwardingServer.ts) may hand its client: the upstream's own when they are pinned and
+   * unchanged (or not pinned at all), else none. Judged (and reported) once per session and pin.
+   */
+  deliveredInstructions(sessionKey: string, observed: string | undefined): string | undefined {
+    const state = this.#state(sessionKey);
+    const seen = state.instructions;
+    if (seen !== undefined && seen.under === this.#config && seen.observed === observed)
+      return seen.delivered;
+    const delivered = this.#judgeInstructions(sessionKey, observed);
+    state.instructions = { under: this.#config, observed, delivered };
+    return delivered;
+  }
+
+  /** The instructions to deliver (the observed ones, or none when they drifted), with the catalog event. */
+  #judgeInstructions(sessionKey: string, observed: string | undefined): string | undefined {
+    const config: PinView = this.#config;
+    const pinned = config.pin.instructions;
+    if (pinned === undefined) return observed;
+    const digest = digestInstructions(observed);
+    const session = sessionLabel(sessionKey);
+    if (digest === pinned) {
+      this.#alerts.emit({
+        event: 'catalog.verified',
+        surface: 'instructions',
+        server: config.name,
+        session,
+        catalog: digest,
+        items: observed === undefined ? 0 : 1,
+      });
+      return observed;
+    }
+    this.#alerts.emit({
+      event: 'catalog.drift',
+      server: config.name,
+      session,
+      surface: 'instructions',
+      mode: config.mode,
+      drift: [instructionsFinding(config, pinned, observed, digest)],
+    });
+    return config.mode === 'monitor' ? observed : undefined;
   }
 
   /**
@@ -412,12 +560,13 @@ export class ServerGuard {
     toolName: string,
     refresh: CatalogRefresh,
     args?: unknown,
+    spec: SurfaceSpec = SURFACES.tools,
   ): Promise<CallDecision> {
-    const known = this.decideKnownCall(sessionKey, toolName, args);
+    const known = this.decideKnownCall(sessionKey, toolName, args, spec);
     if (known !== undefined) return known;
-    const catalog = this.#state(sessionKey).catalog;
+    const catalog = this.#state(sessionKey).catalogOf(spec.surface);
     try {
-      await this.#refresh(sessionKey, catalog, refresh);
+      await this.#refresh(sessionKey, catalog, refresh, spec);
     } catch (error) {
       this.#logger.warn(
         {
@@ -433,43 +582,64 @@ export class ServerGuard {
         'fetch on miss failed',
       );
       catalog.stale = true;
-      return decideCall(this.#config, undefined, toolName);
+      return decideCall(this.#pinOf(spec), undefined, toolName, spec);
     }
-    return this.#checkArguments(decideCall(this.#config, catalog, toolName), toolName, args);
+    return this.#decideOn(catalog, toolName, args, spec);
+  }
+
+  /** The pin a request of this surface is decided under (only surfaces with a pin are screened). */
+  #pinOf(spec: SurfaceSpec): PinView {
+    return surfacePin(this.#config, spec.surface) ?? this.#config;
+  }
+
+  #decideOn(catalog: SessionCatalog, name: string, args: unknown, spec: SurfaceSpec): CallDecision {
+    const decision = decideCall(this.#pinOf(spec), catalog, name, spec);
+    return spec.surface === 'tools' ? this.#checkArguments(decision, name, args) : decision;
+  }
+
+  /** True when requests using this surface's items are screened: tools always, others when pinned. */
+  screens(spec: SurfaceSpec): boolean {
+    return surfacePin(this.#config, spec.surface) !== undefined;
   }
 
   /**
    * Decides a tools/call when the session's catalog can decide it as it is; undefined when the
    * catalog must be listed upstream first (decideCall does that).
    */
-  decideKnownCall(sessionKey: string, toolName: string, args?: unknown): CallDecision | undefined {
-    return this.knowsCatalogFor(sessionKey, toolName)
-      ? this.#checkArguments(
-          decideCall(this.#config, this.#state(sessionKey).catalog, toolName),
-          toolName,
-          args,
-        )
+  decideKnownCall(
+    sessionKey: string,
+    toolName: string,
+    args?: unknown,
+    spec: SurfaceSpec = SURFACES.tools,
+  ): CallDecision | undefined {
+    return this.knowsCatalogFor(sessionKey, toolName, spec)
+      ? this.#decideOn(this.#state(sessionKey).catalogOf(spec.surface), toolName, args, spec)
       : undefined;
   }
 
-  /** True when a call of `toolName` can be decided from the session's catalog as it is (no listing first). */
-  knowsCatalogFor(sessionKey: string, toolName: string): boolean {
-    const catalog = this.#state(sessionKey).catalog;
+  /** True when a request naming `name` can be decided from the session's catalog as it is (no listing first). */
+  knowsCatalogFor(sessionKey: string, name: string, spec: SurfaceSpec = SURFACES.tools): boolean {
+    const catalog = this.#state(sessionKey).catalogOf(spec.surface);
     return (
       catalog.usable &&
-      catalog.judgedUnder === this.#config &&
+      catalog.judgedUnder === this.#pinOf(spec) &&
       !this.#sessions.needsRevalidation(catalog) &&
-      (catalog.complete || catalog.tools.has(toolName))
+      (catalog.complete || catalog.tools.has(name))
     );
   }
 
-  async #refresh(sessionKey: string, catalog: SessionCatalog, refresh: CatalogRefresh): Promise<void> {
+  async #refresh(
+    sessionKey: string,
+    catalog: SessionCatalog,
+    refresh: CatalogRefresh,
+    spec: SurfaceSpec,
+  ): Promise<void> {
     catalog.refreshing ??= (async () => {
       try {
-        const pages = await reportContact(this.#alerts.telemetry, this.#config.name, refresh);
+        const pages = await reportContact(this.#alerts.telemetry, this.#config.name, () => refresh(spec));
         for (const page of pages) {
           const message: JsonRpcResponse = { jsonrpc: '2.0', id: null, result: page.result };
-          const { replaced } = this.#inspectListResult(sessionKey, catalog, message, page.cursor);
+          const { replaced } = this.#inspectListResult(sessionKey, catalog, message, page.cursor, spec);
           if (isResponse(replaced) && replaced.error !== undefined) throw new Error(replaced.error.message);
         }
       } finally {
@@ -478,4 +648,34 @@ export class ServerGuard {
     })();
     await catalog.refreshing;
   }
+}
+
+/** The `surface` member of a catalog event: absent for tools (their events are as they were). */
+function surfaceField(surface: ListedSurface): { surface?: 'prompts' | 'resourceTemplates' } {
+  return surface === 'tools' ? {} : { surface };
+}
+
+/** The finding of instructions that differ from the pinned ones, explained when the pin holds their text. */
+function instructionsFinding(
+  pin: PinView,
+  pinned: string,
+  observed: string | undefined,
+  digest: string,
+): DriftFinding {
+  const base = { key: 'instructions', tool: null, pinned, observed: digest, severity: 'high' as const };
+  // The digest of no instructions is pinned: the server now sends some.
+  if (pinned === digestInstructions(undefined)) return { kind: 'added', ...base };
+  // As a removed tool: nothing reaches the client that was not reviewed.
+  if (observed === undefined) return { kind: 'removed', ...base, severity: 'low' };
+  const text =
+    pin.instructions === undefined
+      ? []
+      : textChanges({ instructions: pin.instructions }, { instructions: observed }, ['/instructions']);
+  return {
+    kind: 'changed',
+    ...base,
+    members: ['instructions'],
+    paths: ['/instructions'],
+    ...(text.length > 0 ? { text } : {}),
+  };
 }

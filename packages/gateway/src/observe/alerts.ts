@@ -1,5 +1,9 @@
 import type { DenyData } from '../policy/decision.js';
 import type { DriftFinding } from '../policy/driftFinding.js';
+import type { PinnedSurface } from '../policy/pinSurface.js';
+
+/** A pinned surface besides tools, as alert events name it (`surface`; absent on the tools' events). */
+export type OtherSurface = Exclude<PinnedSurface, 'tools'>;
 import type { GatewayLogger } from './logger.js';
 import { noTelemetry, type GatewayTelemetry } from './telemetry.js';
 
@@ -7,9 +11,22 @@ import { noTelemetry, type GatewayTelemetry } from './telemetry.js';
 export type AlertEvent =
   | { event: 'catalog.verified'; server: string; session: string; catalog: string | null; tools: number }
   | {
+      event: 'catalog.verified';
+      /** The surface observed: prompts, resource templates, instructions. */
+      surface: OtherSurface;
+      server: string;
+      session: string;
+      /** The surface's catalog digest (the instructions' digest). */
+      catalog: string | null;
+      /** How many items were listed (instructions: 1 when the server sent some, else 0). */
+      items: number;
+    }
+  | {
       event: 'catalog.drift';
       server: string;
       session: string;
+      /** The surface that drifted; absent for tools. */
+      surface?: OtherSurface;
       mode: string;
       /** At most 200 findings (MAX_DRIFT_FINDINGS): the pin's own tools first. */
       drift: readonly DriftFinding[];

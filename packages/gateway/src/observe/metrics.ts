@@ -50,6 +50,11 @@ const KNOWN_METHODS = new Set([
   'notifications/tasks/status',
 ]);
 
+/** The `surface` label of a catalog event: `tools` unless the event names another surface. */
+function surfaceOf(event: AlertEvent): string {
+  return 'surface' in event && event.surface !== undefined ? event.surface : 'tools';
+}
+
 function statusClass(contact: UpstreamContact): string {
   return contact.status === undefined ? 'error' : `${Math.floor(contact.status / 100)}xx`;
 }
@@ -64,8 +69,8 @@ export class GatewayMetrics {
   readonly registry = new Registry();
   readonly #requests: Counter<'server' | 'method'>;
   readonly #calls: Counter<'server' | 'decision' | 'reason'>;
-  readonly #catalogs: Counter<'server' | 'result'>;
-  readonly #drift: Counter<'server' | 'kind' | 'severity'>;
+  readonly #catalogs: Counter<'server' | 'result' | 'surface'>;
+  readonly #drift: Counter<'server' | 'kind' | 'severity' | 'surface'>;
   readonly #latency: Histogram<'server' | 'via' | 'status'>;
   readonly #webhooks: Counter<'webhook' | 'outcome'>;
 
@@ -79,20 +84,20 @@ export class GatewayMetrics {
     });
     this.#calls = new Counter({
       name: 'toolpin_calls_total',
-      help: 'tools/call decisions by server, decision (allowed, blocked, flagged) and reason (none when allowed)',
+      help: 'tools/call and prompts/get decisions by server, decision (allowed, blocked, flagged) and reason (none when allowed)',
       labelNames: ['server', 'decision', 'reason'],
       registers,
     });
     this.#catalogs = new Counter({
       name: 'toolpin_catalogs_total',
-      help: 'Completed tools/list observations by server and result (verified, drift)',
-      labelNames: ['server', 'result'],
+      help: 'Completed observations by server, result (verified, drift) and surface (tools, prompts, resourceTemplates, instructions)',
+      labelNames: ['server', 'result', 'surface'],
       registers,
     });
     this.#drift = new Counter({
       name: 'toolpin_drift_events_total',
-      help: 'Drift findings by server, kind (changed, added, removed, wrong_subject, unverifiable) and severity (high, low)',
-      labelNames: ['server', 'kind', 'severity'],
+      help: 'Drift findings by server, kind (changed, added, removed, wrong_subject, unverifiable), severity (high, low) and surface',
+      labelNames: ['server', 'kind', 'severity', 'surface'],
       registers,
     });
     this.#latency = new Histogram({
@@ -161,13 +166,15 @@ export class GatewayMetrics {
         });
         return;
       case 'catalog.verified':
-        this.#catalogs.inc({ server: event.server, result: 'verified' });
+        this.#catalogs.inc({ server: event.server, result: 'verified', surface: surfaceOf(event) });
         return;
-      case 'catalog.drift':
-        this.#catalogs.inc({ server: event.server, result: 'drift' });
+      case 'catalog.drift': {
+        const surface = surfaceOf(event);
+        this.#catalogs.inc({ server: event.server, result: 'drift', surface });
         for (const finding of event.drift)
-          this.#drift.inc({ server: event.server, kind: finding.kind, severity: finding.severity });
+          this.#drift.inc({ server: event.server, kind: finding.kind, severity: finding.severity, surface });
         return;
+      }
     }
   }
 
@@ -176,7 +183,7 @@ export class GatewayMetrics {
     this.#requests.inc({ server, method: KNOWN_METHODS.has(method) ? method : 'other' });
   }
 
-  /** Counts one allowed tools/call. */
+  /** Counts one allowed tools/call or prompts/get. */
   recordAllowedCall(server: string): void {
     this.#calls.inc({ server, decision: 'allowed', reason: 'none' });
   }

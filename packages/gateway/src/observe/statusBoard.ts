@@ -2,7 +2,8 @@ import { foldCatalog } from '@toolpin/digest';
 import { describeUpstream, type OnDriftSetting, type ServerConfig } from '../config/index.js';
 import type { DriftSeverity, PathSeverity } from '../explain/driftSeverity.js';
 import type { DriftFinding } from '../policy/driftFinding.js';
-import type { AlertEvent } from './alerts.js';
+import type { PinView } from '../policy/pinView.js';
+import type { AlertEvent, OtherSurface } from './alerts.js';
 import type { UpstreamContact } from './telemetry.js';
 
 /** Where a tool stands in the last observed catalog of its server (`unobserved`: no listing seen yet). */
@@ -56,6 +57,23 @@ export interface DriftStatus {
   readonly findingsOmitted?: number;
 }
 
+/**
+ * A pinned surface besides tools in `GET /status` (prompts, resource templates, instructions):
+ * what the pin holds, the last observation from any session, and the findings of the last drift.
+ */
+export interface SurfaceStatus {
+  /** The surface's catalog digest (the instructions' digest) and how many items it pins. */
+  readonly pinned: { readonly catalog: string; readonly items: number };
+  readonly observed: {
+    readonly at: string;
+    readonly session: string;
+    readonly result: 'verified' | 'drift';
+    /** The observed catalog digest when verified (null after drift). */
+    readonly catalog: string | null;
+  } | null;
+  readonly lastDrift: DriftStatus | null;
+}
+
 /** One server in `GET /status`. */
 export interface ServerStatus {
   readonly name: string;
@@ -70,9 +88,12 @@ export interface ServerStatus {
   readonly tools: readonly ToolStatus[];
   readonly lastDrift: DriftStatus | null;
   readonly lastContact: ContactStatus | null;
+  /** The surfaces the pin pins besides tools; a surface it does not pin is absent (not enforced). */
+  readonly surfaces: Partial<Record<OtherSurface, SurfaceStatus>>;
 }
 
 interface Entry {
+  surfaces?: Partial<Record<OtherSurface, { observed?: SurfaceStatus['observed']; lastDrift?: DriftStatus }>>;
   observed?: ObservedCatalog;
   /** What the per-tool states derive from; derived when /status is read, not on every listing. */
   toolsSource?: {
@@ -177,6 +198,19 @@ export class StatusBoard {
     if (pin === undefined) return;
     const entry = this.#entry(event.server);
     const at = new Date().toISOString();
+    if ('surface' in event && event.surface !== undefined) {
+      const surfaces = (entry.surfaces ??= {});
+      const record = (surfaces[event.surface] ??= {});
+      const drift = event.event === 'catalog.drift';
+      record.observed = {
+        at,
+        session: event.session,
+        result: drift ? 'drift' : 'verified',
+        catalog: drift ? null : event.catalog,
+      };
+      if (drift) record.lastDrift = { at, session: event.session, mode: event.mode, findings: event.drift };
+      return;
+    }
     const findings = event.event === 'catalog.drift' ? event.drift : [];
     const omitted = event.event === 'catalog.drift' && (event.findingsOmitted ?? 0) > 0;
     const catalog =
@@ -240,8 +274,34 @@ export class StatusBoard {
             : toolsFromFindings(entry.toolsSource.pin, entry.toolsSource.findings, entry.toolsSource.omitted),
         lastDrift: entry.lastDrift ?? null,
         lastContact: entry.lastContact ?? null,
+        surfaces: surfacesOf(server, entry),
       });
     }
     return out;
   }
+}
+
+/** The status of each surface the server's pin pins besides tools. */
+function surfacesOf(server: ServerConfig, entry: Entry): ServerStatus['surfaces'] {
+  const pin: PinView = server;
+  const out: Partial<Record<OtherSurface, SurfaceStatus>> = {};
+  const seen = (surface: OtherSurface): Pick<SurfaceStatus, 'observed' | 'lastDrift'> => ({
+    observed: entry.surfaces?.[surface]?.observed ?? null,
+    lastDrift: entry.surfaces?.[surface]?.lastDrift ?? null,
+  });
+  for (const surface of ['prompts', 'resourceTemplates'] as const) {
+    const section = pin.pin[surface];
+    if (section !== undefined)
+      out[surface] = {
+        pinned: { catalog: section.catalog, items: Object.keys(section.items).length },
+        ...seen(surface),
+      };
+  }
+  const instructions = pin.pin.instructions;
+  if (instructions !== undefined)
+    out.instructions = {
+      pinned: { catalog: instructions, items: pin.instructions === undefined ? 0 : 1 },
+      ...seen('instructions'),
+    };
+  return out;
 }

@@ -1,4 +1,3 @@
-import { encodeToolKey } from '@toolpin/digest';
 import { driftActionFor } from '../config/driftPolicy.js';
 import type { DriftSeverity } from '../explain/driftSeverity.js';
 import type { CatalogView } from './catalogView.js';
@@ -7,6 +6,7 @@ import type { CallDecision, DenyData, DenyReason } from './decision.js';
 import { judgeTool } from './inspectToolsPage.js';
 import { recordedMembers, recordedMembersMatch } from './pinnedMembers.js';
 import type { PinView } from './pinView.js';
+import { SURFACES, type SurfaceSpec } from './pinSurface.js';
 import { refusalMessage, type RefusalContext } from './refusalMessage.js';
 
 /** A refusal for `reason` (a flag instead in monitor mode); its sentence: policy/refusalMessage.ts. */
@@ -45,33 +45,41 @@ function membersOf(catalog: CatalogView, key: string): RefusalContext {
 }
 
 /**
- * Decides one tools/call from the catalog the session was served (after a refetch when needed).
- * Allowed only when the definition seen under that name has exactly the pinned digest, or (flagged)
- * when its drift is low and `onDrift.low` is `flag`.
+ * Decides one tools/call (or, with `spec`, one prompts/get: the same rules over the session's
+ * prompts and the pinned ones) from the catalog the session was served (after a refetch when
+ * needed). Allowed only when the definition seen under that name has exactly the pinned digest,
+ * or (flagged) when its drift is low and `onDrift.low` is `flag`.
  */
-export function decideCall(pin: PinView, catalog: CatalogView | undefined, toolName: string): CallDecision {
-  const key = encodeToolKey(toolName);
+export function decideCall(
+  pin: PinView,
+  catalog: CatalogView | undefined,
+  name: string,
+  spec: SurfaceSpec = SURFACES.tools,
+): CallDecision {
+  const { drifted, notPinned } = spec.use ?? { drifted: 'tool_drifted', notPinned: 'tool_not_pinned' };
+  const key = spec.encodeKey(name);
   const pinned = pin.pin.tools[key] ?? null;
-  const subject = { tool: toolName, key, pinned };
+  const subject =
+    spec.surface === 'tools' ? { tool: name, key, pinned } : { tool: null, prompt: name, key, pinned };
   if (catalog === undefined || !catalog.usable)
     return refuse(pin, 'catalog_unavailable', { ...subject, observed: null });
   if (catalog.wrongSubject) return refuse(pin, 'wrong_subject', { ...subject, observed: null });
-  const tool = catalog.tools.get(toolName);
+  const tool = catalog.tools.get(name);
   if (tool === undefined) {
-    return refuse(pin, pinned === null ? 'tool_not_pinned' : 'unverifiable', { ...subject, observed: null });
+    return refuse(pin, pinned === null ? notPinned : 'unverifiable', { ...subject, observed: null });
   }
   const observed = tool.digest ?? null;
   const verdict = judgeTool(pin, tool);
-  if (verdict === 'added') return refuse(pin, 'tool_not_pinned', { ...subject, observed });
+  if (verdict === 'added') return refuse(pin, notPinned, { ...subject, observed });
   if (verdict === 'changed') {
     const severity = driftSeverityOf(pin, catalog, tool);
     const data = { ...subject, observed, severity };
     if (severity === 'low' && driftActionFor(pin.onDrift, 'low') === 'flag' && !blocksServer(pin, catalog))
-      return { kind: 'allow', flagged: { reason: 'tool_drifted', server: pin.name, ...data } };
-    return refuse(pin, 'tool_drifted', data, membersOf(catalog, tool.key));
+      return { kind: 'allow', flagged: { reason: drifted, server: pin.name, ...data } };
+    return refuse(pin, drifted, data, membersOf(catalog, tool.key));
   }
   if (verdict === 'unverifiable') return refuse(pin, 'unverifiable', { ...subject, observed });
   if (blocksServer(pin, catalog))
-    return refuse(pin, 'tool_drifted', { ...subject, observed }, { serverBlocked: true });
+    return refuse(pin, drifted, { ...subject, observed }, { serverBlocked: true });
   return { kind: 'allow' };
 }

@@ -5,6 +5,8 @@ import type { SchemaProblem } from './schemaProblems.js';
 export type DenyReason =
   | 'tool_drifted'
   | 'tool_not_pinned'
+  | 'prompt_drifted'
+  | 'prompt_not_pinned'
   | 'wrong_subject'
   | 'unverifiable'
   | 'catalog_unavailable'
@@ -15,7 +17,10 @@ export type DenyReason =
 export interface DenyData {
   readonly reason: DenyReason;
   readonly server: string;
+  /** The tool called; null for a request that names no tool (a prompts/get names `prompt`). */
   readonly tool: string | null;
+  /** For `prompt_drifted`, `prompt_not_pinned` and the general reasons of a prompts/get: the prompt asked for. */
+  readonly prompt?: string;
   readonly key: string | null;
   readonly pinned: string | null;
   readonly observed: string | null;
@@ -25,7 +30,7 @@ export interface DenyData {
   readonly problems?: readonly SchemaProblem[];
 }
 
-/** The policy's answer for one tools/call: a value, never an exception. */
+/** The policy's answer for one tools/call or prompts/get: a value, never an exception. */
 export type CallDecision =
   | { readonly kind: 'allow'; readonly flagged?: DenyData }
   | { readonly kind: 'deny'; readonly message: string; readonly data: DenyData };

@@ -1,4 +1,3 @@
-import { restrictTool } from '@toolpin/digest';
 import { driftActionFor } from '../config/driftPolicy.js';
 import { judgeDriftSeverity } from '../explain/driftSeverity.js';
 import { explainDefinitionChange, joinChanges } from '../explain/explainDrift.js';
@@ -7,6 +6,7 @@ import type { ToolVerdict } from './decision.js';
 import { findingIdentity, type DriftFinding } from './driftFinding.js';
 import { clientDefinition, recordedMembers, recordedMembersMatch } from './pinnedMembers.js';
 import type { PinView } from './pinView.js';
+import { SURFACES, type SurfaceSpec } from './pinSurface.js';
 import type { ToolObservation } from './toolObservation.js';
 import type { ToolObserver } from './toolObserver.js';
 
@@ -59,24 +59,30 @@ function markAmbiguousNames(observed: ToolObservation[]): ToolObservation[] {
   );
 }
 
+/** The explanation options of a surface: its hashed members (a tool's by default). */
+function members(spec: SurfaceSpec): { members?: readonly string[] } {
+  return spec.members === undefined ? {} : { members: spec.members };
+}
+
 function explainChange(
   pin: PinView,
   tool: ToolObservation,
   definition: unknown,
+  spec: SurfaceSpec,
 ): Pick<DriftFinding, 'members' | 'paths' | 'text' | 'severity' | 'severities'> {
   const pinnedDefinition = pin.definitions[tool.key];
   // Nothing to compare with: the drift cannot be shown harmless.
   if (pinnedDefinition === undefined || tool.digest === undefined) return { severity: 'high' };
-  const observed = restrictTool(definition as Record<string, unknown>);
+  const observed = spec.restrict(definition as Record<string, unknown>) as typeof pinnedDefinition;
   const hashed =
     pin.pin.tools[tool.key] === tool.digest
       ? { members: [], paths: [], text: [] }
-      : explainDefinitionChange(pinnedDefinition, observed);
+      : explainDefinitionChange(pinnedDefinition, observed, members(spec));
   const recorded = recordedMembers(pin, tool.key);
   const extras = recorded === undefined ? undefined : explainExtraMembers(recorded, tool.extras);
   const change = joinChanges(hashed, extras);
   const paths = change.paths ?? [];
-  const judgment = judgeDriftSeverity(pinnedDefinition, observed, paths);
+  const judgment = judgeDriftSeverity(pinnedDefinition, observed, paths, spec.members);
   return {
     members: change.members ?? [],
     paths,
@@ -91,16 +97,19 @@ function findingFor(
   tool: ToolObservation,
   verdict: ToolVerdict,
   definition: unknown,
+  spec: SurfaceSpec,
 ): DriftFinding {
   const pinned = pin.pin.tools[tool.key] ?? null;
   const base = { key: tool.key, tool: tool.name ?? null, pinned, observed: tool.digest ?? null };
-  if (verdict === 'changed') return { kind: 'changed', ...base, ...explainChange(pin, tool, definition) };
+  if (verdict === 'changed')
+    return { kind: 'changed', ...base, ...explainChange(pin, tool, definition, spec) };
   if (verdict === 'added') return { kind: 'added', ...base, severity: 'high' };
   return { kind: 'unverifiable', ...base, severity: 'high', problem: tool.problem ?? 'no digest' };
 }
 
 /**
- * Digests one page of tools, judges each against the pin, and filters it in enforce mode: a
+ * Digests one page of tools (or, with `spec`, of another listed surface's items, under that
+ * surface's pin: see policy/pinSurface.ts), judges each against the pin, and filters it in enforce mode: a
  * verified tool is sent with only the members its pin covers (the six hashed ones and those
  * recorded by value); any other member is stripped and reported in `unpinned`. A changed tool whose
  * drift is low is served the same way (as served, stripped) when `onDrift.low` is `flag`, and still
@@ -110,8 +119,15 @@ export function inspectToolsPage(
   pin: PinView,
   tools: readonly unknown[],
   observer: ToolObserver,
+  spec: SurfaceSpec = SURFACES.tools,
 ): PageInspection {
-  const observed = markAmbiguousNames(tools.map((tool) => observer.observe(tool, pin.profile)));
+  const observed = markAmbiguousNames(
+    tools.map((tool) =>
+      spec.surface === 'tools'
+        ? observer.observe(tool, pin.profile)
+        : observer.observe(tool, pin.profile, spec),
+    ),
+  );
   const kept: unknown[] = [];
   const findings: DriftFinding[] = [];
   const reported = new Map<string, DriftFinding>();
@@ -130,7 +146,7 @@ export function inspectToolsPage(
       });
       let finding = reported.get(identity);
       if (finding === undefined) {
-        finding = findingFor(pin, tool, verdict, definition);
+        finding = findingFor(pin, tool, verdict, definition, spec);
         reported.set(identity, finding);
         findings.push(finding);
       }
@@ -140,6 +156,12 @@ export function inspectToolsPage(
         if (pin.mode === 'monitor') kept.push(definition);
         return;
       }
+    }
+    // A verified prompt or template reaches the client with its hashed members only (what the
+    // digest verified), however it was served; in monitor mode as served.
+    if (spec.surface !== 'tools') {
+      kept.push(pin.mode === 'monitor' ? definition : spec.restrict(definition as Record<string, unknown>));
+      return;
     }
     // A verified tool, or a low drift served flagged, has a digest, so it is an object. A low
     // drift's recorded members are served unchanged (a change to them is high).

@@ -20,6 +20,9 @@ const MEMBER_WORDS: Readonly<Record<string, string>> = {
   icons: 'icons',
   execution: 'execution settings',
   _meta: '_meta',
+  arguments: 'arguments',
+  uriTemplate: 'URI template',
+  mimeType: 'MIME type',
 };
 
 /**
@@ -54,26 +57,32 @@ function changedMembers(members: readonly string[] | undefined): string {
  * `error.data.reason`; this text may change (docs/boundary.md#error-codes).
  */
 export function refusalMessage(pin: PinView, data: DenyData, context: RefusalContext = {}): string {
-  const tool = quoteName(data.tool ?? '(unnamed)');
+  // A prompts/get names its prompt (data.prompt); a tools/call its tool.
+  const prompt = data.prompt;
+  const item = prompt === undefined ? 'tool' : 'prompt';
+  const named = prompt ?? data.tool ?? '(unnamed)';
+  const subject = prompt === undefined ? quoteName(named) : `the prompt ${quoteName(named)}`;
   const file = pin.file === undefined ? 'the pin file' : shellWord(pin.file);
   const review = (what: string): string => `run \`toolpin approve ${file}${what}\` to review`;
-  const approveTool = review(` --tool ${shellWord(data.tool ?? '')}`);
+  const approveItem = review(` --${item} ${shellWord(prompt ?? data.tool ?? '')}`);
   switch (data.reason) {
     case 'tool_drifted':
+    case 'prompt_drifted':
       if (context.serverBlocked === true)
-        return `toolpin blocked ${tool}: the tools of ${pin.name} changed since they were approved, and its pin blocks the whole server on drift; ${review('')}.`;
-      return `toolpin blocked ${tool}: its ${changedMembers(context.members)} changed since it was approved; ${approveTool}.`;
+        return `toolpin blocked ${subject}: the ${item}s of ${pin.name} changed since they were approved, and its pin blocks the whole server on drift; ${review('')}.`;
+      return `toolpin blocked ${subject}: its ${changedMembers(context.members)} changed since it was approved; ${approveItem}.`;
     case 'tool_not_pinned':
-      return `toolpin blocked ${tool}: it is not one of the tools approved for ${pin.name}; ${approveTool}.`;
+    case 'prompt_not_pinned':
+      return `toolpin blocked ${subject}: it is not one of the ${item}s approved for ${pin.name}; ${approveItem}.`;
     case 'wrong_subject':
-      return `toolpin blocked ${tool}: the server answering as ${pin.name} shares no tool with its pin, so it is not the approved server; check the upstream in ${file}.`;
+      return `toolpin blocked ${subject}: the server answering as ${pin.name} shares no ${item} with its pin, so it is not the approved server; check the upstream in ${file}.`;
     case 'unverifiable':
-      return `toolpin blocked ${tool}: it could not verify the definition of this tool (as served, or its pinned schema); ${approveTool}.`;
+      return `toolpin blocked ${subject}: it could not verify the definition of this ${item} (as served, or its pinned schema); ${approveItem}.`;
     case 'catalog_unavailable':
-      return `toolpin blocked ${tool}: it could not get the tool list of ${pin.name} to check the call against the pin; try again later.`;
+      return `toolpin blocked ${subject}: it could not get the ${item} list of ${pin.name} to check the request against the pin; try again later.`;
     case 'arguments_invalid':
-      return `toolpin blocked ${tool}: the call's arguments do not fit the inputSchema approved for it; correct them and call again.`;
+      return `toolpin blocked ${subject}: the call's arguments do not fit the inputSchema approved for it; correct them and call again.`;
     case 'output_invalid':
-      return `toolpin blocked the result of ${tool}: its structuredContent does not fit the outputSchema approved for it.`;
+      return `toolpin blocked the result of ${subject}: its structuredContent does not fit the outputSchema approved for it.`;
   }
 }

@@ -1,5 +1,6 @@
 import { GatewayError } from '../errors.js';
 import { ListingBudget, type ListingLimits, type PageBudget } from './listingBudget.js';
+import { SURFACE_LISTINGS } from '../wire/listedSurfaces.js';
 
 /** One page of a listing: the cursor it was asked with and the raw result. */
 export interface FetchedPage {
@@ -24,7 +25,7 @@ export function catalogUnavailable(
 /**
  * Follows nextCursor from the first page to the last: the pages of one whole listing, each with
  * the cursor it was asked with. The one page loop of the gateway and the CLI, whatever carries its
- * requests. Bounded as a whole: more than `limits.maxPages` pages, or a cursor the server already
+ * requests and whatever is listed (`limits.surface`: tools, prompts, resource templates). Bounded as a whole: more than `limits.maxPages` pages, or a cursor the server already
  * gave (a listing that would never end), is GW_CATALOG_UNAVAILABLE (`data: {stage: 'list', pages}`),
  * and so are its bytes and time together past `limits.maxBytes` / `limits.timeoutMs` (see
  * ListingBudget: `data.bound`). A partial listing is never returned; a page that fails rejects
@@ -42,7 +43,7 @@ export async function collectToolPages(
     do {
       if (pages.length >= limits.maxPages)
         throw catalogUnavailable(
-          `the upstream listed more than ${limits.maxPages} pages of tools; the listing is incomplete`,
+          `the upstream listed more than ${limits.maxPages} pages of ${SURFACE_LISTINGS[limits.surface ?? 'tools'].items}; the listing is incomplete`,
           { stage: 'list', pages: pages.length, bound: 'pages' },
         );
       const asked = cursor;

@@ -6,6 +6,7 @@ import { exceedsJsonDepth } from '../wire/jsonDepth.js';
 import { isResponse, messageProblem, type JsonRpcResponse } from '../wire/jsonRpc.js';
 import { isUtf8Charset, mcpBodyKind, parseMediaType } from '../wire/mediaType.js';
 import { listingMeta } from '../wire/mcpEra.js';
+import { SURFACE_LISTINGS, type SurfaceListing } from '../wire/listedSurfaces.js';
 import { readBounded } from '../wire/readBounded.js';
 import { DEFAULT_MAX_PAGES, DEFAULT_MAX_UPSTREAM_BYTES } from '../defaults.js';
 import type { PageBudget } from './listingBudget.js';
@@ -26,10 +27,12 @@ export interface FetchToolPagesOptions {
   readonly maxPages?: number;
   /** Bound on one page's answer (all pages together: {@link MAX_LISTING_BYTES}). @default 64 MiB */
   readonly maxBytes?: number;
+  /** The listing: tools, prompts, resource templates. @default tools */
+  readonly listing?: SurfaceListing;
 }
 
 /** The gateway's own request's answer, validated; undefined when the text holds none. */
-function answerIn(text: string, id: string): JsonRpcResponse | undefined {
+function answerIn(text: string, id: string, method: string): JsonRpcResponse | undefined {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -40,9 +43,9 @@ function answerIn(text: string, id: string): JsonRpcResponse | undefined {
     if (isResponse(message) && message.id === id) {
       const problem = messageProblem(message);
       if (problem !== undefined)
-        throw catalogUnavailable(`the upstream's answer to tools/list is not valid JSON-RPC (${problem})`);
+        throw catalogUnavailable(`the upstream's answer to ${method} is not valid JSON-RPC (${problem})`);
       if (exceedsJsonDepth(message))
-        throw catalogUnavailable(`the upstream's answer to tools/list is nested too deep`);
+        throw catalogUnavailable(`the upstream's answer to ${method} is nested too deep`);
       return message;
     }
   }
@@ -59,6 +62,7 @@ async function readAnswer(
   sse: boolean,
   maxBytes: number,
   budget: PageBudget,
+  method: string,
 ): Promise<JsonRpcResponse | undefined> {
   if (response.body === null) return undefined;
   let found: JsonRpcResponse | undefined;
@@ -66,7 +70,7 @@ async function readAnswer(
   const parser = createParser({
     maxBufferSize: maxBytes,
     onEvent: (event) => {
-      if (found === undefined && event.data !== '') found = answerIn(event.data, id);
+      if (found === undefined && event.data !== '') found = answerIn(event.data, id, method);
     },
   });
   const decoder = new TextDecoder();
@@ -78,8 +82,8 @@ async function readAnswer(
     return found !== undefined;
   });
   if (end === 'too_large')
-    throw catalogUnavailable(`the upstream's answer to tools/list exceeds ${maxBytes} bytes`);
-  return sse ? found : answerIn(json + decoder.decode(), id);
+    throw catalogUnavailable(`the upstream's answer to ${method} exceeds ${maxBytes} bytes`);
+  return sse ? found : answerIn(json + decoder.decode(), id, method);
 }
 
 async function requestPage(
@@ -90,6 +94,7 @@ async function requestPage(
   // The gateway's own ids are UUIDs under a prefix no client uses, so they never collide with a
   // client's ids in the same session.
   const id = `toolpin-${randomUUID()}`;
+  const method = (options.listing ?? SURFACE_LISTINGS.tools).method;
   const params: Record<string, unknown> = {};
   if (cursor !== undefined) params.cursor = cursor;
   if (options.meta !== undefined) params._meta = listingMeta(options.meta);
@@ -98,25 +103,25 @@ async function requestPage(
     accept: 'application/json, text/event-stream',
     'content-type': 'application/json',
   };
-  if (options.stateless) headers['mcp-method'] = 'tools/list';
+  if (options.stateless) headers['mcp-method'] = method;
   let response: Response;
   try {
     response = await fetch(options.url, {
       method: 'POST',
       headers,
-      body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list', params }),
+      body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
       // The listing's deadline, not the page's: it also ends the reading of the body.
       signal: budget.signal ?? AbortSignal.timeout(options.timeoutMs),
       // A redirect would take the gateway's request (and the client's credentials) elsewhere.
       redirect: 'manual',
     });
   } catch (error) {
-    throw catalogUnavailable(`tools/list to the upstream failed: ${(error as Error).message}`, {}, error);
+    throw catalogUnavailable(`${method} to the upstream failed: ${(error as Error).message}`, {}, error);
   }
   if (response.status >= 300 && response.status < 400) {
     await response.body?.cancel().catch(() => undefined);
     throw catalogUnavailable(
-      `tools/list to the upstream answered HTTP ${response.status}; redirects are not followed`,
+      `${method} to the upstream answered HTTP ${response.status}; redirects are not followed`,
     );
   }
   if (!response.ok) {
@@ -124,7 +129,7 @@ async function requestPage(
     // The status and challenge travel with the error: a 401/403 refuses the client's credential,
     // and the client must see the challenge to re-authenticate (front/authChallenge.ts).
     const challenge = response.headers.get('www-authenticate');
-    throw catalogUnavailable(`tools/list to the upstream answered HTTP ${response.status}`, {
+    throw catalogUnavailable(`${method} to the upstream answered HTTP ${response.status}`, {
       status: response.status,
       ...(challenge === null ? {} : { wwwAuthenticate: challenge }),
     });
@@ -134,7 +139,7 @@ async function requestPage(
   if (kind === 'other') {
     await response.body?.cancel().catch(() => undefined);
     throw catalogUnavailable(
-      `tools/list to the upstream answered with media type ${response.headers.get('content-type') ?? '(none)'}`,
+      `${method} to the upstream answered with media type ${response.headers.get('content-type') ?? '(none)'}`,
     );
   }
   let message: JsonRpcResponse | undefined;
@@ -145,14 +150,15 @@ async function requestPage(
       kind === 'sse',
       options.maxBytes ?? DEFAULT_MAX_UPSTREAM_BYTES,
       budget,
+      method,
     );
   } catch (error) {
     if (error instanceof GatewayError) throw error;
-    throw catalogUnavailable(`tools/list response could not be read: ${(error as Error).message}`, {}, error);
+    throw catalogUnavailable(`${method} response could not be read: ${(error as Error).message}`, {}, error);
   }
-  if (message === undefined) throw catalogUnavailable('the upstream sent no response to tools/list');
+  if (message === undefined) throw catalogUnavailable(`the upstream sent no response to ${method}`);
   if (message.error !== undefined)
-    throw catalogUnavailable(`the upstream refused tools/list: ${message.error.message}`);
+    throw catalogUnavailable(`the upstream refused ${method}: ${message.error.message}`);
   return message.result;
 }
 
@@ -164,5 +170,6 @@ export async function fetchToolPages(options: FetchToolPagesOptions): Promise<Fe
   return collectToolPages((cursor, budget) => requestPage(options, cursor, budget), {
     maxPages: options.maxPages ?? DEFAULT_MAX_PAGES,
     timeoutMs: options.timeoutMs,
+    surface: options.listing?.surface ?? 'tools',
   });
 }

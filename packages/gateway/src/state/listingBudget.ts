@@ -1,5 +1,6 @@
 import { DEFAULT_MAX_UPSTREAM_BYTES } from '../defaults.js';
 import { GatewayError } from '../errors.js';
+import { SURFACE_LISTINGS, type ListedSurface } from '../wire/listedSurfaces.js';
 
 /** Bound on the bytes of one listing's answers, all pages together (the bound of one answer). */
 export const MAX_LISTING_BYTES = DEFAULT_MAX_UPSTREAM_BYTES;
@@ -11,6 +12,8 @@ export interface ListingLimits {
   readonly maxBytes?: number;
   /** Time for every page together, in ms. @default none beyond each page's own */
   readonly timeoutMs?: number;
+  /** What is listed (its method and items name the listing in errors). @default 'tools' */
+  readonly surface?: ListedSurface;
 }
 
 /** What one page request may still use of its listing's bounds. */
@@ -35,6 +38,7 @@ function exceeded(message: string, data: Record<string, unknown>): GatewayError 
  */
 export class ListingBudget {
   readonly #maxBytes: number;
+  readonly #method: string;
   #bytes = 0;
   #counted = false;
   #pages = 0;
@@ -45,11 +49,13 @@ export class ListingBudget {
 
   constructor(limits: Omit<ListingLimits, 'maxPages'>) {
     this.#maxBytes = limits.maxBytes ?? MAX_LISTING_BYTES;
+    const method = SURFACE_LISTINGS[limits.surface ?? 'tools'].method;
+    this.#method = method;
     const { timeoutMs } = limits;
     if (timeoutMs === undefined) return;
     this.#expired = new Promise<never>((_resolve, reject) => {
       this.#timer = setTimeout(() => {
-        this.#timedOut = exceeded(`the upstream's tools/list took longer than ${timeoutMs} ms in all`, {
+        this.#timedOut = exceeded(`the upstream's ${method} took longer than ${timeoutMs} ms in all`, {
           bound: 'time',
           pages: this.#pages,
         });
@@ -91,7 +97,7 @@ export class ListingBudget {
     this.#counted = true;
     this.#bytes += bytes;
     if (this.#bytes > this.#maxBytes)
-      throw exceeded(`the upstream's tools/list pages exceed ${this.#maxBytes} bytes in all`, {
+      throw exceeded(`the upstream's ${this.#method} pages exceed ${this.#maxBytes} bytes in all`, {
         bound: 'bytes',
         pages: this.#pages + 1,
       });

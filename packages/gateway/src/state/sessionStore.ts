@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import type { ListedSurface } from '../policy/pinSurface.js';
 import { SessionCatalog } from './sessionCatalog.js';
 
 /** Options of {@link SessionStore}. */
@@ -14,15 +15,48 @@ export interface SessionStoreOptions {
 /** The tool of a result whose id several calls to different tools share. */
 export const AMBIGUOUS_CALL: unique symbol = Symbol('ambiguous call');
 
-/** A tools/list request awaiting its result: which page it asked for. */
+/**
+ * A listing request awaiting its result: which page it asked for, of which surface (absent: tools);
+ * or (`surface: 'instructions'`) an initialize / server/discover whose result carries instructions.
+ */
 export interface PendingList {
   readonly cursor: string | undefined;
+  readonly surface?: ListedSurface | 'instructions';
+}
+
+/** What the session was told of the server's instructions, under which pin (see ServerGuard.deliveredInstructions). */
+export interface InstructionsSeen {
+  readonly under: object;
+  readonly observed: string | undefined;
+  readonly delivered: string | undefined;
 }
 
 /** Everything the gateway remembers of one session: bounded, and rebuildable on demand. */
 export class SessionState {
+  /** The tools the session was served. */
   readonly catalog = new SessionCatalog();
-  /** tools/list requests by id key, so their results are found on any stream of the session. */
+  /** The prompts and resource templates the session was served (made when first listed). */
+  readonly #catalogs = new Map<ListedSurface, SessionCatalog>();
+  /** The instructions last judged for this session (the bridged 2026-07-28 fronts judge once per pin). */
+  instructions: InstructionsSeen | undefined;
+
+  /** The catalog of one listed surface (tools: {@link catalog}). */
+  catalogOf(surface: ListedSurface): SessionCatalog {
+    if (surface === 'tools') return this.catalog;
+    let catalog = this.#catalogs.get(surface);
+    if (catalog === undefined) {
+      catalog = new SessionCatalog();
+      this.#catalogs.set(surface, catalog);
+    }
+    return catalog;
+  }
+
+  /** The catalog of one listed surface if the session has one. */
+  peekCatalog(surface: ListedSurface): SessionCatalog | undefined {
+    return surface === 'tools' ? this.catalog : this.#catalogs.get(surface);
+  }
+
+  /** Listing requests by id key, so their results are found on any stream of the session. */
   readonly #pendingLists = new Map<string, PendingList>();
   /** tools/call requests whose result is checked against a pinned outputSchema: id key -> tool name. */
   readonly #pendingCalls = new Map<string, { tool: string | typeof AMBIGUOUS_CALL; count: number }>();
@@ -65,6 +99,11 @@ export class SessionState {
       if (oldest !== undefined) this.#pendingCalls.delete(oldest);
     }
     this.#pendingCalls.set(idKey, { tool: toolName, count: 1 });
+  }
+
+  /** The pending listing request with this id, left pending. */
+  pendingList(idKey: string): PendingList | undefined {
+    return this.#pendingLists.get(idKey);
   }
 
   /** True while a tools/list with this id awaits its result. */

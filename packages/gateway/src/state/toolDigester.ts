@@ -3,6 +3,7 @@ import { DigestError, digestTool, encodeToolKey } from '@toolpin/digest';
 import { extraMembersOf } from '../explain/extraMembers.js';
 import type { ToolObservation } from '../policy/toolObservation.js';
 import type { ToolObserver } from '../policy/toolObserver.js';
+import type { SurfaceSpec } from '../policy/pinSurface.js';
 
 /** Options of {@link ToolDigester}. */
 export interface ToolDigesterOptions {
@@ -30,10 +31,16 @@ export class ToolDigester implements ToolObserver {
     });
   }
 
-  /** The observation of one definition under one profile label. */
-  observe(tool: unknown, profile: string): ToolObservation {
+  /**
+   * The observation of one definition under one profile label: a tool, or with `spec` an item of
+   * another listed surface (named by its `spec.nameMember`, digested by its own profile).
+   */
+  observe(tool: unknown, profile: string, spec?: SurfaceSpec): ToolObservation {
+    const encodeKey = spec?.encodeKey ?? encodeToolKey;
+    const nameMember = spec?.nameMember ?? 'name';
     if (typeof tool !== 'object' || tool === null || Array.isArray(tool)) {
-      return { name: undefined, key: encodeToolKey(undefined), problem: 'tool definition is not an object' };
+      const noun = spec?.item ?? 'tool';
+      return { name: undefined, key: encodeKey(undefined), problem: `${noun} definition is not an object` };
     }
     let text: string;
     try {
@@ -41,17 +48,20 @@ export class ToolDigester implements ToolObserver {
     } catch (error) {
       // Nested beyond the stack: no digest (the digest itself stops at MAX_CANONICAL_DEPTH).
       if (!(error instanceof RangeError)) throw error;
-      const name = (tool as { name?: unknown }).name;
+      const name = (tool as Record<string, unknown>)[nameMember];
       return {
         name: typeof name === 'string' ? name : undefined,
-        key: encodeToolKey(name),
+        key: encodeKey(name),
         problem: 'the definition is nested too deeply to digest',
       };
     }
-    const cacheKey = `${profile}\n${text}`;
+    const cacheKey = spec === undefined ? `${profile}\n${text}` : `${spec.surface}\n${profile}\n${text}`;
     const cached = this.#cache.get(cacheKey);
     if (cached !== undefined) return cached;
-    const observation = digestObservation(tool as Record<string, unknown>, profile);
+    const observation =
+      spec === undefined
+        ? digestObservation(tool as Record<string, unknown>, profile)
+        : itemObservation(tool as Record<string, unknown>, profile, spec);
     this.#cache.set(cacheKey, observation);
     return observation;
   }
@@ -68,6 +78,18 @@ function digestObservation(tool: Record<string, unknown>, profile: string): Tool
     return Object.freeze(
       extras === undefined ? { name, key, digest } : { name, key, digest, extras: Object.freeze(extras) },
     );
+  } catch (error) {
+    if (!(error instanceof DigestError)) throw error;
+    return Object.freeze({ name, key, problem: error.message });
+  }
+}
+
+function itemObservation(item: Record<string, unknown>, profile: string, spec: SurfaceSpec): ToolObservation {
+  const value = item[spec.nameMember];
+  const name = typeof value === 'string' ? value : undefined;
+  const key = spec.encodeKey(value);
+  try {
+    return Object.freeze({ name, key, digest: spec.digest(item, profile) });
   } catch (error) {
     if (!(error instanceof DigestError)) throw error;
     return Object.freeze({ name, key, problem: error.message });

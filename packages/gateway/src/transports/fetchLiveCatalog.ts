@@ -4,7 +4,8 @@ import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayError } from '../errors.js';
 import { classifyAttemptFailure, describeError, type AttemptFailure } from './classifyAttemptFailure.js';
 import { catalogUnavailable } from '../state/collectToolPages.js';
-import { listWithV1, listWithV2, type ListingContext } from './listWithClients.js';
+import { listWithV1, listWithV2, type Listing, type ListingContext } from './listWithClients.js';
+import type { ListedSurface } from '../wire/listedSurfaces.js';
 import { openStdioChild, type StdioLaunch } from './openUpstream.js';
 import { redactUrl, redactUrlsInText } from '../wire/redactUrl.js';
 import { DEFAULT_MAX_PAGES, DEFAULT_TIMEOUT_MS } from '../defaults.js';
@@ -41,10 +42,12 @@ export interface LiveCatalogOptions {
   readonly maxPages?: number;
   /** A relative stdio `cwd` is resolved against this folder (the pin file's). */
   readonly baseDir?: string;
+  /** Surfaces listed besides tools (every page), each only when the server offers it. @default [] */
+  readonly surfaces?: readonly Exclude<ListedSurface, 'tools'>[];
 }
 
-/** A whole catalog, every page of it, as the server listed it (raw tool values). */
-export interface LiveCatalog {
+/** A whole catalog, every page of it, as the server listed it (raw values), with its instructions and the other surfaces asked for. */
+export interface LiveCatalog extends Listing {
   readonly tools: unknown[];
   readonly pages: number;
   /** The protocol revision spoken, when the client reports it. */
@@ -158,8 +161,9 @@ async function listOverStdio(target: StdioLaunch, context: Context): Promise<Liv
 }
 
 /**
- * Lists a server's whole catalog as a real MCP client: initialize, then every tools/list page,
- * following nextCursor. A URL is tried in this order, each step only when the one before could not
+ * Lists a server's whole catalog as a real MCP client: initialize (its instructions kept), then
+ * every tools/list page, following nextCursor, then every page of each surface of
+ * `options.surfaces` the server's capabilities offer. A URL is tried in this order, each step only when the one before could not
  * connect: (1) Streamable HTTP with the SDK v1 client (2025 initialize); (2) the SDK v2 client,
  * which negotiates 2026-07-28; (3) with transport `auto` only, and only when (1) was answered HTTP
  * 400, 404 or 405, the 2024-11-05 HTTP+SSE transport (GET, `endpoint` event), the fallback the MCP
@@ -177,6 +181,7 @@ export async function fetchLiveCatalog(
     timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     maxPages: options.maxPages ?? DEFAULT_MAX_PAGES,
     baseDir: options.baseDir,
+    ...(options.surfaces === undefined ? {} : { surfaces: options.surfaces }),
   };
   return 'command' in target
     ? listOverStdio(target, context)

@@ -7,7 +7,8 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
-import { listAllPages, pageSchema } from './listAllPages.js';
+import { listAllPages, listRequest, pageSchemaOf, type ListPage } from './listAllPages.js';
+import { SURFACE_LISTINGS, type ListedSurface } from '../wire/listedSurfaces.js';
 import { CLIENT_INFO } from '../defaults.js';
 
 /** What one listing client needs besides its transport. */
@@ -15,6 +16,14 @@ export interface ListingContext {
   readonly capabilities: ClientCapabilities | undefined;
   readonly timeout: number;
   readonly maxPages: number;
+  /** Surfaces listed besides tools, each only when the server's capabilities offer it. @default [] */
+  readonly surfaces?: readonly Exclude<ListedSurface, 'tools'>[];
+}
+
+/** Every page of one surface other than tools, as the server listed it (raw values). */
+export interface SurfaceItems {
+  readonly items: unknown[];
+  readonly pages: number;
 }
 
 /** A whole catalog as one client listed it. */
@@ -22,11 +31,33 @@ export interface Listing {
   readonly tools: unknown[];
   readonly pages: number;
   readonly protocolVersion: string | undefined;
+  /** The `instructions` of the server's initialize result (undefined: it sent none). */
+  readonly instructions: string | undefined;
+  /** The surfaces asked for that the server offers (capability `prompts`, `resources`), listed whole. */
+  readonly surfaces: Partial<Record<Exclude<ListedSurface, 'tools'>, SurfaceItems>>;
+  /** The surfaces asked for that the server's capabilities do not offer (not listed). */
+  readonly notOffered: readonly Exclude<ListedSurface, 'tools'>[];
 }
 
-/** The tools/list request for one page. */
-function toolsListRequest(cursor: string | undefined): { method: 'tools/list'; params: { cursor?: string } } {
-  return { method: 'tools/list', params: cursor === undefined ? {} : { cursor } };
+type PageRequest = (surface: ListedSurface, cursor: string | undefined) => Promise<ListPage>;
+
+/** Lists tools, then every other surface asked for that the server offers, through the one page loop each. */
+async function listEverything(
+  request: PageRequest,
+  offered: Readonly<Record<string, unknown>> | undefined,
+  context: ListingContext,
+): Promise<Omit<Listing, 'protocolVersion' | 'instructions'>> {
+  const tools = await listAllPages((cursor) => request('tools', cursor), context.maxPages);
+  const surfaces: Listing['surfaces'] = {};
+  const notOffered: Exclude<ListedSurface, 'tools'>[] = [];
+  for (const surface of context.surfaces ?? []) {
+    if (offered?.[SURFACE_LISTINGS[surface].capability] === undefined) {
+      notOffered.push(surface);
+      continue;
+    }
+    surfaces[surface] = await listAllPages((cursor) => request(surface, cursor), context.maxPages, surface);
+  }
+  return { tools: tools.items, pages: tools.pages, surfaces, notOffered };
 }
 
 // SSEClientTransport.start() waits for the `endpoint` event with no timeout of its own (connect's
@@ -48,19 +79,22 @@ async function connectWithin(client: Client, transport: SSEClientTransport, time
 
 /** Lists with the SDK v1 client over one transport (Streamable HTTP, HTTP+SSE, or a stdio child), closing it whatever happens. */
 export async function listWithV1(transport: Transport, context: ListingContext): Promise<Listing> {
-  const { capabilities, timeout, maxPages } = context;
+  const { capabilities, timeout } = context;
   const client = new Client({ ...CLIENT_INFO }, capabilities === undefined ? {} : { capabilities });
   try {
     if (transport instanceof SSEClientTransport) await connectWithin(client, transport, timeout);
     else await client.connect(transport, { timeout });
-    const listed = await listAllPages(
-      (cursor) => client.request(toolsListRequest(cursor), pageSchema, { timeout }),
-      maxPages,
+    const listed = await listEverything(
+      (surface, cursor) =>
+        client.request(listRequest(surface, cursor) as never, pageSchemaOf(surface), { timeout }),
+      client.getServerCapabilities(),
+      context,
     );
     return {
       ...listed,
       protocolVersion:
         transport instanceof StreamableHTTPClientTransport ? transport.protocolVersion : undefined,
+      instructions: client.getInstructions(),
     };
   } finally {
     // End the session upstream (DELETE) rather than leave it to expire; a failed connect is closed
@@ -77,7 +111,7 @@ export async function listWithV2(
   target: { readonly url: string; readonly headers: Readonly<Record<string, string>> },
   context: ListingContext,
 ): Promise<Listing> {
-  const { capabilities, timeout, maxPages } = context;
+  const { capabilities, timeout } = context;
   const client = new ClientV2(
     { ...CLIENT_INFO },
     {
@@ -92,13 +126,16 @@ export async function listWithV2(
       }),
       { timeout },
     );
-    const listed = await listAllPages(
-      (cursor) => client.request(toolsListRequest(cursor), pageSchema, { timeout }),
-      maxPages,
+    const listed = await listEverything(
+      (surface, cursor) =>
+        client.request(listRequest(surface, cursor) as never, pageSchemaOf(surface), { timeout }),
+      client.getServerCapabilities() as Readonly<Record<string, unknown>> | undefined,
+      context,
     );
     return {
       ...listed,
       protocolVersion: client.getNegotiatedProtocolVersion(),
+      instructions: client.getInstructions(),
     };
   } finally {
     await client.close().catch(() => undefined);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayError } from '../errors.js';
-import { screenCall } from '../guard/screenCall.js';
+import { isScreened, screenCall } from '../guard/screenCall.js';
 import type { ServerGuard } from '../guard/serverGuard.js';
 import type { ClientNotices } from '../observe/clientNotices.js';
 import { errorSummary } from '../observe/errorSummary.js';
@@ -14,6 +14,7 @@ import { ErrorCodes } from '../wire/errorCodes.js';
 import { isObject } from '../wire/isObject.js';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../wire/jsonDepth.js';
 import { listingMeta } from '../wire/mcpEra.js';
+import type { SurfaceListing } from '../wire/listedSurfaces.js';
 import {
   idKey,
   isRequest,
@@ -171,9 +172,14 @@ export class MessageBridge {
     if (isRequest(message)) {
       this.#timedOut.delete(idKey(message.id));
       this.#envelope = envelopeOf(message.params?._meta) ?? this.#envelope;
-      if (message.method === 'tools/call') {
-        const refusal = await screenCall(guard, sessionKey, message.id, message.params, () =>
-          this.#listUpstream(),
+      if (isScreened(guard, message.method)) {
+        const refusal = await screenCall(
+          guard,
+          sessionKey,
+          message.id,
+          message.params,
+          (listing) => this.#listUpstream(listing),
+          message.method,
         );
         if (refusal !== undefined) {
           this.#toClient(refusal);
@@ -190,10 +196,7 @@ export class MessageBridge {
           );
           return;
         }
-      } else if (message.method === 'tools/list') {
-        const cursor = message.params?.cursor;
-        guard.expectList(sessionKey, message.id, typeof cursor === 'string' ? cursor : undefined);
-      }
+      } else guard.expectAnswer(sessionKey, message.id, message.method, message.params);
       const meta = message.params?._meta as { progressToken?: unknown } | undefined;
       this.#inFlight.set(idKey(message.id), {
         id: message.id,
@@ -456,10 +459,11 @@ export class MessageBridge {
     return this.#options.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS;
   }
 
-  #listUpstream(): Promise<FetchedPage[]> {
+  #listUpstream({ method, surface }: SurfaceListing): Promise<FetchedPage[]> {
     const limits = {
       maxPages: this.#options.maxPages ?? DEFAULT_MAX_PAGES,
       timeoutMs: this.#options.timeoutMs,
+      surface,
     };
     return collectToolPages(async (cursor) => {
       // The gateway's ids are UUIDs under a prefix no client uses: they never collide with the client's.
@@ -474,12 +478,12 @@ export class MessageBridge {
         ...(cursor === undefined ? {} : { cursor }),
         ...(this.#envelope === undefined ? {} : { _meta: this.#envelope }),
       };
-      await this.#options.upstream.transport.send({ jsonrpc: '2.0', id, method: 'tools/list', params });
+      await this.#options.upstream.transport.send({ jsonrpc: '2.0', id, method, params });
       const reply = await answer;
       if (reply.error !== undefined)
         throw new GatewayError(
           'GW_CATALOG_UNAVAILABLE',
-          `the upstream refused tools/list: ${reply.error.message}`,
+          `the upstream refused ${method}: ${reply.error.message}`,
         );
       return reply.result;
     }, limits);

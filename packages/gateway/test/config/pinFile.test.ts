@@ -68,6 +68,9 @@ describe('loading a pin file', () => {
       onDrift: 'filter',
       pin: { catalog: CATALOG, tools: TOOL_DIGESTS },
       definitions: { 'tool:echo': TOOLS[0], 'tool:add': TOOLS[1] },
+      // A tools-only pin pins no other surface: no pin.prompts, pin.resourceTemplates, pin.instructions.
+      promptDefinitions: {},
+      templateDefinitions: {},
       extraMembers: {},
       onBadOutput: 'flag',
       validate: {},

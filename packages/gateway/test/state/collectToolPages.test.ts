@@ -71,7 +71,7 @@ describe('collectToolPages, the one page loop', () => {
 describe('listAllPages over the one loop', () => {
   it('joins the tools of every page', async () => {
     const server = pagedServer({ '': { tools: ['a', 'b'], nextCursor: 'n' }, n: { tools: ['c'] } });
-    expect(await listAllPages(server.request, 10)).toEqual({ tools: ['a', 'b', 'c'], pages: 2 });
+    expect(await listAllPages(server.request, 10)).toEqual({ items: ['a', 'b', 'c'], pages: 2 });
   });
 
   it('says which page failed after how many complete ones', async () => {

@@ -4,6 +4,7 @@ import { GatewayError } from '../../src/errors.js';
 import { collectToolPages } from '../../src/state/collectToolPages.js';
 import { fetchToolPages } from '../../src/state/fetchToolPages.js';
 import type { PageBudget } from '../../src/state/listingBudget.js';
+import { SURFACE_LISTINGS } from '../../src/wire/listedSurfaces.js';
 
 async function rejection(promise: Promise<unknown>): Promise<GatewayError> {
   const error = await promise.then(
@@ -126,5 +127,41 @@ describe('fetchToolPages (fetch on miss) against a real upstream', () => {
     expect(error.message).toBe("the upstream's tools/list took longer than 300 ms in all");
     expect(error.data).toEqual({ bound: 'time', pages: expect.any(Number) });
     expect(answered).toBeLessThan(20);
+  });
+});
+
+describe('fetchToolPages lists the surface it is asked for', () => {
+  it('sends prompts/list (body and Mcp-Method header) with the gateway’s own id, and returns its pages', async () => {
+    const seen: { method: unknown; header: unknown; id: unknown }[] = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        const request = JSON.parse(body) as { id: string; method: string };
+        seen.push({ method: request.method, header: req.headers['mcp-method'], id: request.id });
+        const text = JSON.stringify({
+          jsonrpc: '2.0',
+          id: request.id,
+          result: { prompts: [{ name: 'greet' }] },
+        });
+        res.writeHead(200, { 'content-type': 'application/json' }).end(text);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const pages = await fetchToolPages({
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+        headers: {},
+        stateless: true,
+        listing: SURFACE_LISTINGS.prompts,
+        timeoutMs: 5000,
+      });
+      expect(pages).toEqual([{ cursor: undefined, result: { prompts: [{ name: 'greet' }] } }]);
+      expect(seen).toEqual([
+        { method: 'prompts/list', header: 'prompts/list', id: expect.stringMatching(/^toolpin-/) },
+      ]);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });

@@ -1,0 +1,99 @@
+import {
+  digestPrompt,
+  digestPromptCatalog,
+  digestTemplate,
+  digestTemplateCatalog,
+  encodePromptKey,
+  encodeTemplateKey,
+  PROMPT_MEMBERS,
+  PROMPT_PROFILE,
+  PROMPTS_OVERFLOW_KEY,
+  restrictPrompt,
+  restrictTemplate,
+  TEMPLATE_MEMBERS,
+  TEMPLATE_PROFILE,
+  TEMPLATES_OVERFLOW_KEY,
+  type SurfaceDigestResult,
+} from '@toolpin/digest';
+import type { SurfacePinConfig } from './types.js';
+
+/** A pinned surface beside tools: its pin section (`pin.prompts`, `pin.resourceTemplates`). */
+export type PinnedSurface = 'prompts' | 'resourceTemplates';
+
+/** Everything the pin files and the CLI need to know of one surface beside tools (docs/pin-surfaces.md). */
+export interface PinSurface {
+  readonly section: PinnedSurface;
+  /** The ServerConfig / CatalogPin member holding its definitions. */
+  readonly definitions: 'promptDefinitions' | 'templateDefinitions';
+  /** The member a key is encoded from. */
+  readonly nameMember: 'name' | 'uriTemplate';
+  /** The key prefix with its colon. */
+  readonly prefix: 'prompt:' | 'template:';
+  readonly overflowKey: string;
+  /** The preimage label. */
+  readonly label: string;
+  /** The hashed members, in order. */
+  readonly members: readonly string[];
+  /** One item and several, for messages. */
+  readonly item: string;
+  readonly items: string;
+  /** The approve option that names one item. */
+  readonly flag: '--prompt' | '--template';
+  readonly encodeKey: (name: unknown) => string;
+  readonly digest: (item: unknown) => string;
+  readonly digestCatalog: (items: unknown) => SurfaceDigestResult;
+  readonly restrict: (item: Readonly<Record<string, unknown>>) => Record<string, unknown>;
+}
+
+/** The surfaces beside tools, in pin-file order. */
+export const PIN_SURFACES: readonly PinSurface[] = [
+  {
+    section: 'prompts',
+    definitions: 'promptDefinitions',
+    nameMember: 'name',
+    prefix: 'prompt:',
+    overflowKey: PROMPTS_OVERFLOW_KEY,
+    label: PROMPT_PROFILE,
+    members: PROMPT_MEMBERS,
+    item: 'prompt',
+    items: 'prompts',
+    flag: '--prompt',
+    encodeKey: encodePromptKey,
+    digest: digestPrompt,
+    digestCatalog: digestPromptCatalog,
+    restrict: restrictPrompt,
+  },
+  {
+    section: 'resourceTemplates',
+    definitions: 'templateDefinitions',
+    nameMember: 'uriTemplate',
+    prefix: 'template:',
+    overflowKey: TEMPLATES_OVERFLOW_KEY,
+    label: TEMPLATE_PROFILE,
+    members: TEMPLATE_MEMBERS,
+    item: 'resource template',
+    items: 'resource templates',
+    flag: '--template',
+    encodeKey: encodeTemplateKey,
+    digest: digestTemplate,
+    digestCatalog: digestTemplateCatalog,
+    restrict: restrictTemplate,
+  },
+];
+
+/** The pin of one surface's listed items and their definitions (keys standing for exactly one item). */
+export function pinSurfaceItems(
+  surface: PinSurface,
+  items: readonly unknown[],
+): { pin: SurfacePinConfig; definitions: Record<string, Record<string, unknown>> } {
+  const result = surface.digestCatalog(items);
+  const counts = new Map<string, number>();
+  for (const entry of result.items) counts.set(entry.key, (counts.get(entry.key) ?? 0) + 1);
+  const definitions: Record<string, Record<string, unknown>> = {};
+  for (const entry of result.items) {
+    // A key shared by several items (duplicates) or folded into the overflow entry has no single definition.
+    if (counts.get(entry.key) === 1 && result.entries[entry.key] === entry.digest)
+      definitions[entry.key] = surface.restrict(items[entry.index] as Record<string, unknown>);
+  }
+  return { pin: { catalog: result.catalog, items: result.entries }, definitions };
+}

@@ -1,0 +1,133 @@
+import { digestTool, encodeToolKey, restrictTool } from '@toolpin/digest';
+import { PIN_SURFACES, type PinSurface } from '../config/pinSurfaces.js';
+import { SURFACE_LISTINGS, type ListedSurface, type SurfaceListing } from '../wire/listedSurfaces.js';
+import type { DenyReason } from './decision.js';
+import type { PinView, SurfacePin } from './pinView.js';
+
+export type { ListedSurface } from '../wire/listedSurfaces.js';
+
+/** Every surface a pin may pin: the listed ones and the server's instructions. */
+export type PinnedSurface = ListedSurface | 'instructions';
+
+/**
+ * What the gateway's one path needs of a listed surface (how it is listed: wire/listedSurfaces.ts;
+ * how its items are keyed and digested: config/pinSurfaces.ts, the tool derivation for tools), and
+ * the request that uses one of its items. Everything else takes the tools' path (docs/pin-surfaces.md).
+ */
+export interface SurfaceSpec extends SurfaceListing {
+  /**
+   * The request that uses one item by name, screened before it goes upstream, and its refusal
+   * reasons (none for templates: a resources/read names a URI, not a template).
+   */
+  readonly use?: {
+    readonly method: string;
+    readonly drifted: DenyReason;
+    readonly notPinned: DenyReason;
+  };
+  /** The member that names an item (and its key): `name`, or a template's `uriTemplate`. */
+  readonly nameMember: string;
+  /** The hashed members of one item (prompts, templates; tools: the six of the tool derivation). */
+  readonly members?: readonly string[];
+  /** The key of the fold's overflow entry (`prompts:overflow`, `templates:overflow`; tools: the fold's own). */
+  readonly overflowKey?: string;
+  readonly encodeKey: (name: unknown) => string;
+  /** The item's hashed members (what a pinned definition holds). */
+  readonly restrict: (item: Readonly<Record<string, unknown>>) => Record<string, unknown>;
+  /** The item's digest; throws DigestError when it has none. `profile`: the tool profile of the pin. */
+  readonly digest: (item: Readonly<Record<string, unknown>>, profile: string) => string;
+}
+
+function otherSurface(surface: 'prompts' | 'resourceTemplates', use?: SurfaceSpec['use']): SurfaceSpec {
+  const pinned = PIN_SURFACES.find((candidate) => candidate.section === surface) as PinSurface;
+  return {
+    ...SURFACE_LISTINGS[surface],
+    ...(use === undefined ? {} : { use }),
+    nameMember: pinned.nameMember,
+    members: pinned.members,
+    overflowKey: pinned.overflowKey,
+    encodeKey: pinned.encodeKey,
+    restrict: pinned.restrict,
+    digest: (item) => pinned.digest(item),
+  };
+}
+
+export const SURFACES: Readonly<Record<ListedSurface, SurfaceSpec>> = {
+  tools: {
+    ...SURFACE_LISTINGS.tools,
+    use: { method: 'tools/call', drifted: 'tool_drifted', notPinned: 'tool_not_pinned' },
+    nameMember: 'name',
+    encodeKey: encodeToolKey,
+    restrict: restrictTool as SurfaceSpec['restrict'],
+    digest: (tool, profile) => digestTool(tool, { profile }),
+  },
+  prompts: otherSurface('prompts', {
+    method: 'prompts/get',
+    drifted: 'prompt_drifted',
+    notPinned: 'prompt_not_pinned',
+  }),
+  resourceTemplates: otherSurface('resourceTemplates'),
+};
+
+const LISTED: readonly SurfaceSpec[] = Object.values(SURFACES);
+
+/** The surface listed by this method, if any. */
+export function surfaceOfListing(method: string): SurfaceSpec | undefined {
+  return LISTED.find((spec) => spec.method === method);
+}
+
+/** The surface whose item this request uses (`tools/call`, `prompts/get`), if any. */
+export function surfaceOfUse(method: string): SurfaceSpec | undefined {
+  return LISTED.find((spec) => spec.use?.method === method);
+}
+
+/**
+ * The surfaces an upstream notification says changed: `resources/list_changed` covers the resource
+ * templates too (the specification has no notification of its own for them).
+ */
+export function surfacesChangedBy(method: string): readonly ListedSurface[] {
+  if (method === 'notifications/tools/list_changed') return ['tools'];
+  if (method === 'notifications/prompts/list_changed') return ['prompts'];
+  if (method === 'notifications/resources/list_changed') return ['resourceTemplates'];
+  return [];
+}
+
+/** Requests whose result carries the server's instructions (2025: initialize; 2026-07-28: server/discover). */
+export function carriesInstructions(method: string): boolean {
+  return method === 'initialize' || method === 'server/discover';
+}
+
+// One view per pin and surface, made once: the guard compares views by identity (a catalog judged
+// under one pin is not reused under another), so the same pin must always give the same view.
+const views = new WeakMap<PinView, Map<ListedSurface, PinView>>();
+
+/**
+ * The pin of one listed surface, in the shape the tool policy reads (items as `pin.tools`, the
+ * surface's catalog digest as `pin.catalog`, its definitions), or undefined when the pin does not
+ * pin that surface: a surface the pin does not pin is not enforced (a pin written before).
+ */
+export function surfacePin(pin: PinView, surface: ListedSurface): PinView | undefined {
+  if (surface === 'tools') return pin;
+  const section: SurfacePin | undefined = pin.pin[surface];
+  if (section === undefined) return undefined;
+  let byPin = views.get(pin);
+  if (byPin === undefined) {
+    byPin = new Map();
+    views.set(pin, byPin);
+  }
+  let view = byPin.get(surface);
+  if (view === undefined) {
+    view = {
+      name: pin.name,
+      mode: pin.mode,
+      profile: (PIN_SURFACES.find((candidate) => candidate.section === surface) as PinSurface).label,
+      // A prompt's or template's drift is never judged low (the severity rules are the tools').
+      onDrift: pin.onDrift,
+      pin: { catalog: section.catalog, tools: section.items },
+      definitions: ((surface === 'prompts' ? pin.promptDefinitions : pin.templateDefinitions) ??
+        {}) as PinView['definitions'],
+      extraMembers: {},
+    };
+    byPin.set(surface, view);
+  }
+  return view;
+}
