@@ -79,7 +79,7 @@ export function refusalMessage(pin: PinView, data: DenyData, context: RefusalCon
     case 'unverifiable':
       return `toolpin blocked ${subject}: it could not verify the definition of this ${item} (as served, or its pinned schema); ${approveItem}.`;
     case 'catalog_unavailable':
-      return `toolpin blocked ${subject}: it could not get the ${item} list of ${pin.name} to check the request against the pin; try again later.`;
+      return `toolpin blocked ${subject}: it could not get the ${item} list of ${pin.name} to check the ${prompt === undefined ? 'call' : 'request'} against the pin; try again later.`;
     case 'arguments_invalid':
       return `toolpin blocked ${subject}: the call's arguments do not fit the inputSchema approved for it; correct them and call again.`;
     case 'output_invalid':

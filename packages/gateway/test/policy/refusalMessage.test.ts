@@ -43,6 +43,24 @@ describe('refusalMessage: a sentence a model can repeat', () => {
     );
   });
 
+  it('names a refused prompt as a prompt, with the approve command for prompts', () => {
+    const pin = pinnedConfig([plainTool()]);
+    const data = {
+      server: 'srv',
+      tool: null,
+      prompt: 'greet',
+      key: 'prompt:greet',
+      pinned: null,
+      observed: null,
+    };
+    expect(refusalMessage(pin, { ...data, reason: 'prompt_not_pinned' })).toBe(
+      'toolpin blocked the prompt greet: it is not one of the prompts approved for srv; run `toolpin approve /pins/srv.yaml --prompt greet` to review.',
+    );
+    expect(refusalMessage(pin, { ...data, reason: 'prompt_drifted' }, { members: ['arguments'] })).toBe(
+      'toolpin blocked the prompt greet: its arguments changed since it was approved; run `toolpin approve /pins/srv.yaml --prompt greet` to review.',
+    );
+  });
+
   it('quotes a name that is not plain, and shell-quotes a pin file path with spaces', () => {
     const pin = { ...pinnedConfig([plainTool()]), file: "/home/a b/it's.yaml" };
     const message = refusalMessage(pin, {
