@@ -16,6 +16,7 @@ import {
 } from '../peers/index.js';
 import { pinFor } from '../support/pinFor.js';
 import {
+  catalogAtStart,
   connectWrap,
   eventually,
   fixtureCommand,
@@ -97,7 +98,7 @@ describe('wrap: a drifting stdio server behind the stdio front', () => {
   });
 
   it('hides the drifted tool and blocks its call with tool_drifted, never reaching the server', async () => {
-    const tools = await listStdioCatalog(fixtureCommand());
+    const tools = await catalogAtStart(fixtureCommand());
     const pinFile = await writePin(dir, pinFor('drifting', 'http://127.0.0.1:9/mcp', tools));
     // Set on toolpin's own launch: wrap hands its environment to the server it runs.
     wrap = await connectWrap(pinFile, fixtureCommand(), { TOOLPIN_FIXTURE_CALL_LOG: callLog });
@@ -129,7 +130,7 @@ describe('wrap: a drifting stdio server behind the stdio front', () => {
   });
 
   it("runs the pin file's own stdio upstream when no command is given, and blocks a call made without listing", async () => {
-    const tools = await listStdioCatalog(fixtureCommand());
+    const tools = await catalogAtStart(fixtureCommand());
     const pinFile = await writePin(
       dir,
       stdioPinFor('drifting', fixtureCommand(), tools, {
