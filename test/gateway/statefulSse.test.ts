@@ -1,25 +1,21 @@
 import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { connectV1Client, defaultTools, startV1Server, type PeerHandle } from '../peers/index.js';
-import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
-import { pinFor } from '../support/pinFor.js';
+import { defaultTools, startV1Server, type PeerHandle } from '../peers/index.js';
+import type { GatewayHarness } from '../support/gatewayHarness.js';
+import { startPinnedChain, type PinnedChain } from '../support/pinnedChain.js';
 
 describe('gateway in front of an SDK v1 server (stateful, SSE responses)', () => {
   let upstream: PeerHandle;
   let gateway: GatewayHarness;
   let client: Client;
+  let chain: PinnedChain;
 
   beforeEach(async () => {
-    upstream = await startV1Server({ mode: 'stateful-sse' });
-    gateway = await startGatewayHarness([pinFor('demo', upstream.url, defaultTools())]);
-    client = await connectV1Client(`${gateway.url}/demo/mcp`);
+    chain = await startPinnedChain(await startV1Server({ mode: 'stateful-sse' }), { name: 'demo' });
+    ({ upstream, gateway, client } = chain);
   });
 
-  afterEach(async () => {
-    await client.close();
-    await gateway.close();
-    await upstream.close();
-  });
+  afterEach(() => chain.close());
 
   it('lists every pinned tool and forwards an allowed call', async () => {
     const listed = await client.listTools();

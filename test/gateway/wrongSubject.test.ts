@@ -1,9 +1,9 @@
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { connectV1Client, startV1Server, type PeerHandle } from '../peers/index.js';
-import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
-import { pinFor } from '../support/pinFor.js';
+import { startV1Server, type PeerHandle } from '../peers/index.js';
+import type { GatewayHarness } from '../support/gatewayHarness.js';
+import { startPinnedChain, type PinnedChain } from '../support/pinnedChain.js';
 
 /** The catalog of some other server: not one tool name in common with the upstream's. */
 const OTHER_SERVER: Tool[] = [
@@ -23,18 +23,17 @@ describe('gateway when the upstream is not the pinned server (wrong subject)', (
   let upstream: PeerHandle;
   let gateway: GatewayHarness;
   let client: Client;
+  let chain: PinnedChain;
 
   beforeAll(async () => {
-    upstream = await startV1Server({ mode: 'stateless-json' });
-    gateway = await startGatewayHarness([pinFor('files', upstream.url, OTHER_SERVER)]);
-    client = await connectV1Client(`${gateway.url}/files/mcp`);
+    chain = await startPinnedChain(await startV1Server({ mode: 'stateless-json' }), {
+      name: 'files',
+      tools: OTHER_SERVER,
+    });
+    ({ upstream, gateway, client } = chain);
   });
 
-  afterAll(async () => {
-    await client.close();
-    await gateway.close();
-    await upstream.close();
-  });
+  afterAll(() => chain.close());
 
   it('lists no tool and reports the catalog as wrong_subject', async () => {
     const listed = await client.listTools();
