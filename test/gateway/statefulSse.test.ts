@@ -3,6 +3,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { defaultTools, startV1Server, type PeerHandle } from '../peers/index.js';
 import type { GatewayHarness } from '../support/gatewayHarness.js';
 import { startPinnedChain, type PinnedChain } from '../support/pinnedChain.js';
+import { rejectionOf } from '../support/rejection.js';
 
 describe('gateway in front of an SDK v1 server (stateful, SSE responses)', () => {
   let upstream: PeerHandle;
@@ -39,13 +40,9 @@ describe('gateway in front of an SDK v1 server (stateful, SSE responses)', () =>
     await changed;
     const relisted = await client.listTools();
     expect(relisted.tools.map((tool) => tool.name)).not.toContain('echo');
-    const error = await client.callTool({ name: 'echo', arguments: { text: 'hi' } }).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(McpError);
-    expect((error as McpError).code).toBe(-32040);
-    expect((error as McpError).data).toMatchObject({
+    const error = await rejectionOf(client.callTool({ name: 'echo', arguments: { text: 'hi' } }), McpError);
+    expect(error.code).toBe(-32040);
+    expect(error.data).toMatchObject({
       reason: 'tool_drifted',
       server: 'demo',
       tool: 'echo',

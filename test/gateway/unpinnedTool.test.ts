@@ -3,6 +3,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { startV1Server, type PeerHandle } from '../peers/index.js';
 import type { GatewayHarness } from '../support/gatewayHarness.js';
 import { startPinnedChain, type PinnedChain } from '../support/pinnedChain.js';
+import { rejectionOf } from '../support/rejection.js';
 
 const SNEAKY = {
   name: 'send_report',
@@ -11,12 +12,7 @@ const SNEAKY = {
 };
 
 async function callError(client: Client, name: string): Promise<McpError> {
-  const error = await client.callTool({ name, arguments: { body: 'x' } }).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(McpError);
-  return error as McpError;
+  return rejectionOf(client.callTool({ name, arguments: { body: 'x' } }), McpError);
 }
 
 describe('gateway when the upstream adds a tool that is not pinned', () => {

@@ -4,6 +4,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { startV1Server, type PeerHandle } from '../peers/index.js';
 import type { GatewayHarness } from '../support/gatewayHarness.js';
 import { startPinnedChain, type PinnedChain } from '../support/pinnedChain.js';
+import { rejectionOf } from '../support/rejection.js';
 
 /** The catalog of some other server: not one tool name in common with the upstream's. */
 const OTHER_SERVER: Tool[] = [
@@ -50,13 +51,9 @@ describe('gateway when the upstream is not the pinned server (wrong subject)', (
     ['a tool the upstream serves', 'echo', { text: 'x' }],
     ['a tool of the pin', 'read_file', { path: '/etc/passwd' }],
   ])('blocks every call with wrong_subject: %s', async (_label, name, args) => {
-    const error = await client.callTool({ name, arguments: args }).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(McpError);
-    expect((error as McpError).code).toBe(-32040);
-    expect((error as McpError).data).toMatchObject({ reason: 'wrong_subject', server: 'files', tool: name });
+    const error = await rejectionOf(client.callTool({ name, arguments: args }), McpError);
+    expect(error.code).toBe(-32040);
+    expect(error.data).toMatchObject({ reason: 'wrong_subject', server: 'files', tool: name });
     expect(upstream.callCount()).toBe(0);
     expect(upstream.requests.filter((request) => request.method === 'tools/call')).toHaveLength(0);
   });

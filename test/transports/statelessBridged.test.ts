@@ -15,6 +15,7 @@ import {
   stdioPinFor,
   writtenPids,
 } from './support.js';
+import { rejectionOf } from '../support/rejection.js';
 
 /** The 2026-07-28 envelope every request carries in `params._meta`. */
 const ENVELOPE = {
@@ -35,12 +36,7 @@ async function connectModern(url: string, authorization?: string): Promise<Clien
 }
 
 async function rejection(promise: Promise<unknown>): Promise<ProtocolError> {
-  const outcome = await promise.then(
-    () => undefined,
-    (error: unknown) => error,
-  );
-  expect(outcome).toBeInstanceOf(ProtocolError);
-  return outcome as ProtocolError;
+  return rejectionOf(promise, ProtocolError);
 }
 
 /** The drifting fixture's folder (pids, switches, message log) and a gateway routing `local` to it. */

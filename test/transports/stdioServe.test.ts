@@ -12,15 +12,11 @@ import { connectV1Client, everythingStdioCommand } from '../peers/index.js';
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { initializeRequest, postRaw } from '../support/rawMcp.js';
 import { catalogAtStart, fixtureCommand, listStdioCatalog, stdioPinFor } from './support.js';
+import { rejectionOf } from '../support/rejection.js';
 
 /** The error a rejected SDK call ends with. */
 async function failureOf(promise: Promise<unknown>): Promise<McpError> {
-  const outcome = await promise.then(
-    () => undefined,
-    (error: unknown) => error,
-  );
-  expect(outcome).toBeInstanceOf(McpError);
-  return outcome as McpError;
+  return rejectionOf(promise, McpError);
 }
 
 describe('serve: @modelcontextprotocol/server-everything over stdio behind the HTTP front', () => {

@@ -25,6 +25,7 @@ import {
   writePin,
   type WrapHandle,
 } from './support.js';
+import { rejectionOf } from '../support/rejection.js';
 
 describe('wrap: @modelcontextprotocol/server-everything behind the stdio front', () => {
   let dir: string;
@@ -110,13 +111,9 @@ describe('wrap: a drifting stdio server behind the stdio front', () => {
     await client.callTool({ name: 'rug-pull', arguments: {} });
     await changed;
     expect((await client.listTools()).tools.map((tool) => tool.name)).not.toContain('echo');
-    const error = await client.callTool({ name: 'echo', arguments: { text: 'hi' } }).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(McpError);
-    expect((error as McpError).code).toBe(-32040);
-    expect((error as McpError).data).toMatchObject({
+    const error = await rejectionOf(client.callTool({ name: 'echo', arguments: { text: 'hi' } }), McpError);
+    expect(error.code).toBe(-32040);
+    expect(error.data).toMatchObject({
       reason: 'tool_drifted',
       server: 'drifting',
       tool: 'echo',
@@ -140,12 +137,12 @@ describe('wrap: a drifting stdio server behind the stdio front', () => {
     );
     wrap = await connectWrap(pinFile, undefined);
     // No tools/list first: the gateway lists upstream itself (fetch on miss) before deciding.
-    const error = await wrap.client.callTool({ name: 'echo', arguments: { text: 'hi' } }).then(
-      () => undefined,
-      (e: unknown) => e,
+    const error = await rejectionOf(
+      wrap.client.callTool({ name: 'echo', arguments: { text: 'hi' } }),
+      McpError,
     );
-    expect((error as McpError).code).toBe(-32040);
-    expect((error as McpError).data).toMatchObject({ reason: 'tool_drifted', tool: 'echo' });
+    expect(error.code).toBe(-32040);
+    expect(error.data).toMatchObject({ reason: 'tool_drifted', tool: 'echo' });
     expect(await executedCalls()).toEqual([]);
     const allowed = await wrap.client.callTool({ name: 'add', arguments: { a: 2, b: 3 } });
     expect(allowed.content).toEqual([{ type: 'text', text: '5' }]);
