@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { CliInputError } from './cliInputError.js';
 import { DEFAULT_TIMEOUT_MS } from '../defaults.js';
 import { redactUrl } from '../wire/redactUrl.js';
+import { LOG_FORMATS, type LogFormat } from '../observe/logger.js';
 
 /** Commander's collector for a repeatable option (`--header a --header b`). */
 export function collect(value: string, previous: string[] = []): string[] {
@@ -73,4 +74,12 @@ export function addListingOptions(command: Command): Command {
     )
     .option('--capabilities <json>', 'client capabilities declared at initialize (as when pinning)')
     .option('--timeout <ms>', 'per request timeout', String(DEFAULT_TIMEOUT_MS));
+}
+
+/** Parses `--log-format`. Throws CliInputError unless json or pretty; undefined: chosen by the destination. */
+export function parseLogFormat(value: string | undefined): LogFormat | undefined {
+  if (value === undefined) return undefined;
+  if (!(LOG_FORMATS as readonly string[]).includes(value))
+    throw new CliInputError(`--log-format ${value}: expected ${LOG_FORMATS.join(' or ')}`);
+  return value as LogFormat;
 }

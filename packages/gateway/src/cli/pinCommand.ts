@@ -110,21 +110,35 @@ function sourceOf(options: PinCommandOptions): Source {
   };
 }
 
-/** The tools to pin and the upstream to write: with --url, the transport they were listed over. */
-async function readTools(
-  source: Source,
-  options: PinCommandOptions,
+/** Where a live server is listed for its pin, and the upstream its pin file records. */
+export interface LiveSource {
+  readonly upstream: PinFileInput['upstream'];
+  readonly target: LiveTarget;
+  /** How the server is named in messages (a redacted URL, `stdio: <program>`). */
+  readonly describe: string;
+}
+
+/** How {@link listForPin} lists: `--capabilities`, `--timeout`, and the folder of a relative stdio `cwd`. */
+export interface ListForPinOptions {
+  readonly capabilities?: Record<string, unknown>;
+  readonly timeoutMs: number;
+  readonly baseDir?: string;
+}
+
+/**
+ * Lists a live server's whole catalog for its pin (`toolpin pin`, `toolpin protect`): the tools,
+ * and the upstream to write, with the transport they were listed over (the gateway never probes
+ * at runtime). Reports the listing on stderr.
+ */
+export async function listForPin(
+  source: LiveSource,
+  options: ListForPinOptions,
   io: CliIo,
 ): Promise<{ tools: unknown[]; upstream: PinFileInput['upstream'] }> {
-  if (source.target === undefined)
-    return {
-      tools: toolsFromDocument(readDocument(options.fromFile ?? ''), options.fromFile ?? ''),
-      upstream: source.upstream,
-    };
-  const capabilities = parseCapabilities(options.capabilities);
   const live = await fetchLiveCatalog(source.target, {
-    timeoutMs: parseTimeout(options.timeout, DEFAULT_TIMEOUT_MS),
-    ...(capabilities === undefined ? {} : { capabilities }),
+    timeoutMs: options.timeoutMs,
+    ...(options.capabilities === undefined ? {} : { capabilities: options.capabilities }),
+    ...(options.baseDir === undefined ? {} : { baseDir: options.baseDir }),
   });
   if (live.detection !== undefined)
     io.stderr.write(
@@ -133,12 +147,91 @@ async function readTools(
   io.stderr.write(
     `listed ${live.tools.length} tools in ${live.pages} page(s)${live.protocolVersion === undefined ? '' : ` (MCP ${live.protocolVersion})`}\n`,
   );
-  // The pin records the transport that was listed and approved: the gateway never probes at runtime.
   const upstream =
     'url' in source.upstream && live.transport !== 'stdio'
       ? { ...source.upstream, transport: live.transport }
       : source.upstream;
   return { tools: live.tools, upstream };
+}
+
+/** A catalog to pin and where its pin goes (see {@link writePin}). */
+export interface PinWrite {
+  readonly name: string;
+  readonly upstream: PinFileInput['upstream'];
+  /** The client capabilities the catalog was listed with (`pin --capabilities`), recorded in the pin. */
+  readonly clientCapabilities?: Record<string, unknown>;
+  readonly tools: unknown[];
+  readonly mode: 'enforce' | 'monitor';
+  readonly profile: string;
+  /** An absolute path (YAML, or JSON for *.json); stdout when absent. Its folder exists. */
+  readonly out?: string;
+  /** How the server is named in messages. */
+  readonly describe: string;
+}
+
+/**
+ * Writes the pin file of a catalog (`toolpin pin`, `toolpin protect`): every tool digested (a pin
+ * that leaves one out would block it forever), every member recorded, the result parsed back as
+ * the gateway will read it, then written atomically. Returns the number of tools pinned.
+ */
+export async function writePin(request: PinWrite, io: CliIo): Promise<number> {
+  const { tools, profile, out } = request;
+  digestTools(tools, profile, request.describe);
+  // Every member of every definition is recorded: the six by digest, the others by value.
+  const { pin, definitions, extraMembers } = pinFromCatalog(tools, profile);
+  reportUncheckedSchemas(definitions, (line) => io.stderr.write(line));
+  const format = out !== undefined && out.toLowerCase().endsWith('.json') ? 'json' : 'yaml';
+  const text = serializePinFile(
+    {
+      name: request.name,
+      upstream: request.upstream,
+      ...(request.clientCapabilities === undefined ? {} : { clientCapabilities: request.clientCapabilities }),
+      mode: request.mode,
+      profile,
+      pin,
+      definitions,
+      extraMembers,
+    },
+    format,
+  );
+  try {
+    parsePinFile(text, out ?? 'stdout');
+  } catch (error) {
+    if (error instanceof GatewayError) throw new CliInputError(error.message, { cause: error });
+    throw error;
+  }
+  if (out === undefined) io.stdout.write(text);
+  else await writeFileAtomic(out, text);
+  io.stderr.write(
+    `pinned ${Object.keys(pin.tools).length} tools of ${request.name} (catalog ${pin.catalog}) to ${out ?? 'stdout'}\n`,
+  );
+  return Object.keys(pin.tools).length;
+}
+
+/** The tools to pin and the upstream to write: with --url, the transport they were listed over. */
+async function readTools(
+  source: Source,
+  options: PinCommandOptions,
+  io: CliIo,
+): Promise<{
+  tools: unknown[];
+  upstream: PinFileInput['upstream'];
+  clientCapabilities?: Record<string, unknown>;
+}> {
+  if (source.target === undefined)
+    return {
+      tools: toolsFromDocument(readDocument(options.fromFile ?? ''), options.fromFile ?? ''),
+      upstream: source.upstream,
+    };
+  const capabilities = parseCapabilities(options.capabilities);
+  return listForPin(
+    { upstream: source.upstream, target: source.target, describe: source.describe },
+    {
+      timeoutMs: parseTimeout(options.timeout, DEFAULT_TIMEOUT_MS),
+      ...(capabilities === undefined ? {} : { capabilities }),
+    },
+    io,
+  );
 }
 
 async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
@@ -159,35 +252,20 @@ async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
     }
   }
   const { tools, upstream } = await readTools(source, options, io);
-  // Every tool must have a digest: a pin that leaves one out would block it forever.
-  digestTools(tools, profile, source.describe);
-  // Every member of every definition is recorded: the six by digest, the others by value.
-  const { pin, definitions, extraMembers } = pinFromCatalog(tools, profile);
-  reportUncheckedSchemas(definitions, (line) => io.stderr.write(line));
-  const format = out !== undefined && out.toLowerCase().endsWith('.json') ? 'json' : 'yaml';
-  const text = serializePinFile(
+  const clientCapabilities =
+    source.target === undefined ? undefined : parseCapabilities(options.capabilities);
+  await writePin(
     {
       name: options.name,
       upstream,
+      ...(clientCapabilities === undefined ? {} : { clientCapabilities }),
+      tools,
       mode,
       profile,
-      pin,
-      definitions,
-      extraMembers,
+      describe: source.describe,
+      ...(out === undefined ? {} : { out }),
     },
-    format,
-  );
-  try {
-    parsePinFile(text, out ?? 'stdout');
-  } catch (error) {
-    if (error instanceof GatewayError) throw new CliInputError(error.message, { cause: error });
-    throw error;
-  }
-  if (out === undefined) io.stdout.write(text);
-  else await writeFileAtomic(out, text);
-  const where = out === undefined ? 'stdout' : out;
-  io.stderr.write(
-    `pinned ${Object.keys(pin.tools).length} tools of ${options.name} (catalog ${pin.catalog}) to ${where}\n`,
+    io,
   );
 }
 

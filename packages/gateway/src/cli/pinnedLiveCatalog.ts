@@ -56,10 +56,12 @@ export async function comparePinWithLive(
   options: { readonly timeoutMs: number; readonly capabilities?: Record<string, unknown> | undefined },
 ): Promise<PinnedLiveCatalog> {
   const { file, text, server } = pinFile;
+  // Listed as it was pinned: with the capabilities the pin records, unless others are given.
+  const capabilities = options.capabilities ?? server.clientCapabilities;
   const live = await fetchLiveCatalog(targetOf(server, headers), {
     timeoutMs: options.timeoutMs,
     baseDir: dirname(file),
-    ...(options.capabilities === undefined ? {} : { capabilities: options.capabilities }),
+    ...(capabilities === undefined ? {} : { capabilities: { ...capabilities } }),
   });
   const observed = observeCatalog(live.tools, server.profile);
   const explanation = explainPinDrift(server, observed);

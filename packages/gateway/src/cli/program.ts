@@ -7,7 +7,9 @@ import { registerDiffCommand } from './diffCommand.js';
 import { registerDigestCommand } from './digestCommand.js';
 import { registerKeyCommand } from './keyCommand.js';
 import { registerPinCommand } from './pinCommand.js';
+import { registerProtectCommand } from './protectCommand.js';
 import { registerServeCommand } from './serveCommand.js';
+import { registerUnprotectCommand } from './unprotectCommand.js';
 import { registerWrapCommand } from './wrapCommand.js';
 
 /** The toolpin command line: a thin list of registrations, one command per file, each writing to `io`. */
@@ -28,6 +30,8 @@ export function createProgram(io: CliIo, done: (code: number) => void): Command 
   registerCheckCommand(program, io, done);
   registerApproveCommand(program, io, done);
   registerWrapCommand(program, io, done);
+  registerProtectCommand(program, io, done);
+  registerUnprotectCommand(program, io, done);
   return program;
 }
 

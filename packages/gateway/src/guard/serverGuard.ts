@@ -2,6 +2,8 @@ import { foldCatalog } from '@toolpin/digest';
 import type { ServerConfig } from '../config/index.js';
 import type { Alerts } from '../observe/alerts.js';
 import type { GatewayLogger } from '../observe/logger.js';
+import { GatewayError } from '../errors.js';
+import { errorSummary } from '../observe/errorSummary.js';
 import { logInvalidMessage } from '../observe/invalidMessage.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
 import { reportContact } from '../observe/telemetry.js';
@@ -422,7 +424,11 @@ export class ServerGuard {
           event: 'catalog.fetch_failed',
           server: this.#config.name,
           session: sessionLabel(sessionKey),
-          err: error,
+          // Why, without a stack: a listing the upstream refused or cut short is not a bug.
+          failure: {
+            message: errorSummary(error),
+            ...(error instanceof GatewayError ? { code: error.code, data: error.data } : {}),
+          },
         },
         'fetch on miss failed',
       );
@@ -437,15 +443,24 @@ export class ServerGuard {
    * catalog must be listed upstream first (decideCall does that).
    */
   decideKnownCall(sessionKey: string, toolName: string, args?: unknown): CallDecision | undefined {
+    return this.knowsCatalogFor(sessionKey, toolName)
+      ? this.#checkArguments(
+          decideCall(this.#config, this.#state(sessionKey).catalog, toolName),
+          toolName,
+          args,
+        )
+      : undefined;
+  }
+
+  /** True when a call of `toolName` can be decided from the session's catalog as it is (no listing first). */
+  knowsCatalogFor(sessionKey: string, toolName: string): boolean {
     const catalog = this.#state(sessionKey).catalog;
-    const known =
+    return (
       catalog.usable &&
       catalog.judgedUnder === this.#config &&
       !this.#sessions.needsRevalidation(catalog) &&
-      (catalog.complete || catalog.tools.has(toolName));
-    return known
-      ? this.#checkArguments(decideCall(this.#config, catalog, toolName), toolName, args)
-      : undefined;
+      (catalog.complete || catalog.tools.has(toolName))
+    );
   }
 
   async #refresh(sessionKey: string, catalog: SessionCatalog, refresh: CatalogRefresh): Promise<void> {
