@@ -128,7 +128,7 @@ describe('wrap: a drifting stdio server behind the stdio front', () => {
   });
 
   it('tells the person: a warning notice for the hidden tool and one for the first refused call, none below the level asked', async () => {
-    const tools = await listStdioCatalog(fixtureCommand());
+    const tools = await catalogAtStart(fixtureCommand());
     const pinFile = await writePin(dir, pinFor('drifting', 'http://127.0.0.1:9/mcp', tools));
     wrap = await connectWrap(pinFile, fixtureCommand(), { TOOLPIN_FIXTURE_CALL_LOG: callLog });
     const client = wrap.client;
