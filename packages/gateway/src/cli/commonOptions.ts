@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { CliInputError } from './cliInputError.js';
+import { SERVER_NAME_PATTERN } from '../config/pinFileSchema.js';
 import { DEFAULT_TIMEOUT_MS } from '../defaults.js';
 import { redactUrl } from '../wire/redactUrl.js';
 import { LOG_FORMATS, type LogFormat } from '../observe/logger.js';
@@ -30,6 +31,15 @@ export function parsePort(flag: string, value: string | undefined): number | und
   if (!/^\d+$/.test(value.trim()) || !Number.isInteger(port) || port > 65535)
     throw new CliInputError(`${flag} ${value}: expected a port number from 0 to 65535`);
   return port;
+}
+
+/** Checks `--name`: a server name as pin files take it (also its route), before anything is listed. */
+export function parseServerName(name: string): string {
+  if (!SERVER_NAME_PATTERN.test(name))
+    throw new CliInputError(
+      `--name ${JSON.stringify(name)}: expected 1-64 letters, digits, "_", "." or "-", starting alphanumeric`,
+    );
+  return name;
 }
 
 /** Checks an upstream URL flag (`--url`, `--upstream`): an absolute http(s) URL, named in the error. */

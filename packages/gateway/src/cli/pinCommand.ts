@@ -14,6 +14,7 @@ import {
   parseCapabilities,
   parseHeaderOptions,
   parseHttpUrl,
+  parseServerName,
   parseTimeout,
 } from './commonOptions.js';
 import { digestTools } from './digestTools.js';
@@ -238,6 +239,7 @@ async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
   const { mode = 'enforce', profile = TRACE_PROFILE } = options;
   if (mode !== 'enforce' && mode !== 'monitor')
     throw new CliInputError(`--mode ${mode}: expected enforce or monitor`);
+  parseServerName(options.name);
   const source = sourceOf(options);
   const out = options.out === undefined ? undefined : resolve(options.out);
   // The pin's folder exists before the server is listed (`~/.toolpin/` on a fresh machine): a

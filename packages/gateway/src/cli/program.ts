@@ -1,7 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { registerApproveCommand } from './approveCommand.js';
 import { registerCheckCommand } from './checkCommand.js';
-import { ExitCodes } from '../defaults.js';
+import { CLIENT_INFO, ExitCodes } from '../defaults.js';
 import type { CliIo } from './cliIo.js';
 import { registerDiffCommand } from './diffCommand.js';
 import { registerDigestCommand } from './digestCommand.js';
@@ -16,6 +16,8 @@ import { registerWrapCommand } from './wrapCommand.js';
 export function createProgram(io: CliIo, done: (code: number) => void): Command {
   const program = new Command('toolpin')
     .description('an MCP gateway that pins tool definitions and blocks drift')
+    // `--version` prints the version of @toolpin/gateway's own package.json, the one it announces.
+    .version(CLIENT_INFO.version)
     // Usage errors are bad input (exit 2) like every other; commander has already printed them.
     .exitOverride()
     .configureOutput({

@@ -10,13 +10,12 @@ import {
   type PinFileInput,
   type ServerConfig,
 } from '../config/index.js';
-import { SERVER_NAME_PATTERN } from '../config/pinFileSchema.js';
 import { writeFileAtomic } from '../config/writeFileAtomic.js';
 import { DEFAULT_PINS_FOLDER } from '../defaults.js';
 import { GatewayError } from '../errors.js';
 import { splitCommandLine } from '../transports/commandLine.js';
 import { CliInputError } from './cliInputError.js';
-import { parseHttpUrl } from './commonOptions.js';
+import { parseHttpUrl, parseServerName } from './commonOptions.js';
 
 /** The flags of `toolpin serve` that say what it serves. */
 export interface ServeSourceOptions {
@@ -81,10 +80,7 @@ export function checkServeSource(options: ServeSourceOptions): void {
   const { name } = options;
   if (name === undefined)
     throw new CliInputError(`${oneServer[0] ?? ''} needs --name <name>: the server's name, also its route`);
-  if (!SERVER_NAME_PATTERN.test(name))
-    throw new CliInputError(
-      `--name ${JSON.stringify(name)}: expected 1-64 letters, digits, "_", "." or "-", starting alphanumeric`,
-    );
+  parseServerName(name);
   if ((options.url === undefined) === (options.command === undefined))
     throw new CliInputError('--name needs exactly one of --url <url> or --command "<cmd …>"');
   if (options.args !== undefined && options.args.length > 0 && options.command === undefined)
