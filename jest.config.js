@@ -15,6 +15,10 @@ export default {
   // processes, so a second worker overlaps those waits (the transports tests: 100 s of file time
   // with one worker, 56 s of wall time with two; the whole suite ran in about 92 s with two).
   maxWorkers: 2,
+  // A bound, not a timing assertion: e2e tests start node processes (a toolpin child costs about
+  // 1 s of CPU), which on a loaded 2-core machine went past jest's default of 5 s. (Jest reads this
+  // option here, for every project, not per project.)
+  testTimeout: 20_000,
   projects: [
     {
       ...esm,

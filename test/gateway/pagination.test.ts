@@ -1,9 +1,9 @@
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { connectV1Client, defaultTools, startV1Server, type PeerHandle } from '../peers/index.js';
-import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
-import { pinFor } from '../support/pinFor.js';
+import { startV1Server, type PeerHandle } from '../peers/index.js';
+import type { GatewayHarness } from '../support/gatewayHarness.js';
+import { startPinnedChain, type PinnedChain } from '../support/pinnedChain.js';
 
 /** Walks every page as a 2025 client does, one tools/list per cursor (bounded). */
 async function listPages(client: Client): Promise<{ tools: Tool[]; nextCursor: string | undefined }[]> {
@@ -22,18 +22,16 @@ describe('gateway over a paginated tools/list (page size 1)', () => {
   let upstream: PeerHandle;
   let gateway: GatewayHarness;
   let client: Client;
+  let chain: PinnedChain;
 
   beforeAll(async () => {
-    upstream = await startV1Server({ mode: 'stateful-sse', pageSize: 1 });
-    gateway = await startGatewayHarness([pinFor('paged', upstream.url, defaultTools())]);
-    client = await connectV1Client(`${gateway.url}/paged/mcp`);
+    chain = await startPinnedChain(await startV1Server({ mode: 'stateful-sse', pageSize: 1 }), {
+      name: 'paged',
+    });
+    ({ upstream, gateway, client } = chain);
   });
 
-  afterAll(async () => {
-    await client.close();
-    await gateway.close();
-    await upstream.close();
-  });
+  afterAll(() => chain.close());
 
   it('serves every pinned tool across pages with the upstream cursors, and verifies the listing once', async () => {
     const pages = await listPages(client);

@@ -7,6 +7,7 @@ import { connectV1Client, defaultTools, startV1Server, type PeerHandle } from '.
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { openRawSession, postRaw } from '../support/rawMcp.js';
 import { runToolpin } from '../support/runToolpin.js';
+import { rejectionOf } from '../support/rejection.js';
 
 // Spawning the CLI takes about a second on a busy machine.
 const SPAWNS = 60_000;
@@ -45,12 +46,7 @@ async function rawTool(url: string, name: string): Promise<Record<string, unknow
 }
 
 async function callError(client: Client, name: string): Promise<McpError> {
-  const error = await client.callTool({ name, arguments: { city: 'Paris' } }).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(McpError);
-  return error as McpError;
+  return rejectionOf(client.callTool({ name, arguments: { city: 'Paris' } }), McpError);
 }
 
 describe('members outside the digest: pinned by value, stripped when not pinned', () => {

@@ -7,6 +7,7 @@ import { connectV1Client, defaultTools, startV1Server, type PeerHandle } from '.
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { pinFor } from '../support/pinFor.js';
 import { fixtureCommand, listStdioCatalog, stdioPinFor } from '../transports/support.js';
+import { rejectionOf } from '../support/rejection.js';
 
 // A value that must never reach a log line or an error: the arguments are the client's.
 const SECRET = 'SECRET-ARGUMENT-VALUE-7f3a';
@@ -36,12 +37,7 @@ const REPORT: Tool = {
 const TOOLS = [...defaultTools(), LOOKUP, REPORT];
 
 async function refusal(client: Client, name: string, args: Record<string, unknown>): Promise<McpError> {
-  const error = await client.callTool({ name, arguments: args }).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(McpError);
-  return error as McpError;
+  return rejectionOf(client.callTool({ name, arguments: args }), McpError);
 }
 
 /** tools/call without the SDK client's own outputSchema check (the gateway's is under test). */
@@ -143,13 +139,9 @@ describe('gateway: calls and results checked against the pinned schemas', () => 
   });
 
   it('replaces such a result with output_invalid under onBadOutput: block', async () => {
-    const error = await callRaw(blocking, 'report', { structured: { total: 1 } }).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(McpError);
-    expect((error as McpError).code).toBe(-32040);
-    expect((error as McpError).data).toMatchObject({
+    const error = await rejectionOf(callRaw(blocking, 'report', { structured: { total: 1 } }), McpError);
+    expect(error.code).toBe(-32040);
+    expect(error.data).toMatchObject({
       reason: 'output_invalid',
       server: 'blocking',
       tool: 'report',

@@ -1,25 +1,22 @@
 import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { connectV1Client, defaultTools, startV1Server, type PeerHandle } from '../peers/index.js';
-import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
-import { pinFor } from '../support/pinFor.js';
+import { defaultTools, startV1Server, type PeerHandle } from '../peers/index.js';
+import type { GatewayHarness } from '../support/gatewayHarness.js';
+import { startPinnedChain, type PinnedChain } from '../support/pinnedChain.js';
+import { rejectionOf } from '../support/rejection.js';
 
 describe('gateway in front of an SDK v1 server (stateful, SSE responses)', () => {
   let upstream: PeerHandle;
   let gateway: GatewayHarness;
   let client: Client;
+  let chain: PinnedChain;
 
   beforeEach(async () => {
-    upstream = await startV1Server({ mode: 'stateful-sse' });
-    gateway = await startGatewayHarness([pinFor('demo', upstream.url, defaultTools())]);
-    client = await connectV1Client(`${gateway.url}/demo/mcp`);
+    chain = await startPinnedChain(await startV1Server({ mode: 'stateful-sse' }), { name: 'demo' });
+    ({ upstream, gateway, client } = chain);
   });
 
-  afterEach(async () => {
-    await client.close();
-    await gateway.close();
-    await upstream.close();
-  });
+  afterEach(() => chain.close());
 
   it('lists every pinned tool and forwards an allowed call', async () => {
     const listed = await client.listTools();
@@ -43,13 +40,9 @@ describe('gateway in front of an SDK v1 server (stateful, SSE responses)', () =>
     await changed;
     const relisted = await client.listTools();
     expect(relisted.tools.map((tool) => tool.name)).not.toContain('echo');
-    const error = await client.callTool({ name: 'echo', arguments: { text: 'hi' } }).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(McpError);
-    expect((error as McpError).code).toBe(-32040);
-    expect((error as McpError).data).toMatchObject({
+    const error = await rejectionOf(client.callTool({ name: 'echo', arguments: { text: 'hi' } }), McpError);
+    expect(error.code).toBe(-32040);
+    expect(error.data).toMatchObject({
       reason: 'tool_drifted',
       server: 'demo',
       tool: 'echo',

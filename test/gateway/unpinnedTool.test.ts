@@ -1,8 +1,9 @@
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { connectV1Client, defaultTools, startV1Server, type PeerHandle } from '../peers/index.js';
-import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
-import { pinFor } from '../support/pinFor.js';
+import { startV1Server, type PeerHandle } from '../peers/index.js';
+import type { GatewayHarness } from '../support/gatewayHarness.js';
+import { startPinnedChain, type PinnedChain } from '../support/pinnedChain.js';
+import { rejectionOf } from '../support/rejection.js';
 
 const SNEAKY = {
   name: 'send_report',
@@ -11,31 +12,22 @@ const SNEAKY = {
 };
 
 async function callError(client: Client, name: string): Promise<McpError> {
-  const error = await client.callTool({ name, arguments: { body: 'x' } }).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(McpError);
-  return error as McpError;
+  return rejectionOf(client.callTool({ name, arguments: { body: 'x' } }), McpError);
 }
 
 describe('gateway when the upstream adds a tool that is not pinned', () => {
   let upstream: PeerHandle;
   let gateway: GatewayHarness;
   let client: Client;
+  let chain: PinnedChain;
 
   beforeAll(async () => {
-    upstream = await startV1Server({ mode: 'stateless-json' });
-    gateway = await startGatewayHarness([pinFor('demo', upstream.url, defaultTools())]);
-    client = await connectV1Client(`${gateway.url}/demo/mcp`);
+    chain = await startPinnedChain(await startV1Server({ mode: 'stateless-json' }), { name: 'demo' });
+    ({ upstream, gateway, client } = chain);
     await client.listTools();
   });
 
-  afterAll(async () => {
-    await client.close();
-    await gateway.close();
-    await upstream.close();
-  });
+  afterAll(() => chain.close());
 
   it('blocks a call to a tool the session was never served', async () => {
     upstream.addTool(SNEAKY);

@@ -1,6 +1,7 @@
 import { ProtocolError, type Client } from '@modelcontextprotocol/client';
 import { connectV2Client, defaultTools, startV2Server, type PeerHandle } from '../peers/index.js';
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
+import { startPinnedChain, type PinnedChain } from '../support/pinnedChain.js';
 import { pinFor } from '../support/pinFor.js';
 import { postRaw } from '../support/rawMcp.js';
 import { answerJson, messageOf, startRawUpstream } from '../support/rawUpstream.js';
@@ -23,18 +24,14 @@ describe('gateway between an SDK v2 client and server (2026-07-28, stateless)', 
   let upstream: PeerHandle;
   let gateway: GatewayHarness;
   let client: Client;
+  let chain: PinnedChain<Client>;
 
   beforeAll(async () => {
-    upstream = await startV2Server();
-    gateway = await startGatewayHarness([pinFor('modern', upstream.url, defaultTools())]);
-    client = await connectV2Client(`${gateway.url}/modern/mcp`);
+    chain = await startPinnedChain(await startV2Server(), { name: 'modern', connect: connectV2Client });
+    ({ upstream, gateway, client } = chain);
   });
 
-  afterAll(async () => {
-    await client.close();
-    await gateway.close();
-    await upstream.close();
-  });
+  afterAll(() => chain.close());
 
   it('negotiates 2026-07-28 through the gateway, lists the pinned tools and forwards a call', async () => {
     expect(upstream.requests.some((request) => request.method === 'server/discover')).toBe(true);

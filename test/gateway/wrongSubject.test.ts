@@ -1,9 +1,10 @@
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { connectV1Client, startV1Server, type PeerHandle } from '../peers/index.js';
-import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
-import { pinFor } from '../support/pinFor.js';
+import { startV1Server, type PeerHandle } from '../peers/index.js';
+import type { GatewayHarness } from '../support/gatewayHarness.js';
+import { startPinnedChain, type PinnedChain } from '../support/pinnedChain.js';
+import { rejectionOf } from '../support/rejection.js';
 
 /** The catalog of some other server: not one tool name in common with the upstream's. */
 const OTHER_SERVER: Tool[] = [
@@ -23,18 +24,17 @@ describe('gateway when the upstream is not the pinned server (wrong subject)', (
   let upstream: PeerHandle;
   let gateway: GatewayHarness;
   let client: Client;
+  let chain: PinnedChain;
 
   beforeAll(async () => {
-    upstream = await startV1Server({ mode: 'stateless-json' });
-    gateway = await startGatewayHarness([pinFor('files', upstream.url, OTHER_SERVER)]);
-    client = await connectV1Client(`${gateway.url}/files/mcp`);
+    chain = await startPinnedChain(await startV1Server({ mode: 'stateless-json' }), {
+      name: 'files',
+      tools: OTHER_SERVER,
+    });
+    ({ upstream, gateway, client } = chain);
   });
 
-  afterAll(async () => {
-    await client.close();
-    await gateway.close();
-    await upstream.close();
-  });
+  afterAll(() => chain.close());
 
   it('lists no tool and reports the catalog as wrong_subject', async () => {
     const listed = await client.listTools();
@@ -51,13 +51,9 @@ describe('gateway when the upstream is not the pinned server (wrong subject)', (
     ['a tool the upstream serves', 'echo', { text: 'x' }],
     ['a tool of the pin', 'read_file', { path: '/etc/passwd' }],
   ])('blocks every call with wrong_subject: %s', async (_label, name, args) => {
-    const error = await client.callTool({ name, arguments: args }).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(McpError);
-    expect((error as McpError).code).toBe(-32040);
-    expect((error as McpError).data).toMatchObject({ reason: 'wrong_subject', server: 'files', tool: name });
+    const error = await rejectionOf(client.callTool({ name, arguments: args }), McpError);
+    expect(error.code).toBe(-32040);
+    expect(error.data).toMatchObject({ reason: 'wrong_subject', server: 'files', tool: name });
     expect(upstream.callCount()).toBe(0);
     expect(upstream.requests.filter((request) => request.method === 'tools/call')).toHaveLength(0);
   });

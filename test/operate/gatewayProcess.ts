@@ -1,7 +1,4 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** packages/gateway/dist/cli/main.js: the real `toolpin` command (built by `tsc -b`). */
@@ -31,27 +28,8 @@ export interface GatewayProcess {
   kill(): Promise<void>;
 }
 
-/** A folder with a gateway file (`gateway.json`) and one JSON pin file per server. */
-export async function writeGatewayFiles(
-  pins: readonly Record<string, unknown>[],
-  extra: Record<string, unknown> = {},
-): Promise<{ dir: string; file: string; remove: () => Promise<void> }> {
-  const dir = await mkdtemp(join(tmpdir(), 'toolpin-operate-'));
-  await mkdir(join(dir, 'servers'));
-  for (const pin of pins)
-    await writeFile(join(dir, 'servers', `${String(pin.name)}.json`), JSON.stringify(pin, null, 2));
-  const file = join(dir, 'gateway.json');
-  await writeFile(
-    file,
-    JSON.stringify({
-      listen: { host: '127.0.0.1', port: 0 },
-      admin: { host: '127.0.0.1', port: 0 },
-      servers: './servers',
-      ...extra,
-    }),
-  );
-  return { dir, file, remove: () => rm(dir, { recursive: true, force: true }) };
-}
+/** The gateway folder a `toolpin serve` child starts from (shared with the in-process harness). */
+export { writeGatewayFiles } from '../support/gatewayFiles.js';
 
 /** Runs `node packages/gateway/dist/cli/main.js serve --config <file> --port 0 --admin-port 0` and waits for `gateway.started`. */
 export async function spawnGateway(file: string): Promise<GatewayProcess> {

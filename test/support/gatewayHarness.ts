@@ -1,7 +1,5 @@
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createLogger, serializePinFile, startGateway, type RunningGateway } from '@toolpin/gateway';
+import { createLogger, startGateway, type RunningGateway } from '@toolpin/gateway';
+import { writeGatewayFiles } from './gatewayFiles.js';
 
 /** One parsed JSON log line of the gateway. */
 export type LogLine = Record<string, unknown> & { event?: string; msg?: string };
@@ -27,25 +25,7 @@ export async function startGatewayHarness(
   extra: Record<string, unknown> = {},
   options: { readonly format?: 'json' | 'yaml' } = {},
 ): Promise<GatewayHarness> {
-  const dir = await mkdtemp(join(tmpdir(), 'toolpin-e2e-'));
-  await mkdir(join(dir, 'servers'));
-  for (const pin of pins) {
-    const yaml = options.format === 'yaml';
-    const text = yaml
-      ? serializePinFile(pin as unknown as Parameters<typeof serializePinFile>[0], 'yaml')
-      : JSON.stringify(pin, null, 2);
-    await writeFile(join(dir, 'servers', `${String(pin.name)}.${yaml ? 'yaml' : 'json'}`), text);
-  }
-  const gatewayFile = join(dir, 'gateway.json');
-  await writeFile(
-    gatewayFile,
-    JSON.stringify({
-      listen: { host: '127.0.0.1', port: 0 },
-      admin: { host: '127.0.0.1', port: 0 },
-      servers: './servers',
-      ...extra,
-    }),
-  );
+  const { dir, file: gatewayFile, remove } = await writeGatewayFiles(pins, extra, options);
   const logs: LogLine[] = [];
   const logger = createLogger({
     level: 'debug',
@@ -64,7 +44,7 @@ export async function startGatewayHarness(
     events: (event) => logs.filter((line) => line.event === event),
     close: async () => {
       await running.close();
-      await rm(dir, { recursive: true, force: true });
+      await remove();
     },
   };
 }

@@ -8,7 +8,7 @@ import { CallToolResultSchema, type JSONRPCMessage } from '@modelcontextprotocol
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { openHttpStream } from '../support/httpStream.js';
 import { callRequest, openRawSession, parseSseEvents, postRaw } from '../support/rawMcp.js';
-import { eventually, listStdioCatalog, stdioPinFor } from './support.js';
+import { catalogAtStart, eventually, stdioPinFor } from './support.js';
 
 const GATED_SERVER = fileURLToPath(new URL('../fixtures/gatedStdioServer.mjs', import.meta.url));
 const GATED_COMMAND: [string, string] = [process.execPath, GATED_SERVER];
@@ -65,7 +65,7 @@ function resultsOf(messages: readonly unknown[]): unknown[] {
 
 /** Serves the gated stdio fixture behind the gateway; `env` goes to each spawned child. */
 async function startGated(env: Record<string, string>): Promise<GatewayHarness> {
-  const tools = await listStdioCatalog(GATED_COMMAND);
+  const tools = await catalogAtStart(GATED_COMMAND);
   return startGatewayHarness([stdioPinFor('gated', GATED_COMMAND, tools, env)]);
 }
 

@@ -11,6 +11,7 @@ import {
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { pinFor } from '../support/pinFor.js';
 import { fixtureCommand, listStdioCatalog, stdioPinFor } from './support.js';
+import { rejectionOf } from '../support/rejection.js';
 
 /** A pin for a 2024-11-05 HTTP+SSE upstream. */
 function ssePinFor(name: string, url: string): Record<string, unknown> {
@@ -30,12 +31,7 @@ async function driftEcho(client: Client, upstream: PeerHandle): Promise<string[]
 }
 
 async function failureOf(promise: Promise<unknown>): Promise<McpError> {
-  const outcome = await promise.then(
-    () => undefined,
-    (error: unknown) => error,
-  );
-  expect(outcome).toBeInstanceOf(McpError);
-  return outcome as McpError;
+  return rejectionOf(promise, McpError);
 }
 
 describe('a legacy HTTP+SSE upstream (2024-11-05) behind the gateway', () => {

@@ -8,6 +8,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { connectV1Client } from '../peers/index.js';
 import { startGatewayHarness } from '../support/gatewayHarness.js';
 import { listStdioCatalog, stdioPinFor, TOOLPIN_CLI, writePin } from './support.js';
+import { rejectionOf } from '../support/rejection.js';
 
 /** A stdio server of the 2026-07-28 era (SDK v2 serveStdio): it answers server/discover. */
 const MODERN_SERVER = fileURLToPath(new URL('../fixtures/modernStdioServer.mjs', import.meta.url));
@@ -62,13 +63,12 @@ describe('a 2026-07-28 stdio server behind wrap and serve', () => {
     const pin = stdioPinFor('modern-drifted', COMMAND, pinned, { TOOLPIN_FIXTURE_DRIFT: '1' });
     const client = await connectPinnedModern(await writePin(dir, pin));
     try {
-      const outcome = await client.callTool({ name: 'echo', arguments: { text: 'x' } }).then(
-        () => undefined,
-        (error: unknown) => error,
+      const outcome = await rejectionOf(
+        client.callTool({ name: 'echo', arguments: { text: 'x' } }),
+        ProtocolError,
       );
-      expect(outcome).toBeInstanceOf(ProtocolError);
-      expect((outcome as ProtocolError).code).toBe(-32040);
-      expect((outcome as ProtocolError).data).toMatchObject({ reason: 'tool_drifted', tool: 'echo' });
+      expect(outcome.code).toBe(-32040);
+      expect(outcome.data).toMatchObject({ reason: 'tool_drifted', tool: 'echo' });
       expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['add']);
     } finally {
       await client.close();

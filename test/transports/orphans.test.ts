@@ -9,10 +9,10 @@ import { connectSseClient, connectV1Client } from '../peers/index.js';
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { pinFor } from '../support/pinFor.js';
 import {
+  catalogAtStart,
   countAlive,
   eventually,
   fixtureCommand,
-  listStdioCatalog,
   stdioPinFor,
   TOOLPIN_CLI,
   writePin,
@@ -61,7 +61,7 @@ describe('serve: no process outlives its session', () => {
   }
 
   beforeEach(async () => {
-    const tools = await listStdioCatalog(fixtureCommand());
+    const tools = await catalogAtStart(fixtureCommand());
     // A one-second idle bound, so that a client vanishing without DELETE is observed too.
     gateway = await startGatewayHarness([stdioPinFor('local', fixtureCommand(), tools, env)], {
       sessions: { ttlSeconds: 1 },
@@ -159,7 +159,7 @@ describe('wrap: no process outlives toolpin', () => {
   beforeEach(async () => {
     pinFile = await writePin(
       dir,
-      pinFor('local', 'http://127.0.0.1:9/mcp', await listStdioCatalog(fixtureCommand())),
+      pinFor('local', 'http://127.0.0.1:9/mcp', await catalogAtStart(fixtureCommand())),
     );
   });
 

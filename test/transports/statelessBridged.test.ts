@@ -8,13 +8,14 @@ import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarn
 import { pinFor } from '../support/pinFor.js';
 import { postRaw } from '../support/rawMcp.js';
 import {
+  catalogAtStart,
   countAlive,
   eventually,
   fixtureCommand,
-  listStdioCatalog,
   stdioPinFor,
   writtenPids,
 } from './support.js';
+import { rejectionOf } from '../support/rejection.js';
 
 /** The 2026-07-28 envelope every request carries in `params._meta`. */
 const ENVELOPE = {
@@ -35,12 +36,34 @@ async function connectModern(url: string, authorization?: string): Promise<Clien
 }
 
 async function rejection(promise: Promise<unknown>): Promise<ProtocolError> {
-  const outcome = await promise.then(
-    () => undefined,
-    (error: unknown) => error,
-  );
-  expect(outcome).toBeInstanceOf(ProtocolError);
-  return outcome as ProtocolError;
+  return rejectionOf(promise, ProtocolError);
+}
+
+/** The drifting fixture's folder (pids, switches, message log) and a gateway routing `local` to it. */
+interface LocalRoute {
+  readonly dir: string;
+  readonly gateway: GatewayHarness;
+  readonly pinned: Tool[];
+}
+
+/**
+ * Starts a gateway with one stdio route `local` to the drifting fixture, pinned to its catalog,
+ * with a two-second idle bound and this upstream timeout. The fixture's switches are files in `dir`.
+ */
+async function startLocalRoute(upstreamTimeoutMs: number): Promise<LocalRoute> {
+  const dir = await mkdtemp(join(tmpdir(), 'toolpin-stateless-'));
+  const env = {
+    TOOLPIN_FIXTURE_PID_DIR: dir,
+    TOOLPIN_FIXTURE_DRIFT_IF: join(dir, 'drift'),
+    TOOLPIN_FIXTURE_HANG_LIST_IF: join(dir, 'hang'),
+    TOOLPIN_FIXTURE_MESSAGE_LOG: join(dir, 'messages.log'),
+  };
+  const pinned = await catalogAtStart(fixtureCommand());
+  const gateway = await startGatewayHarness([stdioPinFor('local', fixtureCommand(), pinned, env)], {
+    sessions: { ttlSeconds: 2 },
+    limits: { upstreamTimeoutMs },
+  });
+  return { dir, gateway, pinned };
 }
 
 describe('2026-07-28 clients on a stdio route: one child per credential', () => {
@@ -56,18 +79,7 @@ describe('2026-07-28 clients on a stdio route: one child per credential', () => 
   }
 
   beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'toolpin-stateless-'));
-    const env = {
-      TOOLPIN_FIXTURE_PID_DIR: dir,
-      TOOLPIN_FIXTURE_DRIFT_IF: join(dir, 'drift'),
-      TOOLPIN_FIXTURE_HANG_LIST_IF: join(dir, 'hang'),
-      TOOLPIN_FIXTURE_MESSAGE_LOG: join(dir, 'messages.log'),
-    };
-    pinned = await listStdioCatalog(fixtureCommand());
-    gateway = await startGatewayHarness([stdioPinFor('local', fixtureCommand(), pinned, env)], {
-      sessions: { ttlSeconds: 2 },
-      limits: { upstreamTimeoutMs: 3000 },
-    });
+    ({ dir, gateway, pinned } = await startLocalRoute(3000));
   });
 
   afterEach(async () => {
@@ -193,16 +205,6 @@ describe('2026-07-28 clients on a stdio route: one child per credential', () => 
     expect(error.data).toMatchObject({ reason: 'tool_drifted', tool: 'echo' });
   });
 
-  it("bounds the gateway's own listing: a hanging tools/list refuses the call as catalog_unavailable", async () => {
-    await writeFile(join(dir, 'hang'), '');
-    const client = await connect();
-    for (const text of ['first', 'second']) {
-      const error = await rejection(client.callTool({ name: 'echo', arguments: { text } }));
-      expect(error.code).toBe(-32040);
-      expect(error.data).toMatchObject({ reason: 'catalog_unavailable', tool: 'echo' });
-    }
-  }, 20_000);
-
   it('cancels upstream a call whose client gave up, and no request that was answered', async () => {
     const client = await connect();
     await client.callTool({ name: 'add', arguments: { a: 1, b: 1 } });
@@ -232,6 +234,32 @@ describe('2026-07-28 clients on a stdio route: one child per credential', () => 
     await gateway.running.close();
     expect(await countAlive(live)).toBe(0);
   });
+});
+
+describe("2026-07-28 clients on a stdio route: the gateway's own listing is bounded", () => {
+  // Its own gateway: each call waits out upstreamTimeoutMs, so this one is shorter than above.
+  let route: LocalRoute;
+  let client: Client | undefined;
+
+  beforeAll(async () => {
+    route = await startLocalRoute(1500);
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    await route.gateway.close();
+    await rm(route.dir, { recursive: true, force: true });
+  });
+
+  it('a hanging tools/list refuses the call as catalog_unavailable', async () => {
+    await writeFile(join(route.dir, 'hang'), '');
+    client = await connectModern(`${route.gateway.url}/local/mcp`);
+    for (const text of ['first', 'second']) {
+      const error = await rejection(client.callTool({ name: 'echo', arguments: { text } }));
+      expect(error.code).toBe(-32040);
+      expect(error.data).toMatchObject({ reason: 'catalog_unavailable', tool: 'echo' });
+    }
+  }, 20_000);
 });
 
 describe('2026-07-28 clients on a legacy HTTP+SSE route', () => {

@@ -11,16 +11,12 @@ import {
 import { connectV1Client, everythingStdioCommand } from '../peers/index.js';
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { initializeRequest, postRaw } from '../support/rawMcp.js';
-import { fixtureCommand, listStdioCatalog, stdioPinFor } from './support.js';
+import { catalogAtStart, fixtureCommand, listStdioCatalog, stdioPinFor } from './support.js';
+import { rejectionOf } from '../support/rejection.js';
 
 /** The error a rejected SDK call ends with. */
 async function failureOf(promise: Promise<unknown>): Promise<McpError> {
-  const outcome = await promise.then(
-    () => undefined,
-    (error: unknown) => error,
-  );
-  expect(outcome).toBeInstanceOf(McpError);
-  return outcome as McpError;
+  return rejectionOf(promise, McpError);
 }
 
 describe('serve: @modelcontextprotocol/server-everything over stdio behind the HTTP front', () => {
@@ -90,7 +86,7 @@ describe('serve: a drifting stdio server behind the HTTP front', () => {
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'toolpin-stdio-'));
     callLog = join(dir, 'calls.log');
-    const tools = await listStdioCatalog(fixtureCommand());
+    const tools = await catalogAtStart(fixtureCommand());
     const env = { TOOLPIN_FIXTURE_CALL_LOG: callLog, TOOLPIN_FIXTURE_STDERR: 'fixture says hello' };
     gateway = await startGatewayHarness([stdioPinFor('drifting', fixtureCommand(), tools, env)]);
   });
@@ -168,7 +164,7 @@ describe('serve: a drifting stdio server behind the HTTP front', () => {
 
 describe('serve: a stdio upstream that cannot be started', () => {
   it('answers the initialize with HTTP 502 and -32041, and keeps serving', async () => {
-    const tools = await listStdioCatalog(fixtureCommand());
+    const tools = await catalogAtStart(fixtureCommand());
     const gateway = await startGatewayHarness([
       stdioPinFor('missing', ['/nonexistent/toolpin-server'], tools),
     ]);

@@ -17,6 +17,7 @@ import {
 } from '../peers/index.js';
 import { pinFor } from '../support/pinFor.js';
 import {
+  catalogAtStart,
   connectWrap,
   eventually,
   fixtureCommand,
@@ -25,6 +26,7 @@ import {
   writePin,
   type WrapHandle,
 } from './support.js';
+import { rejectionOf } from '../support/rejection.js';
 
 describe('wrap: @modelcontextprotocol/server-everything behind the stdio front', () => {
   let dir: string;
@@ -98,7 +100,7 @@ describe('wrap: a drifting stdio server behind the stdio front', () => {
   });
 
   it('hides the drifted tool and blocks its call with tool_drifted, never reaching the server', async () => {
-    const tools = await listStdioCatalog(fixtureCommand());
+    const tools = await catalogAtStart(fixtureCommand());
     const pinFile = await writePin(dir, pinFor('drifting', 'http://127.0.0.1:9/mcp', tools));
     // Set on toolpin's own launch: wrap hands its environment to the server it runs.
     wrap = await connectWrap(pinFile, fixtureCommand(), { TOOLPIN_FIXTURE_CALL_LOG: callLog });
@@ -110,13 +112,9 @@ describe('wrap: a drifting stdio server behind the stdio front', () => {
     await client.callTool({ name: 'rug-pull', arguments: {} });
     await changed;
     expect((await client.listTools()).tools.map((tool) => tool.name)).not.toContain('echo');
-    const error = await client.callTool({ name: 'echo', arguments: { text: 'hi' } }).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(McpError);
-    expect((error as McpError).code).toBe(-32040);
-    expect((error as McpError).data).toMatchObject({
+    const error = await rejectionOf(client.callTool({ name: 'echo', arguments: { text: 'hi' } }), McpError);
+    expect(error.code).toBe(-32040);
+    expect(error.data).toMatchObject({
       reason: 'tool_drifted',
       server: 'drifting',
       tool: 'echo',
@@ -130,7 +128,7 @@ describe('wrap: a drifting stdio server behind the stdio front', () => {
   });
 
   it('tells the person: a warning notice for the hidden tool and one for the first refused call, none below the level asked', async () => {
-    const tools = await listStdioCatalog(fixtureCommand());
+    const tools = await catalogAtStart(fixtureCommand());
     const pinFile = await writePin(dir, pinFor('drifting', 'http://127.0.0.1:9/mcp', tools));
     wrap = await connectWrap(pinFile, fixtureCommand(), { TOOLPIN_FIXTURE_CALL_LOG: callLog });
     const client = wrap.client;
@@ -182,7 +180,7 @@ describe('wrap: a drifting stdio server behind the stdio front', () => {
   });
 
   it("runs the pin file's own stdio upstream when no command is given, and blocks a call made without listing", async () => {
-    const tools = await listStdioCatalog(fixtureCommand());
+    const tools = await catalogAtStart(fixtureCommand());
     const pinFile = await writePin(
       dir,
       stdioPinFor('drifting', fixtureCommand(), tools, {
@@ -192,12 +190,12 @@ describe('wrap: a drifting stdio server behind the stdio front', () => {
     );
     wrap = await connectWrap(pinFile, undefined);
     // No tools/list first: the gateway lists upstream itself (fetch on miss) before deciding.
-    const error = await wrap.client.callTool({ name: 'echo', arguments: { text: 'hi' } }).then(
-      () => undefined,
-      (e: unknown) => e,
+    const error = await rejectionOf(
+      wrap.client.callTool({ name: 'echo', arguments: { text: 'hi' } }),
+      McpError,
     );
-    expect((error as McpError).code).toBe(-32040);
-    expect((error as McpError).data).toMatchObject({ reason: 'tool_drifted', tool: 'echo' });
+    expect(error.code).toBe(-32040);
+    expect(error.data).toMatchObject({ reason: 'tool_drifted', tool: 'echo' });
     expect(await executedCalls()).toEqual([]);
     const allowed = await wrap.client.callTool({ name: 'add', arguments: { a: 2, b: 3 } });
     expect(allowed.content).toEqual([{ type: 'text', text: '5' }]);

@@ -64,6 +64,23 @@ export async function listStdioSurfaces(
   }
 }
 
+const catalogsAtStart = new Map<string, Promise<Tool[]>>();
+
+/**
+ * The catalog a stdio server lists at its start (no env), listed once per test file: one child
+ * instead of one per test, where a test only needs what to pin. Each caller gets its own copy.
+ */
+export async function catalogAtStart(command: readonly [string, ...string[]]): Promise<Tool[]> {
+  const key = JSON.stringify(command);
+  let listed = catalogsAtStart.get(key);
+  if (listed === undefined) {
+    listed = listStdioCatalog(command);
+    catalogsAtStart.set(key, listed);
+    listed.catch(() => catalogsAtStart.delete(key));
+  }
+  return structuredClone(await listed);
+}
+
 /** A pin-file object approving `tools` for a stdio upstream. */
 export function stdioPinFor(
   name: string,

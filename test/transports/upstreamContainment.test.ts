@@ -7,6 +7,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { spawnGateway, writeGatewayFiles, type GatewayProcess } from '../operate/gatewayProcess.js';
 import { callRequest, openRawSession, postRaw } from '../support/rawMcp.js';
 import { connectWrap, stdioPinFor, writePin, type WrapHandle } from './support.js';
+import { rejectionOf } from '../support/rejection.js';
 
 // Finding 10 of issue 11: a stdio upstream listing one tool nested 20,000 levels deep crashed the
 // whole `toolpin serve` process (and `wrap`). And findings 7/4 on the bridged path: an answer with
@@ -174,11 +175,7 @@ describe('toolpin wrap: a stdio upstream listing a tool nested 20,000 levels dee
       TOOLPIN_RAW_MODE: 'deep',
       TOOLPIN_RAW_MODE_IF: badFile,
     });
-    const failure = await wrap.client.listTools().then(
-      () => undefined,
-      (error: unknown) => error,
-    );
-    expect(failure).toBeInstanceOf(McpError);
+    const failure = await rejectionOf(wrap.client.listTools(), McpError);
     expect(failure).toMatchObject({ code: -32042, data: { reason: 'too_deep', server: 'raw' } });
 
     await unlink(badFile);

@@ -1,10 +1,6 @@
-import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { runCli as runProgram } from '../../src/cli/program.js';
 import { captureIo } from './capturedIo.js';
-
-const root = fileURLToPath(new URL('../../../../', import.meta.url));
-const main = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
 /** What a command printed and exited with. */
 export interface CliRun {
@@ -23,10 +19,4 @@ export async function runCli(...args: string[]): Promise<CliRun> {
   const io = captureIo();
   const code = await runProgram(args, io);
   return { code, stdout: io.written.stdout, stderr: io.written.stderr };
-}
-
-/** Runs the built binary (`tsc -b` must have run) as a child process: for the smoke tests of its wiring. */
-export function spawnCli(...args: string[]): CliRun {
-  const result = spawnSync(process.execPath, [main, ...args], { cwd: root, encoding: 'utf8' });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
