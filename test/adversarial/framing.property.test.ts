@@ -129,7 +129,7 @@ let rig: Rig;
 
 beforeAll(async () => {
   // A short upstream timeout bounds a run whose listing never comes.
-  rig = await startRig({ gateway: { limits: { upstreamTimeoutMs: 1500 } } });
+  rig = await startRig({ gateway: { limits: { upstreamTimeoutMs: 600 } } });
 });
 afterAll(async () => rig.close());
 
@@ -218,7 +218,7 @@ async function runScenario(s: Scenario, run: number): Promise<string[]> {
     if (stream !== undefined) {
       // The stream is ordered: once the sentinel (or the end) is here, the listing before it is too.
       await stream
-        .waitFor((c) => c.received.includes(`end-${listId}`) || c.closed, 'the stream sentinel', 2000)
+        .waitFor((c) => c.received.includes(`end-${listId}`) || c.closed, 'the stream sentinel', 800)
         .catch(() => undefined);
       received.push(stream.received);
     }

@@ -63,6 +63,9 @@ describe('the client capabilities a pin was listed with', () => {
     const listed = await client.listTools();
     expect(listed.tools.map((tool) => tool.name)).toContain('ask');
     expect(gateway.events('catalog.drift')).toEqual([]);
-    expect(gateway.events('catalog.verified')).toHaveLength(1);
+    // One verified tool catalog (the pin also pins the server's instructions: their own event).
+    const verified = gateway.events('catalog.verified');
+    expect(verified.filter((event) => event.surface === undefined)).toHaveLength(1);
+    expect(verified.filter((event) => event.surface === 'instructions')).toHaveLength(1);
   });
 });
