@@ -13,6 +13,7 @@ import { spawnToolpin } from '../support/runToolpin.js';
 const catalogs = fileURLToPath(new URL('../../packages/gateway/test/fixtures/catalogs/', import.meta.url));
 const deepwiki = join(catalogs, 'deepwiki-tools-list.json');
 const drifted = join(catalogs, 'deepwiki-tools-list-drifted.json');
+const toolpinMain = fileURLToPath(new URL('../../packages/gateway/dist/cli/main.js', import.meta.url));
 
 // A spawned node process takes about a second on a busy machine.
 const SPAWN = 30_000;
@@ -58,6 +59,19 @@ describe('the toolpin binary', () => {
       const run = await spawnToolpin(['diff', deepwiki, drifted]);
       expect(run.code).toBe(1);
       expect(run.stdout).toContain('changed   tool:ask_wiki_question (ask_wiki_question)');
+    },
+    SPAWN,
+  );
+
+  it(
+    'protect --dry-run: the diff runs wrap through this node and this toolpin, by absolute paths; exit 0',
+    async () => {
+      const config = join(dir, 'claude_desktop_config.json');
+      await writeFile(config, '{"mcpServers":{"notes":{"command":"npx","args":["-y","notes-mcp"]}}}\n');
+      const run = await spawnToolpin(['protect', config, '--dir', join(dir, 'pins'), '--dry-run']);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain(`+      "command": ${JSON.stringify(process.execPath)},`);
+      expect(run.stdout).toContain(`+        ${JSON.stringify(toolpinMain)},`);
     },
     SPAWN,
   );

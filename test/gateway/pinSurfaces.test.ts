@@ -1,4 +1,3 @@
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   connectV1Client,
@@ -13,6 +12,7 @@ import {
 } from '../peers/index.js';
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { pinFor, withSurfaces } from '../support/pinFor.js';
+import { runToolpin } from '../support/runToolpin.js';
 import { promptRefusal, servedView, type SurfaceClient } from '../support/surfaceClient.js';
 
 /** The pin of a surfaces peer as it serves now: its tools, prompt, template and instructions. */
@@ -24,9 +24,23 @@ function pinOf(name: string, url: string, surfaces: PeerSurfaces): Record<string
   });
 }
 
-/** Rewrites a server's pin file in the harness's folder (what `toolpin approve` does) and reloads. */
-async function approve(gateway: GatewayHarness, pin: Record<string, unknown>): Promise<void> {
-  await writeFile(join(gateway.dir, 'servers', `${String(pin.name)}.json`), JSON.stringify(pin, null, 2));
+/**
+ * Approves the drifted prompt, template and instructions with `toolpin approve` (in-process, against
+ * the live server), then reloads the gateway (its pin watcher would too).
+ */
+async function approveSurfaces(gateway: GatewayHarness): Promise<void> {
+  const file = join(gateway.dir, 'servers', 'surf.json');
+  const run = await runToolpin([
+    'approve',
+    file,
+    '--prompt',
+    'greet',
+    '--template',
+    'note:///{id}',
+    '--instructions',
+    '--yes',
+  ]);
+  expect(run).toMatchObject({ code: 0 });
   await gateway.running.reload();
 }
 
@@ -150,8 +164,8 @@ function describeEra(
       ).toBeGreaterThanOrEqual(1);
     });
 
-    it('serves each surface again once the drifted ones are approved', async () => {
-      await approve(gateway, pinOf('surf', upstream.url, surfaces));
+    it('serves each surface again once `toolpin approve` approved the drifted ones', async () => {
+      await approveSurfaces(gateway);
       const approved = await client();
       expect(await servedView(approved)).toEqual({ ...EVERYTHING, instructions: DRIFTED_INSTRUCTIONS });
       expect(await promptRefusal(approved, 'greet')).toBeUndefined();

@@ -140,8 +140,14 @@ describe('toolpin pin and toolpin check against live servers', () => {
       );
       expect((await runToolpin(['check', plain])).code).toBe(0);
       expect((await runToolpin(['check', withCapabilities, '--capabilities', capabilities])).code).toBe(0);
-      // Without the capabilities the server lists fewer tools: drift, the missing ones read as removed.
-      const without = await runToolpin(['check', withCapabilities]);
+      // The pin file records the capabilities: check lists with them, no false drift.
+      expect((b as { clientCapabilities?: unknown } | undefined)?.clientCapabilities).toEqual(
+        JSON.parse(capabilities),
+      );
+      expect((a as { clientCapabilities?: unknown } | undefined)?.clientCapabilities).toBeUndefined();
+      expect((await runToolpin(['check', withCapabilities])).code).toBe(0);
+      // Told to declare none, the server lists fewer tools: drift, the missing ones read as removed.
+      const without = await runToolpin(['check', withCapabilities, '--capabilities', '{}']);
       expect(without.code).toBe(1);
       expect(without.stdout).toContain('removed  trigger-sampling-request (tool:trigger-sampling-request)');
     },

@@ -92,7 +92,12 @@ describe('admin listener', () => {
     const text = await scrape();
     expect(sample(text, blockedSeries)).toBe(1);
     expect(sample(text, 'toolpin_calls_total{server="demo",decision="allowed",reason="none"}')).toBe(1);
-    expect(sample(text, 'toolpin_drift_events_total{server="demo",kind="changed",severity="high",surface="tools"}')).toBe(1);
+    expect(
+      sample(
+        text,
+        'toolpin_drift_events_total{server="demo",kind="changed",severity="high",surface="tools"}',
+      ),
+    ).toBe(1);
     expect(sample(text, 'toolpin_requests_total{server="demo",method="tools/call"}')).toBe(2);
     expect(sample(text, 'toolpin_requests_total{server="demo",method="tools/list"}')).toBe(2);
     expect(sample(text, 'toolpin_requests_total{server="demo",method="initialize"}')).toBe(1);

@@ -20,7 +20,9 @@ describe('metrics of a bridged (stdio) upstream', () => {
       expect(sample(text, 'toolpin_requests_total{server="local",method="tools/call"}')).toBe(1);
       expect(sample(text, 'toolpin_requests_total{server="local",method="tools/list"}')).toBe(1);
       expect(sample(text, 'toolpin_calls_total{server="local",decision="allowed",reason="none"}')).toBe(1);
-      expect(sample(text, 'toolpin_catalogs_total{server="local",result="verified",surface="tools"}')).toBe(1);
+      expect(sample(text, 'toolpin_catalogs_total{server="local",result="verified",surface="tools"}')).toBe(
+        1,
+      );
     } finally {
       await client.close();
       await gateway.close();

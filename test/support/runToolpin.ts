@@ -36,8 +36,16 @@ export async function runToolpin(args: readonly string[], typed?: readonly strin
  * smoke test of each command's wiring (arguments, exit code of the process).
  */
 export function spawnToolpin(args: readonly string[]): Promise<ToolpinRun> {
+  return runProcess(process.execPath, [main, ...args]);
+}
+
+/**
+ * Runs any program (an installed `toolpin`, npm, a script) from the repository root as a child
+ * process, stdin closed, and resolves with what it printed and its exit code.
+ */
+export function runProcess(command: string, args: readonly string[]): Promise<ToolpinRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [main, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));

@@ -42,9 +42,9 @@ async function connectRecording(endpoint: string, sessionId?: string): Promise<R
   await client.connect(transport);
   const seen: JSONRPCMessage[] = [];
   const deliver = transport.onmessage;
-  transport.onmessage = (message, extra) => {
+  transport.onmessage = (message: JSONRPCMessage) => {
     seen.push(message);
-    deliver?.(message, extra);
+    deliver?.(message);
   };
   return { client, transport, seen, gets, resumes };
 }

@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  LoggingMessageNotificationSchema,
   McpError,
   ToolListChangedNotificationSchema,
   type Progress,
@@ -126,6 +127,58 @@ describe('wrap: a drifting stdio server behind the stdio front', () => {
     expect(wrap.events('catalog.drift')).toEqual([
       expect.objectContaining({ drift: [expect.objectContaining({ kind: 'changed', key: 'tool:echo' })] }),
     ]);
+  });
+
+  it('tells the person: a warning notice for the hidden tool and one for the first refused call, none below the level asked', async () => {
+    const tools = await listStdioCatalog(fixtureCommand());
+    const pinFile = await writePin(dir, pinFor('drifting', 'http://127.0.0.1:9/mcp', tools));
+    wrap = await connectWrap(pinFile, fixtureCommand(), { TOOLPIN_FIXTURE_CALL_LOG: callLog });
+    const client = wrap.client;
+    // The fixture declares tools only: the gateway declares logging, and answers setLevel itself.
+    expect(client.getServerCapabilities()).toMatchObject({ tools: { listChanged: true }, logging: {} });
+    const notices: unknown[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notice) => {
+      notices.push(notice.params);
+    });
+    await client.setLoggingLevel('warning');
+    const changed = new Promise<void>((resolve) =>
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()),
+    );
+    await client.callTool({ name: 'rug-pull', arguments: {} });
+    await changed;
+    await client.listTools();
+    await client.listTools();
+    const refusals: McpError[] = [];
+    for (let i = 0; i < 5; i++)
+      refusals.push(
+        await client.callTool({ name: 'echo', arguments: { text: 'hi' } }).then(
+          () => {
+            throw new Error('the drifted call was allowed');
+          },
+          (e: unknown) => e as McpError,
+        ),
+      );
+    const sentence = `toolpin blocked echo: its description changed since it was approved; run \`toolpin approve ${pinFile} --tool echo\` to review.`;
+    expect(refusals.map((error) => error.message)).toEqual(Array(5).fill(`MCP error -32040: ${sentence}`));
+    expect(refusals[0]?.data).toMatchObject({ reason: 'tool_drifted', tool: 'echo' });
+    await client.ping();
+    // One notice per distinct drift (two listings), one for the first of five refusals (the rest are counted).
+    expect(notices).toEqual([
+      {
+        level: 'warning',
+        logger: 'toolpin',
+        data: `toolpin hid 1 tool of drifting that differ from what was approved: echo (changed); run \`toolpin approve ${pinFile}\` to review.`,
+      },
+      { level: 'warning', logger: 'toolpin', data: sentence },
+    ]);
+    await client.setLoggingLevel('error');
+    await expect(client.callTool({ name: 'add', arguments: { a: 1 } })).rejects.toMatchObject({
+      code: -32040,
+      data: { reason: 'arguments_invalid' },
+    });
+    await client.ping();
+    expect(notices).toHaveLength(2);
+    expect(await executedCalls()).toEqual(['rug-pull']);
   });
 
   it("runs the pin file's own stdio upstream when no command is given, and blocks a call made without listing", async () => {

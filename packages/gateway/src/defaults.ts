@@ -30,7 +30,7 @@ export const ExitCodes = {
   DRIFT: 1,
   /** `approve`: the change was declined. */
   DECLINED: 1,
-  /** `serve` and `wrap`: failed while running, or stopped by a second signal / the upstream ending. */
+  /** `serve` and `wrap`: failed while running, or stopped by a second signal / the upstream ending; `protect`: a server could not be pinned. */
   FAILED: 1,
   /** Bad input: an unreadable file, a bad option, a config that does not parse, a gateway that cannot start. */
   BAD_INPUT: 2,
@@ -49,3 +49,6 @@ export const DEFAULT_STREAM_IDLE_MS = 300_000;
 
 /** Longest the last answers of a session whose upstream ended may take to reach the client, in ms. */
 export const CLIENT_FLUSH_MS = 1000;
+
+/** The folder of pin files a command writes to when given none, under the user's home (`~/.toolpin`). */
+export const DEFAULT_PINS_FOLDER = '.toolpin';

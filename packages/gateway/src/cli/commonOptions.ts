@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
 import { CliInputError } from './cliInputError.js';
+import { SERVER_NAME_PATTERN } from '../config/pinFileSchema.js';
 import { DEFAULT_TIMEOUT_MS } from '../defaults.js';
 import { redactUrl } from '../wire/redactUrl.js';
+import { LOG_FORMATS, type LogFormat } from '../observe/logger.js';
 
 /** Commander's collector for a repeatable option (`--header a --header b`). */
 export function collect(value: string, previous: string[] = []): string[] {
@@ -29,6 +31,15 @@ export function parsePort(flag: string, value: string | undefined): number | und
   if (!/^\d+$/.test(value.trim()) || !Number.isInteger(port) || port > 65535)
     throw new CliInputError(`${flag} ${value}: expected a port number from 0 to 65535`);
   return port;
+}
+
+/** Checks `--name`: a server name as pin files take it (also its route), before anything is listed. */
+export function parseServerName(name: string): string {
+  if (!SERVER_NAME_PATTERN.test(name))
+    throw new CliInputError(
+      `--name ${JSON.stringify(name)}: expected 1-64 letters, digits, "_", "." or "-", starting alphanumeric`,
+    );
+  return name;
 }
 
 /** Checks an upstream URL flag (`--url`, `--upstream`): an absolute http(s) URL, named in the error. */
@@ -73,4 +84,12 @@ export function addListingOptions(command: Command): Command {
     )
     .option('--capabilities <json>', 'client capabilities declared at initialize (as when pinning)')
     .option('--timeout <ms>', 'per request timeout', String(DEFAULT_TIMEOUT_MS));
+}
+
+/** Parses `--log-format`. Throws CliInputError unless json or pretty; undefined: chosen by the destination. */
+export function parseLogFormat(value: string | undefined): LogFormat | undefined {
+  if (value === undefined) return undefined;
+  if (!(LOG_FORMATS as readonly string[]).includes(value))
+    throw new CliInputError(`--log-format ${value}: expected ${LOG_FORMATS.join(' or ')}`);
+  return value as LogFormat;
 }

@@ -15,6 +15,7 @@ import {
   parseCapabilities,
   parseHeaderOptions,
   parseHttpUrl,
+  parseServerName,
   parseTimeout,
 } from './commonOptions.js';
 import { digestTools } from './digestTools.js';
@@ -177,24 +178,47 @@ function sourceOf(options: PinCommandOptions): Source {
   };
 }
 
-/** The tools to pin and the upstream to write: with --url, the transport they were listed over. */
-async function readTools(
-  source: Source,
-  options: PinCommandOptions,
-  request: SurfaceRequest,
+/** Where a live server is listed for its pin, and the upstream its pin file records. */
+export interface LiveSource {
+  readonly upstream: PinFileInput['upstream'];
+  readonly target: LiveTarget;
+  /** How the server is named in messages (a redacted URL, `stdio: <program>`). */
+  readonly describe: string;
+}
+
+/** Every surface the server offers (the default of `pin` and `protect`). */
+const EVERY_SURFACE: SurfaceRequest = {
+  explicit: false,
+  prompts: true,
+  resourceTemplates: true,
+  instructions: true,
+};
+
+/** How {@link listForPin} lists: `--capabilities`, `--timeout`, the folder of a relative stdio `cwd`, `--surfaces`. */
+export interface ListForPinOptions {
+  readonly capabilities?: Record<string, unknown>;
+  readonly timeoutMs: number;
+  readonly baseDir?: string;
+  /** The surfaces to list beside tools. @default every surface the server offers */
+  readonly surfaces?: SurfaceRequest;
+}
+
+/**
+ * Lists a live server's whole catalog for its pin (`toolpin pin`, `toolpin protect`): the tools,
+ * the other surfaces asked for, and the upstream to write, with the transport they were listed
+ * over (the gateway never probes at runtime). Reports the listing on stderr.
+ */
+export async function listForPin(
+  source: LiveSource,
+  options: ListForPinOptions,
   io: CliIo,
 ): Promise<{ tools: unknown[]; upstream: PinFileInput['upstream']; surfaces: ObservedSurfaces }> {
-  if (source.target === undefined)
-    return {
-      tools: toolsFromDocument(readDocument(options.fromFile ?? ''), options.fromFile ?? ''),
-      upstream: source.upstream,
-      surfaces: {},
-    };
-  const capabilities = parseCapabilities(options.capabilities);
+  const request = options.surfaces ?? EVERY_SURFACE;
   const live = await fetchLiveCatalog(source.target, {
-    timeoutMs: parseTimeout(options.timeout, DEFAULT_TIMEOUT_MS),
+    timeoutMs: options.timeoutMs,
     surfaces: (['prompts', 'resourceTemplates'] as const).filter((surface) => request[surface]),
-    ...(capabilities === undefined ? {} : { capabilities }),
+    ...(options.capabilities === undefined ? {} : { capabilities: options.capabilities }),
+    ...(options.baseDir === undefined ? {} : { baseDir: options.baseDir }),
   });
   if (live.detection !== undefined)
     io.stderr.write(
@@ -205,7 +229,6 @@ async function readTools(
   );
   for (const [surface, listed] of Object.entries(live.surfaces))
     io.stderr.write(`listed ${listed.items.length} ${surface} in ${listed.pages} page(s)\n`);
-  // The pin records the transport that was listed and approved: the gateway never probes at runtime.
   const upstream =
     'url' in source.upstream && live.transport !== 'stdio'
       ? { ...source.upstream, transport: live.transport }
@@ -213,35 +236,40 @@ async function readTools(
   return { tools: live.tools, upstream, surfaces: observedSurfaces(live, request, io) };
 }
 
-async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
-  const { mode = 'enforce', profile = TRACE_PROFILE } = options;
-  if (mode !== 'enforce' && mode !== 'monitor')
-    throw new CliInputError(`--mode ${mode}: expected enforce or monitor`);
-  const source = sourceOf(options);
-  const request = surfacesOf(options);
-  const out = options.out === undefined ? undefined : resolve(options.out);
-  // The pin's folder exists before the server is listed (`~/.toolpin/` on a fresh machine): a
-  // folder that cannot be made fails at once, not after the whole listing.
-  if (out !== undefined) {
-    try {
-      await mkdir(dirname(out), { recursive: true });
-    } catch (error) {
-      throw new CliInputError(
-        `--out ${options.out}: cannot create its folder (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
-      );
-    }
-  }
-  const { tools, upstream, surfaces } = await readTools(source, options, request, io);
-  // Every tool must have a digest: a pin that leaves one out would block it forever.
-  digestTools(tools, profile, source.describe);
+/** A catalog to pin and where its pin goes (see {@link writePin}). */
+export interface PinWrite {
+  readonly name: string;
+  readonly upstream: PinFileInput['upstream'];
+  /** The client capabilities the catalog was listed with (`pin --capabilities`), recorded in the pin. */
+  readonly clientCapabilities?: Record<string, unknown>;
+  readonly tools: unknown[];
+  /** The surfaces beside tools, as {@link listForPin} observed them. @default none pinned */
+  readonly surfaces?: ObservedSurfaces;
+  readonly mode: 'enforce' | 'monitor';
+  readonly profile: string;
+  /** An absolute path (YAML, or JSON for *.json); stdout when absent. Its folder exists. */
+  readonly out?: string;
+  /** How the server is named in messages. */
+  readonly describe: string;
+}
+
+/**
+ * Writes the pin file of a catalog (`toolpin pin`, `toolpin protect`): every tool digested (a pin
+ * that leaves one out would block it forever), every member recorded, the other surfaces by their
+ * profiles' members, the result parsed back as the gateway will read it, then written atomically.
+ * Returns the number of tools pinned.
+ */
+export async function writePin(request: PinWrite, io: CliIo): Promise<number> {
+  const { tools, profile, out } = request;
+  digestTools(tools, profile, request.describe);
   // Every member of every definition is recorded: the six by digest, the others by value; the
   // other surfaces by their profiles' members (a prompt or template without a digest is refused too).
   let pinned;
   try {
-    pinned = pinFromSurfaces(pinFromCatalog(tools, profile), surfaces);
+    pinned = pinFromSurfaces(pinFromCatalog(tools, profile), request.surfaces ?? {});
   } catch (error) {
     if (error instanceof DigestError)
-      throw new CliInputError(`${source.describe}: ${error.message}`, { cause: error });
+      throw new CliInputError(`${request.describe}: ${error.message}`, { cause: error });
     throw error;
   }
   const { pin, definitions, extraMembers } = pinned;
@@ -249,9 +277,10 @@ async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
   const format = out !== undefined && out.toLowerCase().endsWith('.json') ? 'json' : 'yaml';
   const text = serializePinFile(
     {
-      name: options.name,
-      upstream,
-      mode,
+      name: request.name,
+      upstream: request.upstream,
+      ...(request.clientCapabilities === undefined ? {} : { clientCapabilities: request.clientCapabilities }),
+      mode: request.mode,
       profile,
       pin,
       definitions,
@@ -272,7 +301,6 @@ async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
   }
   if (out === undefined) io.stdout.write(text);
   else await writeFileAtomic(out, text);
-  const where = out === undefined ? 'stdout' : out;
   const others = [
     ...(pin.prompts === undefined ? [] : [`${Object.keys(pin.prompts.items).length} prompts`]),
     ...(pin.resourceTemplates === undefined
@@ -283,7 +311,71 @@ async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
       : [pinned.instructions === undefined ? 'no instructions' : 'instructions']),
   ];
   io.stderr.write(
-    `pinned ${Object.keys(pin.tools).length} tools${others.map((other) => `, ${other}`).join('')} of ${options.name} (catalog ${pin.catalog}) to ${where}\n`,
+    `pinned ${Object.keys(pin.tools).length} tools${others.map((other) => `, ${other}`).join('')} of ${request.name} (catalog ${pin.catalog}) to ${out ?? 'stdout'}\n`,
+  );
+  return Object.keys(pin.tools).length;
+}
+
+/** The tools and surfaces to pin and the upstream to write: with --url, the transport they were listed over. */
+async function readTools(
+  source: Source,
+  options: PinCommandOptions,
+  request: SurfaceRequest,
+  io: CliIo,
+): Promise<{ tools: unknown[]; upstream: PinFileInput['upstream']; surfaces: ObservedSurfaces }> {
+  if (source.target === undefined)
+    return {
+      tools: toolsFromDocument(readDocument(options.fromFile ?? ''), options.fromFile ?? ''),
+      upstream: source.upstream,
+      surfaces: {},
+    };
+  const capabilities = parseCapabilities(options.capabilities);
+  return listForPin(
+    { upstream: source.upstream, target: source.target, describe: source.describe },
+    {
+      timeoutMs: parseTimeout(options.timeout, DEFAULT_TIMEOUT_MS),
+      surfaces: request,
+      ...(capabilities === undefined ? {} : { capabilities }),
+    },
+    io,
+  );
+}
+
+async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
+  const { mode = 'enforce', profile = TRACE_PROFILE } = options;
+  if (mode !== 'enforce' && mode !== 'monitor')
+    throw new CliInputError(`--mode ${mode}: expected enforce or monitor`);
+  parseServerName(options.name);
+  const source = sourceOf(options);
+  const request = surfacesOf(options);
+  const out = options.out === undefined ? undefined : resolve(options.out);
+  // The pin's folder exists before the server is listed (`~/.toolpin/` on a fresh machine): a
+  // folder that cannot be made fails at once, not after the whole listing.
+  if (out !== undefined) {
+    try {
+      await mkdir(dirname(out), { recursive: true });
+    } catch (error) {
+      throw new CliInputError(
+        `--out ${options.out}: cannot create its folder (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+      );
+    }
+  }
+  const { tools, upstream, surfaces } = await readTools(source, options, request, io);
+  const clientCapabilities =
+    source.target === undefined ? undefined : parseCapabilities(options.capabilities);
+  await writePin(
+    {
+      name: options.name,
+      upstream,
+      ...(clientCapabilities === undefined ? {} : { clientCapabilities }),
+      tools,
+      surfaces,
+      mode,
+      profile,
+      describe: source.describe,
+      ...(out === undefined ? {} : { out }),
+    },
+    io,
   );
 }
 

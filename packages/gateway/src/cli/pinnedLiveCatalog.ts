@@ -75,11 +75,13 @@ export async function comparePinWithLive(
   const { file, text, server } = pinFile;
   const choice = pinnedSurfaces(server);
   const surfaces = (['prompts', 'resourceTemplates'] as const).filter((surface) => choice[surface]);
+  // Listed as it was pinned: with the capabilities the pin records, unless others are given.
+  const capabilities = options.capabilities ?? server.clientCapabilities;
   const live = await fetchLiveCatalog(targetOf(server, headers), {
     timeoutMs: options.timeoutMs,
     baseDir: dirname(file),
     surfaces,
-    ...(options.capabilities === undefined ? {} : { capabilities: options.capabilities }),
+    ...(capabilities === undefined ? {} : { capabilities: { ...capabilities } }),
   });
   const observed = observeLive(live, server.profile, choice);
   const explanation = explainPinDrift(server, observed);

@@ -1,19 +1,23 @@
 import { Command, CommanderError } from 'commander';
 import { registerApproveCommand } from './approveCommand.js';
 import { registerCheckCommand } from './checkCommand.js';
-import { ExitCodes } from '../defaults.js';
+import { CLIENT_INFO, ExitCodes } from '../defaults.js';
 import type { CliIo } from './cliIo.js';
 import { registerDiffCommand } from './diffCommand.js';
 import { registerDigestCommand } from './digestCommand.js';
 import { registerKeyCommand } from './keyCommand.js';
 import { registerPinCommand } from './pinCommand.js';
+import { registerProtectCommand } from './protectCommand.js';
 import { registerServeCommand } from './serveCommand.js';
+import { registerUnprotectCommand } from './unprotectCommand.js';
 import { registerWrapCommand } from './wrapCommand.js';
 
 /** The toolpin command line: a thin list of registrations, one command per file, each writing to `io`. */
 export function createProgram(io: CliIo, done: (code: number) => void): Command {
   const program = new Command('toolpin')
     .description('an MCP gateway that pins tool definitions and blocks drift')
+    // `--version` prints the version of @toolpin/gateway's own package.json, the one it announces.
+    .version(CLIENT_INFO.version)
     // Usage errors are bad input (exit 2) like every other; commander has already printed them.
     .exitOverride()
     .configureOutput({
@@ -28,6 +32,8 @@ export function createProgram(io: CliIo, done: (code: number) => void): Command 
   registerCheckCommand(program, io, done);
   registerApproveCommand(program, io, done);
   registerWrapCommand(program, io, done);
+  registerProtectCommand(program, io, done);
+  registerUnprotectCommand(program, io, done);
   return program;
 }
 

@@ -1,19 +1,31 @@
 import type { Command } from 'commander';
+import { loadGatewayConfig, loadSinglePinConfig, type GatewayConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
 import { startGateway, type RunningGateway } from '../front/startGateway.js';
 import { logUnhandledRejections } from '../observe/lastResort.js';
+import { createLogger, type LogFormat } from '../observe/logger.js';
 import type { CliIo } from './cliIo.js';
 import { reportInputError } from './cliInputError.js';
-import { parsePort } from './commonOptions.js';
+import { collect, parseLogFormat, parsePort } from './commonOptions.js';
+import {
+  checkServeSource,
+  resolveServeSource,
+  type ServeSource,
+  type ServeSourceOptions,
+} from './serveSource.js';
 import { ExitCodes } from '../defaults.js';
 
 /** SIGTERM grace period when the gateway file has no `shutdown.graceMs`. */
 const DEFAULT_GRACE_MS = 10_000;
 
-/** Options of {@link runServe}, as given on the command line. */
-export interface ServeCommandOptions {
-  /** The gateway file. @default 'config/gateway.yaml' */
-  readonly config?: string;
+/**
+ * Options of {@link runServe}, as given on the command line: a gateway file (`config`), or one
+ * server without one (`pin`, or `name` with `url`/`command` and `trustOnFirstUse`: see
+ * {@link ServeSourceOptions}).
+ */
+export interface ServeCommandOptions extends ServeSourceOptions {
+  /** json or pretty. @default pretty when stdout is a terminal, else json */
+  readonly logFormat?: string;
   /** Overrides `listen.port`. */
   readonly port?: string;
   /** Overrides `admin.port`. */
@@ -31,14 +43,26 @@ export async function runServe(options: ServeCommandOptions, io: CliIo): Promise
   let running: RunningGateway;
   let port: number | undefined;
   let adminPort: number | undefined;
+  let logFormat: LogFormat | undefined;
+  let source: ServeSource;
   try {
     port = parsePort('--port', options.port);
     adminPort = parsePort('--admin-port', options.adminPort);
+    logFormat = parseLogFormat(options.logFormat);
+    checkServeSource(options);
+    source = await resolveServeSource(options, (line) => io.stderr.write(`toolpin serve: ${line}\n`));
   } catch (error) {
     return reportInputError('serve', error, io);
   }
   try {
-    running = await startGateway(options.config ?? 'config/gateway.yaml', {
+    const config = await loadServeConfig(source);
+    const logger = createLogger({
+      level: config.log.level,
+      destination: io.stdout,
+      ...(logFormat === undefined ? {} : { format: logFormat }),
+    });
+    running = await startGateway(config, {
+      logger,
       ...(port === undefined ? {} : { port }),
       ...(adminPort === undefined ? {} : { adminPort }),
       watch: options.watch ?? true,
@@ -49,6 +73,7 @@ export async function runServe(options: ServeCommandOptions, io: CliIo): Promise
     io.stderr.write(`toolpin: cannot start: ${detail}\n`);
     return ExitCodes.BAD_INPUT;
   }
+  printRoutes(running, io);
   logUnhandledRejections(running.gateway.logger);
   const { logger } = running.gateway;
   return new Promise<number>((resolve) => {
@@ -81,15 +106,39 @@ export async function runServe(options: ServeCommandOptions, io: CliIo): Promise
   });
 }
 
+function loadServeConfig(source: ServeSource): Promise<GatewayConfig> {
+  return 'pin' in source ? loadSinglePinConfig(source.pin) : loadGatewayConfig(source.config);
+}
+
+// For the person who started it (stdout carries the log): where each route and the admin API are.
+function printRoutes(running: RunningGateway, io: CliIo): void {
+  for (const server of running.config.servers)
+    io.stderr.write(`toolpin serve: ${server.name} at ${running.url}/${server.name}/mcp\n`);
+  io.stderr.write(`toolpin serve: admin at ${running.adminUrl} (/healthz, /readyz, /metrics, /status)\n`);
+}
+
 /** Registers `toolpin serve` on the program: hands the options to {@link runServe}, then ends the process. */
 export function registerServeCommand(program: Command, io: CliIo, done: (code: number) => void): void {
   program
     .command('serve')
-    .description('run the gateway: every pinned server at http://<listen>/<name>/mcp')
-    .option('-c, --config <file>', 'gateway file', 'config/gateway.yaml')
+    .description(
+      'run the gateway: every pinned server at http://<listen>/<name>/mcp (a gateway file, or one server: --pin, or --name with --url/--command and --trust-on-first-use)',
+    )
+    .option('-c, --config <file>', 'gateway file (default: config/gateway.yaml)')
+    .option('--pin <file>', 'serve this one pin file alone, without a gateway file')
+    .option('--name <name>', 'serve one server without a pin file yet: its name, also its route')
+    .option('--url <url>', 'with --name: its Streamable HTTP endpoint')
+    .option('--command <cmd>', 'with --name: a stdio server to spawn, as one command line')
+    .option('--args <arg>', 'with --command: one more argument, spaces kept (repeatable)', collect, [])
+    .option(
+      '--trust-on-first-use',
+      'with --name: the first complete catalog observed becomes the pin (written to --out)',
+    )
+    .option('--out <file>', 'with --name: the pin file written (default: ~/.toolpin/<name>.yaml)')
     .option('-p, --port <port>', 'override listen.port')
     .option('--admin-port <port>', 'override admin.port')
-    .option('--no-watch', 'do not watch the servers folder; reload pin files on SIGHUP only')
+    .option('--log-format <format>', 'json or pretty (default: pretty on a terminal, else json)')
+    .option('--no-watch', 'do not watch the pin files; reload them on SIGHUP only')
     .action(async (options: ServeCommandOptions) => {
       const code = await runServe(options, io);
       done(code);

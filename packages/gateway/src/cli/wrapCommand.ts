@@ -4,8 +4,10 @@ import { loadPinFile } from '../config/index.js';
 import { GatewayError } from '../errors.js';
 import { runStdioFront, type StdioFront } from '../front/stdioFront.js';
 import { logUnhandledRejections } from '../observe/lastResort.js';
-import { createLogger } from '../observe/logger.js';
+import { createLogger, type LogFormat } from '../observe/logger.js';
 import type { CliIo } from './cliIo.js';
+import { reportInputError } from './cliInputError.js';
+import { parseLogFormat } from './commonOptions.js';
 import { ExitCodes } from '../defaults.js';
 
 /** Options of {@link runWrap}, as given on the command line. */
@@ -14,10 +16,12 @@ export interface WrapCommandOptions {
   readonly pin: string;
   /** The stdio server to run, `[program, ...args]`. @default the pin file's upstream */
   readonly command?: readonly string[];
-  /** Append JSON log lines to this file instead of stderr. */
+  /** Append the log to this file instead of stderr. */
   readonly logFile?: string;
   /** trace | debug | info | warn | error | fatal | silent. @default 'info' */
   readonly logLevel?: string;
+  /** json or pretty. @default pretty when the log goes to a terminal (stderr), else json */
+  readonly logFormat?: string;
 }
 
 /**
@@ -27,9 +31,19 @@ export interface WrapCommandOptions {
  * client ended the session (or a signal did), 1 when the server ended it, 2 when it cannot start.
  */
 export async function runWrap(options: WrapCommandOptions, io: CliIo): Promise<number> {
+  let format: LogFormat | undefined;
+  try {
+    format = parseLogFormat(options.logFormat);
+  } catch (error) {
+    return reportInputError('wrap', error, io);
+  }
   const destination =
     options.logFile === undefined ? io.stderr : createWriteStream(options.logFile, { flags: 'a' });
-  const logger = createLogger({ level: options.logLevel ?? 'info', destination });
+  const logger = createLogger({
+    level: options.logLevel ?? 'info',
+    destination,
+    ...(format === undefined ? {} : { format }),
+  });
   logUnhandledRejections(logger);
   const finish = async (code: number): Promise<number> => {
     logger.flush?.();
@@ -75,8 +89,12 @@ export function registerWrapCommand(program: Command, io: CliIo, done: (code: nu
       "serve MCP on stdio, enforcing a pin in front of a stdio command (after --) or the pin file's upstream",
     )
     .requiredOption('--pin <file>', "the server's pin file")
-    .option('--log-file <file>', 'append JSON log lines to this file instead of stderr')
+    .option(
+      '--log-file <file>',
+      'append the log to this file instead of stderr (JSON lines unless --log-format pretty)',
+    )
     .option('--log-level <level>', 'trace | debug | info | warn | error | fatal | silent', 'info')
+    .option('--log-format <format>', 'json or pretty (default: pretty when stderr is a terminal, else json)')
     .argument('[command...]', 'the stdio server to run, after --')
     .action(async (command: string[], options: Omit<WrapCommandOptions, 'command'>) => {
       const code = await runWrap({ ...options, command }, io);

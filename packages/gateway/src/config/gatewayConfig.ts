@@ -4,8 +4,9 @@ import { fromZodError, invalidField } from './configError.js';
 import { deepFreeze } from './deepFreeze.js';
 import { gatewayFileSchema, type GatewayFileData } from './gatewaySchema.js';
 import { readDocumentFile } from './readDocument.js';
+import { loadPinFile } from './pinFile.js';
 import { loadServersDir } from './serversDir.js';
-import type { GatewayConfig } from './types.js';
+import type { GatewayConfig, ServerConfig } from './types.js';
 
 /**
  * Reads the gateway file, then every pin file of its servers folder (resolved against the gateway
@@ -34,6 +35,31 @@ export async function loadGatewayConfig(file: string): Promise<GatewayConfig> {
     }
     throw error;
   }
+  return toGatewayConfig(data, { file: path, serversDir, servers });
+}
+
+/**
+ * One pin file served alone (`toolpin serve --pin`), without a gateway file: the gateway file's
+ * defaults (the same schema fills them), the pin file in place of the gateway file and its folder
+ * as the servers folder, and `pinFile` set so that only this file of the folder is served and
+ * reloaded. Rejects with GatewayError GW_PIN_FILE_INVALID.
+ */
+export async function loadSinglePinConfig(file: string): Promise<GatewayConfig> {
+  const path = resolve(file);
+  const server = await loadPinFile(path);
+  const serversDir = dirname(path);
+  const data = parseGatewayFile({ servers: serversDir }, path);
+  return toGatewayConfig(data, { file: path, serversDir, servers: [server], pinFile: path });
+}
+
+interface LoadedSources {
+  readonly file: string;
+  readonly serversDir: string;
+  readonly servers: readonly ServerConfig[];
+  readonly pinFile?: string;
+}
+
+function toGatewayConfig(data: GatewayFileData, sources: LoadedSources): GatewayConfig {
   const { listen, limits, log } = data;
   const { host, port, token } = data.admin;
   const admin = { host, port, ...(token === undefined ? {} : { token }) };
@@ -51,8 +77,11 @@ export async function loadGatewayConfig(file: string): Promise<GatewayConfig> {
   const optional = {
     ...(data.alerts === undefined ? {} : { alerts: data.alerts }),
     ...(data.shutdown === undefined ? {} : { shutdown: data.shutdown }),
+    ...(data.cors === undefined ? {} : { cors: data.cors }),
+    ...(sources.pinFile === undefined ? {} : { pinFile: sources.pinFile }),
   };
-  return deepFreeze({ file: path, listen, admin, serversDir, limits, sessions, log, servers, ...optional });
+  const { file, serversDir, servers } = sources;
+  return deepFreeze({ file, listen, admin, serversDir, limits, sessions, log, servers, ...optional });
 }
 
 /** Validates the parsed gateway file; `file` names it in errors. Throws GatewayError GW_CONFIG_INVALID. */

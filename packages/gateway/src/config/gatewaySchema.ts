@@ -7,6 +7,28 @@ const hostSchema = z.string().min(1);
 const portSchema = z.int().min(0).max(65535);
 const positiveInt = z.int().min(1);
 
+// An origin as a browser sends it in `Origin`: scheme://host[:port], nothing after; or `*`.
+const originSchema = z
+  .string()
+  .refine(
+    (value) => value === '*' || (URL.canParse(value) && new URL(value).origin === value),
+    'an origin such as "https://app.example.com" (scheme, host and port only, no trailing slash), or "*"',
+  );
+
+/** The `cors` block: browser clients allowed to call the MCP routes (off when absent). */
+export const corsSchema = z
+  .strictObject({
+    origins: z.array(originSchema).min(1, 'at least one origin'),
+    // Credentials (cookies, HTTP authentication) sent by the browser: never with "*".
+    credentials: z.boolean().default(false),
+    // How long a browser may cache a preflight answer.
+    maxAgeSeconds: z.int().min(0).max(86_400).default(600),
+  })
+  .refine((cors) => !(cors.credentials && cors.origins.includes('*')), {
+    message: 'credentials: true with the origin "*" (browsers refuse it): list the origins',
+    path: ['credentials'],
+  });
+
 /** The gateway file, before its servers folder is loaded. Blocks marked optional default as documented. */
 export const gatewayFileSchema = z.strictObject({
   listen: z
@@ -53,6 +75,7 @@ export const gatewayFileSchema = z.strictObject({
     .prefault({}),
   alerts: gatewayAlertsSchema.optional(),
   shutdown: z.strictObject({ graceMs: z.int().min(0).default(10_000) }).optional(),
+  cors: corsSchema.optional(),
 });
 
 /** The schema's output: a gateway file with defaults applied. */

@@ -13,6 +13,7 @@ export type {
   SurfacePinConfig,
   ServerConfig,
   GatewayConfig,
+  CorsConfig,
   LogLevel,
   PinFileInput,
   AlertEventName,
@@ -27,8 +28,8 @@ export { driftPolicyOf, driftActionFor } from './driftPolicy.js';
 export { parseServerConfig, parsePinFile, loadPinFile } from './pinFile.js';
 /** Load every pin file of a folder, with the duplicate-name check. */
 export { loadServersDir } from './serversDir.js';
-/** Load the gateway file and its servers folder. */
-export { loadGatewayConfig } from './gatewayConfig.js';
+/** Load the gateway file and its servers folder, or one pin file served alone. */
+export { loadGatewayConfig, loadSinglePinConfig } from './gatewayConfig.js';
 /** Write a pin file in its stable member order. */
 export { serializePinFile } from './serializePinFile.js';
 /** The formats a pin file can be written in. */

@@ -28,6 +28,7 @@ export function parseServerConfig(value: unknown, file: string): ServerConfig {
     name: data.name,
     file,
     upstream: toUpstreamConfig(data.upstream),
+    ...(data.clientCapabilities === undefined ? {} : { clientCapabilities: data.clientCapabilities }),
     mode: data.mode,
     profile: data.profile,
     onDrift: data.onDrift,

@@ -228,6 +228,9 @@ export const pinFileSchema = z.strictObject({
     .string()
     .regex(SERVER_NAME_PATTERN, 'a name of 1-64 letters, digits, "_", "." or "-", starting alphanumeric'),
   upstream: upstreamSchema,
+  // The client capabilities declared at initialize when the pin was listed (`pin --capabilities`):
+  // some servers list tools per capability, so check, approve and the gateway's own sessions declare them too.
+  clientCapabilities: z.record(z.string(), z.unknown()).optional(),
   mode: z.enum(['enforce', 'monitor']).default('enforce'),
   profile: z
     .string()

@@ -9,8 +9,9 @@ import type { AlertsConfig, PinConfig, PinFileInput } from './types.js';
 export type PinFileFormat = 'yaml' | 'json';
 
 /**
- * Writes a pin file in the documented member order (name, upstream, mode, profile, onDrift, pin,
- * definitions, instructions), with every default spelled out (empty headers, args and env left out), tool keys
+ * Writes a pin file in the documented member order (name, upstream, clientCapabilities, mode,
+ * profile, onDrift, pin, definitions, instructions), with every default spelled out (empty headers,
+ * args and env left out), tool keys
  * sorted, definition members in hashed order and then the members pinned by value sorted by name,
  * so that re-pinning the same catalog yields the same bytes. `file` is not written.
  */
@@ -27,6 +28,7 @@ function toDocument(server: PinFileInput): Record<string, unknown> {
   const document: Record<string, unknown> = {
     name: server.name,
     upstream,
+    ...(server.clientCapabilities === undefined ? {} : { clientCapabilities: server.clientCapabilities }),
     mode: server.mode ?? 'enforce',
     profile: server.profile ?? TRACE_PROFILE,
     onDrift: server.onDrift ?? 'filter',

@@ -115,6 +115,12 @@ export interface ServerConfig {
   /** Absolute path of the pin file (or the label given to {@link parseServerConfig}). */
   readonly file: string;
   readonly upstream: UpstreamConfig;
+  /**
+   * The client capabilities declared at initialize when the catalog was pinned (`pin --capabilities`):
+   * `check` and `approve` declare them (unless given `--capabilities`), and so does the gateway's own
+   * upstream session (2026-07-28 clients on a bridged route). Absent: none were declared.
+   */
+  readonly clientCapabilities?: Readonly<Record<string, unknown>>;
   readonly mode: Mode;
   readonly profile: string;
   /** As written (a single action applies to both severities; see config/driftPolicy). */
@@ -181,6 +187,23 @@ export interface GatewayConfig {
   readonly alerts?: AlertsConfig;
   /** SIGTERM: how long in-flight requests may take to finish. Absent = 10000 ms. */
   readonly shutdown?: { readonly graceMs: number };
+  /** Browser clients allowed to call the MCP routes; absent: no CORS (preflights are refused). */
+  readonly cors?: CorsConfig;
+  /**
+   * Set when one pin file is served without a gateway file (`toolpin serve --pin`): `file` is that
+   * pin file, `serversDir` its folder, and only this file of the folder is served and reloaded.
+   */
+  readonly pinFile?: string;
+}
+
+/** The gateway file's `cors` block (docs/operations.md, docs/boundary.md). */
+export interface CorsConfig {
+  /** Origins allowed (`https://app.example.com`), or `*` for any. */
+  readonly origins: readonly string[];
+  /** Allow credentials (cookies, HTTP authentication); never with `*`. @default false */
+  readonly credentials: boolean;
+  /** How long a browser may cache a preflight answer, in seconds. @default 600 */
+  readonly maxAgeSeconds: number;
 }
 
 /** Log levels accepted in the gateway file (pino's). */
@@ -205,6 +228,8 @@ export interface PinFileInput {
         readonly env?: Readonly<Record<string, string>>;
         readonly cwd?: string;
       };
+  /** Written only when present. */
+  readonly clientCapabilities?: Readonly<Record<string, unknown>>;
   /** @default 'enforce' */
   readonly mode?: Mode;
   /** @default TRACE_PROFILE */

@@ -22,9 +22,9 @@ export function captureAuthChallenge(
   refresh: CatalogRefresh,
   onChallenge: (challenge: AuthChallenge) => void,
 ): CatalogRefresh {
-  return async (method) => {
+  return async (listing) => {
     try {
-      return await refresh(method);
+      return await refresh(listing);
     } catch (error) {
       const challenge = authChallengeOf(error);
       if (challenge !== undefined) onChallenge(challenge);

@@ -6,12 +6,13 @@ import { Alerts } from '../observe/alerts.js';
 import { createLogger, type GatewayLogger } from '../observe/logger.js';
 import { SessionStore } from '../state/sessionStore.js';
 import { ToolDigester } from '../state/toolDigester.js';
+import { createCorsHandler, type CorsHandler } from './corsHandler.js';
 import { servesWithoutExpress, type PinGuardRouter } from './pinGuard.js';
 import { createServerRoutes } from './serverRoutes.js';
 
 /** Options of {@link createGateway}. */
 export interface CreateGatewayOptions {
-  /** @default a pino logger on stdout at the config's level */
+  /** @default createLogger at the config's level: JSON lines on stdout (pretty on a terminal) */
   readonly logger?: GatewayLogger;
 }
 
@@ -57,6 +58,7 @@ export function createGateway(config: GatewayConfig, options: CreateGatewayOptio
     route(req, res, next);
   });
   serveMcpBeforeExpress(app, routes);
+  if (config.cors !== undefined) answerCorsFirst(app, createCorsHandler(config.cors, logger));
   app.use((req: Request, res: Response) => {
     res.status(404).json({
       error: 'not_found',
@@ -145,6 +147,15 @@ function serveMcpBeforeExpress(app: Express, routes: ReadonlyMap<string, PinGuar
       if (res.headersSent) return void req.socket.destroy();
       res.writeHead(500).end();
     });
+  };
+}
+
+/** Runs the `cors` block's handler before every route (both ways a request is served): it may answer. */
+function answerCorsFirst(app: Express, cors: CorsHandler): void {
+  const target = app as unknown as { handle: ExpressHandle };
+  const handle = target.handle.bind(app);
+  target.handle = (req, res, next) => {
+    if (!cors(req, res)) handle(req, res, next);
   };
 }
 

@@ -110,10 +110,10 @@ export function createForwardingServer(options: ForwardingServerOptions): Server
         sessionKey,
         request.id,
         params,
-        (method) =>
+        ({ method, surface }) =>
           collectToolPages(
             (cursor) => upstream.request(method, cursor === undefined ? {} : { cursor }, { timeoutMs }),
-            { maxPages, timeoutMs },
+            { maxPages, timeoutMs, surface },
           ),
         request.method,
       );

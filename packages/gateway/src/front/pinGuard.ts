@@ -1,6 +1,7 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { httpUpstreamOf, parseServerConfig, type ServerConfig } from '../config/index.js';
 import { isScreened, screenCall } from '../guard/screenCall.js';
+import { SURFACES, surfaceOfUse } from '../policy/pinSurface.js';
 import { ServerGuard, type CatalogRefresh } from '../guard/serverGuard.js';
 import { Alerts } from '../observe/alerts.js';
 import { createLogger, type GatewayLogger } from '../observe/logger.js';
@@ -27,6 +28,7 @@ import { isIdentityEncoded, readRequestBody } from './readRequestBody.js';
 import { checkRequestFraming } from './requestBoundary.js';
 import { refuseFraming } from './bridgeRefusals.js';
 import { sessionKeyOf } from './sessionKey.js';
+import { listWithoutSession, SESSION_REQUIRED_MESSAGE } from './sessionRequired.js';
 import {
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_UPSTREAM_BYTES,
@@ -102,6 +104,8 @@ interface DecidedBody {
   readonly refused: JsonRpcResponse[];
   /** The upstream refused the client's credential while the gateway listed on its behalf. */
   readonly challenge: AuthChallenge | undefined;
+  /** A 2025-era call without a session, and the upstream would not list without one. */
+  readonly sessionRequired: boolean;
 }
 
 /** One server's HTTP front: frames and parses each request, decides it, forwards what it decided. */
@@ -222,7 +226,22 @@ class PinGuardHandler {
       return;
     }
     const sessionKey = sessionKeyOf(req.headers);
-    const { forward, refused, challenge } = await this.#decideMessages(req, sessionKey, parsed.body.messages);
+    const decided = await this.#decideMessages(req, sessionKey, parsed.body.messages);
+    const { forward, refused, challenge } = decided;
+    if (decided.sessionRequired) {
+      // The answer of the bridged routes too: nothing goes upstream (docs/boundary.md#sessions).
+      this.#logger.info(
+        { event: 'request.session_required', server },
+        'a call without a session: initialize first',
+      );
+      replyToClient(
+        req.headers,
+        res,
+        400,
+        jsonRpcError(null, ErrorCodes.SESSION_REQUIRED, SESSION_REQUIRED_MESSAGE),
+      );
+      return;
+    }
     const answer = parsed.body.batch ? refused : refused[0];
     if (challenge !== undefined && refused.length > 0) {
       // The upstream refused this client's credential: the client gets its challenge, nothing goes upstream.
@@ -262,6 +281,7 @@ class PinGuardHandler {
     const forward: JsonRpcMessage[] = [];
     const refused: JsonRpcResponse[] = [];
     let challenge: AuthChallenge | undefined;
+    let sessionRequired = false;
     for (const message of messages) {
       if ('method' in message && typeof message.method === 'string')
         guard.alerts.telemetry.onRequest(guard.config.name, message.method);
@@ -270,7 +290,22 @@ class PinGuardHandler {
         continue;
       }
       if (isRequest(message) && isScreened(guard, message.method)) {
-        const refresh = this.#refreshFor(req, stateless, message.params?._meta, (seen) => (challenge = seen));
+        const params = message.params as { name?: unknown } | undefined;
+        const spec = surfaceOfUse(message.method) ?? SURFACES.tools;
+        // A 2025-era request without a session lists first: an upstream that needs one is answered
+        // as the bridged routes answer (nothing screened, nothing forwarded).
+        const refresh = await listWithoutSession(
+          req.headers,
+          !stateless &&
+            typeof params?.name === 'string' &&
+            !guard.knowsCatalogFor(sessionKey, params.name, spec),
+          this.#refreshFor(req, stateless, message.params?._meta, (seen) => (challenge = seen)),
+          spec,
+        );
+        if (refresh === 'session_required') {
+          sessionRequired = true;
+          break;
+        }
         const decided = screenCall(guard, sessionKey, message.id, message.params, refresh, message.method);
         // Most calls are decided at once from the session's catalog: no promise to wait for.
         const refusal = decided instanceof Promise ? await decided : decided;
@@ -282,7 +317,7 @@ class PinGuardHandler {
         guard.expectAnswer(sessionKey, message.id, message.method, message.params);
       forward.push(message);
     }
-    return { forward, refused, challenge };
+    return { forward, refused, challenge, sessionRequired };
   }
 
   /** The fetch on miss of a call: it lists with the client's own session and credentials. */
@@ -294,9 +329,9 @@ class PinGuardHandler {
   ): CatalogRefresh {
     const upstream = httpUpstreamOf(this.guard.config);
     return captureAuthChallenge(
-      (method) =>
+      (listing) =>
         fetchToolPages({
-          method,
+          listing,
           url: upstream.url,
           headers: forwardedCredentials(req.headers, upstream.headers),
           stateless,

@@ -1,4 +1,5 @@
 import { watch, type FSWatcher } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { invalidField } from '../config/configError.js';
 import { parseServerConfig } from '../config/pinFile.js';
 import { parseDocumentText } from '../config/readDocument.js';
@@ -24,6 +25,11 @@ export interface PinWatcherTarget {
 export interface PinWatcherOptions {
   /** The servers folder. */
   readonly dir: string;
+  /**
+   * The one pin file of `dir` to serve (`toolpin serve --pin`): the other files of the folder are
+   * not read. @default every pin file of the folder
+   */
+  readonly file?: string;
   readonly gateway: PinWatcherTarget;
   readonly logger: GatewayLogger;
   /** The servers the gateway started with (each with its `file`). */
@@ -77,6 +83,7 @@ function describeError(error: unknown): Record<string, unknown> {
  */
 export class PinWatcher {
   readonly #dir: string;
+  readonly #only: string | undefined;
   readonly #gateway: PinWatcherTarget;
   readonly #logger: GatewayLogger;
   readonly #debounceMs: number;
@@ -93,6 +100,7 @@ export class PinWatcher {
 
   constructor(options: PinWatcherOptions) {
     this.#dir = options.dir;
+    this.#only = options.file;
     this.#gateway = options.gateway;
     this.#logger = options.logger;
     this.#debounceMs = options.debounceMs ?? 100;
@@ -157,7 +165,7 @@ export class PinWatcher {
     const dir = this.#dir;
     let files: string[];
     try {
-      files = await listPinFiles(dir);
+      files = this.#only === undefined ? await listPinFiles(dir) : await presentFile(this.#only);
     } catch (error) {
       this.#logger.error(
         { event: 'pin.reload_failed', ...describeError(error), file: dir },
@@ -323,6 +331,12 @@ export class PinWatcher {
     }, delayMs);
     this.#timer.unref();
   }
+}
+
+// The one pin file served, while it is there: removing it removes its route, as in a folder.
+async function presentFile(file: string): Promise<string[]> {
+  const stats = await stat(file).catch(() => undefined);
+  return stats?.isFile() === true ? [file] : [];
 }
 
 /**

@@ -32,14 +32,21 @@ export interface StartGatewayOptions {
   readonly port?: number;
   /** Overrides `admin.port` of the gateway file (0 picks a free port). */
   readonly adminPort?: number;
+  /** @default createLogger at the config's `log.level`: JSON lines on stdout (pretty on a terminal) */
   readonly logger?: GatewayLogger;
   /** Watch the servers folder and hot-reload pin files. @default true */
   readonly watch?: boolean;
 }
 
-/** Loads the gateway file and its pins, and listens. A broken config rejects: the gateway does not start. */
-export async function startGateway(file: string, options: StartGatewayOptions = {}): Promise<RunningGateway> {
-  const config = await loadGatewayConfig(file);
+/**
+ * Loads the gateway file and its pins (or takes a config already loaded, such as
+ * `loadSinglePinConfig`'s), and listens. A broken config rejects: the gateway does not start.
+ */
+export async function startGateway(
+  source: string | GatewayConfig,
+  options: StartGatewayOptions = {},
+): Promise<RunningGateway> {
+  const config = typeof source === 'string' ? await loadGatewayConfig(source) : source;
   const gateway = createGateway(config, options.logger === undefined ? {} : { logger: options.logger });
   const listeners = await startListeners(gateway, config, {
     ...(options.port === undefined ? {} : { port: options.port }),
@@ -67,6 +74,7 @@ export async function startGateway(file: string, options: StartGatewayOptions = 
     );
   const watcher = watchPinFiles({
     dir: config.serversDir,
+    ...(config.pinFile === undefined ? {} : { file: config.pinFile }),
     gateway,
     logger: gateway.logger,
     initial: config.servers,

@@ -92,6 +92,7 @@ export class StatelessSession {
       upstream = await SharedUpstream.open({
         connection,
         timeoutMs: options.timeoutMs,
+        ...(config.clientCapabilities === undefined ? {} : { capabilities: config.clientCapabilities }),
         ...(options.streamIdleMs === undefined ? {} : { streamIdleMs: options.streamIdleMs }),
         onNotification: (method, params) => deliver(method, params),
         onError: (error) => {

@@ -4,6 +4,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { ServerConfig, UpstreamConfig } from '../config/index.js';
 import { ServerGuard } from '../guard/serverGuard.js';
 import { Alerts } from '../observe/alerts.js';
+import { ClientNotices } from '../observe/clientNotices.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { SessionStore } from '../state/sessionStore.js';
 import { ToolDigester } from '../state/toolDigester.js';
@@ -72,7 +73,14 @@ export async function runStdioFront(options: StdioFrontOptions): Promise<StdioFr
     inheritEnv: true,
     ...(options.command === undefined && isAbsolute(server.file) ? { baseDir: dirname(server.file) } : {}),
   });
+  const notices = new ClientNotices({
+    server: server.name,
+    pinFile: server.file,
+    send: (notice) => bridge.notify(notice),
+  });
+  guard.alerts.addSink(notices.sink);
   const bridge = new MessageBridge({
+    notices,
     guard,
     sessionKey: STDIO_SESSION,
     client,

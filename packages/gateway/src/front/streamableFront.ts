@@ -21,6 +21,7 @@ import {
 } from './bridgeRefusals.js';
 import { sessionKeyOf } from './sessionKey.js';
 import type { StatelessFront } from './statelessFront.js';
+import { SESSION_REQUIRED_MESSAGE } from './sessionRequired.js';
 
 function answer(res: ServerResponse, status: number, id: JsonRpcId, code: number, message: string): void {
   replyJson(res, status, jsonRpcError(id, code, message));
@@ -70,13 +71,7 @@ export function streamableFront(
       // Without a session: 2026-07-28 traffic (the SDK's own classification) is served statelessly.
       if (req.method === 'POST' && !(await isLegacyRequest(await toWebRequest(req, body), body)))
         return stateless(req, res, body);
-      return answer(
-        res,
-        400,
-        null,
-        ErrorCodes.SESSION_REQUIRED,
-        'Bad Request: Mcp-Session-Id header is required (initialize first)',
-      );
+      return answer(res, 400, null, ErrorCodes.SESSION_REQUIRED, SESSION_REQUIRED_MESSAGE);
     }
     const client = clientKeyOf(req);
     const slot = sessions.reserve(client, addressKeyOf(req));

@@ -35,7 +35,7 @@ export function screenCall(
   const name =
     typeof params === 'object' && params !== null ? (params as { name?: unknown }).name : undefined;
   if (typeof name !== 'string')
-    return jsonRpcError(id, ErrorCodes.INVALID_PARAMS, `Invalid params: ${method} needs a ${spec.noun} name`);
+    return jsonRpcError(id, ErrorCodes.INVALID_PARAMS, `Invalid params: ${method} needs a ${spec.item} name`);
   const args = (params as { arguments?: unknown }).arguments;
   const known = guard.decideKnownCall(sessionKey, name, args, spec);
   if (known !== undefined) return answerDecision(guard, sessionKey, id, name, known, spec);

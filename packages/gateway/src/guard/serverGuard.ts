@@ -2,6 +2,8 @@ import { digestInstructions, foldCatalog } from '@toolpin/digest';
 import type { ServerConfig } from '../config/index.js';
 import type { Alerts } from '../observe/alerts.js';
 import type { GatewayLogger } from '../observe/logger.js';
+import { GatewayError } from '../errors.js';
+import { errorSummary } from '../observe/errorSummary.js';
 import { logInvalidMessage } from '../observe/invalidMessage.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
 import { reportContact } from '../observe/telemetry.js';
@@ -20,6 +22,7 @@ import {
   type SurfaceSpec,
 } from '../policy/pinSurface.js';
 import type { PinView } from '../policy/pinView.js';
+import type { SurfaceListing } from '../wire/listedSurfaces.js';
 import { textChanges } from '../explain/textChanges.js';
 import { UnpinnedMembersNotice } from '../observe/unpinnedMembersNotice.js';
 import type { FetchedPage } from '../state/collectToolPages.js';
@@ -53,9 +56,9 @@ export interface ServerGuardOptions {
 
 /**
  * Lists the upstream catalog for a session when the gateway has not seen it (fetch on miss), every
- * page, with the gateway's own ids: `method` is the listing (`tools/list`, `prompts/list`).
+ * page, with the gateway's own ids: `listing` says which (`tools/list`, `prompts/list`).
  */
-export type CatalogRefresh = (method: string) => Promise<FetchedPage[]>;
+export type CatalogRefresh = (listing: SurfaceListing) => Promise<FetchedPage[]>;
 
 /** A listing page as #inspectListResult verified it. */
 type InspectedPage = {
@@ -366,7 +369,7 @@ export class ServerGuard {
             pinned: pin.pin.catalog,
             observed: null,
             severity: 'high',
-            problem: `${spec.listMethod} result has no ${spec.member} array`,
+            problem: `${spec.method} result has no ${spec.member} array`,
           },
         ],
       });
@@ -375,7 +378,7 @@ export class ServerGuard {
         replaced: jsonRpcError(
           message.id,
           ErrorCodes.PIN_POLICY_BLOCKED,
-          `toolpin blocked the listing: the upstream ${spec.listMethod} result is not valid`,
+          `toolpin blocked the listing: the upstream ${spec.method} result is not valid`,
           { reason: 'unverifiable', server: config.name },
         ),
       };
@@ -414,7 +417,10 @@ export class ServerGuard {
     if (completion.findings.length === 0) {
       const entries = (): { key: string; digest: string }[] =>
         [...catalog.tools.values()].map((tool) => ({ key: tool.key, digest: tool.digest ?? '' }));
-      const fold = { profile: pin.profile, overflowKey: spec.overflowKey };
+      const fold = {
+        profile: pin.profile,
+        ...(spec.overflowKey === undefined ? {} : { overflowKey: spec.overflowKey }),
+      };
       const digest = wholeListing?.catalogDigest ?? foldCatalog(entries(), fold).digest;
       if (wholeListing !== undefined) wholeListing.catalogDigest = digest;
       this.#alerts.emit(
@@ -567,7 +573,11 @@ export class ServerGuard {
           event: 'catalog.fetch_failed',
           server: this.#config.name,
           session: sessionLabel(sessionKey),
-          err: error,
+          // Why, without a stack: a listing the upstream refused or cut short is not a bug.
+          failure: {
+            message: errorSummary(error),
+            ...(error instanceof GatewayError ? { code: error.code, data: error.data } : {}),
+          },
         },
         'fetch on miss failed',
       );
@@ -602,13 +612,20 @@ export class ServerGuard {
     args?: unknown,
     spec: SurfaceSpec = SURFACES.tools,
   ): CallDecision | undefined {
+    return this.knowsCatalogFor(sessionKey, toolName, spec)
+      ? this.#decideOn(this.#state(sessionKey).catalogOf(spec.surface), toolName, args, spec)
+      : undefined;
+  }
+
+  /** True when a request naming `name` can be decided from the session's catalog as it is (no listing first). */
+  knowsCatalogFor(sessionKey: string, name: string, spec: SurfaceSpec = SURFACES.tools): boolean {
     const catalog = this.#state(sessionKey).catalogOf(spec.surface);
-    const known =
+    return (
       catalog.usable &&
       catalog.judgedUnder === this.#pinOf(spec) &&
       !this.#sessions.needsRevalidation(catalog) &&
-      (catalog.complete || catalog.tools.has(toolName));
-    return known ? this.#decideOn(catalog, toolName, args, spec) : undefined;
+      (catalog.complete || catalog.tools.has(name))
+    );
   }
 
   async #refresh(
@@ -619,9 +636,7 @@ export class ServerGuard {
   ): Promise<void> {
     catalog.refreshing ??= (async () => {
       try {
-        const pages = await reportContact(this.#alerts.telemetry, this.#config.name, () =>
-          refresh(spec.listMethod),
-        );
+        const pages = await reportContact(this.#alerts.telemetry, this.#config.name, () => refresh(spec));
         for (const page of pages) {
           const message: JsonRpcResponse = { jsonrpc: '2.0', id: null, result: page.result };
           const { replaced } = this.#inspectListResult(sessionKey, catalog, message, page.cursor, spec);

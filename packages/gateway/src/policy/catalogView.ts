@@ -16,6 +16,8 @@ export interface CatalogView {
   readonly driftSeverities: ReadonlySet<DriftSeverity>;
   /** Key -> `<pinned digest> <observed digest>` of each changed tool whose drift was judged low. */
   readonly lowDrift: ReadonlyMap<string, string>;
+  /** Key -> the members of each changed tool that differ from the pinned definition (for the refusal's sentence). */
+  readonly changedMembers?: ReadonlyMap<string, readonly string[]>;
   /** Tool name → the observation the client last saw under that name. */
   readonly tools: ReadonlyMap<string, ToolObservation>;
 }

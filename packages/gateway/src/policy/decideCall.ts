@@ -7,29 +7,18 @@ import { judgeTool } from './inspectToolsPage.js';
 import { recordedMembers, recordedMembersMatch } from './pinnedMembers.js';
 import type { PinView } from './pinView.js';
 import { SURFACES, type SurfaceSpec } from './pinSurface.js';
+import { refusalMessage, type RefusalContext } from './refusalMessage.js';
 
-const MESSAGES: Record<DenyReason, string> = {
-  tool_drifted: 'the definition this session was served differs from the pinned one',
-  tool_not_pinned: 'this tool is not in the pin',
-  prompt_drifted: 'the prompt this session was served differs from the pinned one',
-  prompt_not_pinned: 'this prompt is not in the pin',
-  wrong_subject: "the server's catalog shares no tool with the pin: it is not the pinned server",
-  unverifiable: 'the gateway could not verify the definition this session was served',
-  catalog_unavailable: "the gateway could not obtain this session's tool catalog from the upstream",
-  arguments_invalid: "the call's arguments do not fit the pinned inputSchema",
-  output_invalid: "the result's structuredContent does not fit the pinned outputSchema",
-};
-
-/** A refusal for `reason` (a flag instead in monitor mode). */
+/** A refusal for `reason` (a flag instead in monitor mode); its sentence: policy/refusalMessage.ts. */
 export function refuse(
   pin: PinView,
   reason: DenyReason,
   data: Omit<DenyData, 'reason' | 'server'>,
+  context?: RefusalContext,
 ): CallDecision {
   const full: DenyData = { reason, server: pin.name, ...data };
   if (pin.mode === 'monitor') return { kind: 'allow', flagged: full };
-  const what = full.prompt === undefined ? 'call' : 'prompt';
-  return { kind: 'deny', message: `toolpin blocked the ${what}: ${MESSAGES[reason]}`, data: full };
+  return { kind: 'deny', message: refusalMessage(pin, full, context), data: full };
 }
 
 // Low only as judged against these very digests, with the members pinned by value as recorded
@@ -48,6 +37,11 @@ function blocksServer(pin: PinView, catalog: CatalogView): boolean {
   if (!catalog.drifted) return false;
   const severities = catalog.driftSeverities.size > 0 ? [...catalog.driftSeverities] : (['high'] as const);
   return severities.some((severity) => driftActionFor(pin.onDrift, severity) === 'block-server');
+}
+
+function membersOf(catalog: CatalogView, key: string): RefusalContext {
+  const members = catalog.changedMembers?.get(key);
+  return members === undefined ? {} : { members };
 }
 
 /**
@@ -82,9 +76,10 @@ export function decideCall(
     const data = { ...subject, observed, severity };
     if (severity === 'low' && driftActionFor(pin.onDrift, 'low') === 'flag' && !blocksServer(pin, catalog))
       return { kind: 'allow', flagged: { reason: drifted, server: pin.name, ...data } };
-    return refuse(pin, drifted, data);
+    return refuse(pin, drifted, data, membersOf(catalog, tool.key));
   }
   if (verdict === 'unverifiable') return refuse(pin, 'unverifiable', { ...subject, observed });
-  if (blocksServer(pin, catalog)) return refuse(pin, drifted, { ...subject, observed });
+  if (blocksServer(pin, catalog))
+    return refuse(pin, drifted, { ...subject, observed }, { serverBlocked: true });
   return { kind: 'allow' };
 }

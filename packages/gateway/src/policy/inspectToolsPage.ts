@@ -59,6 +59,11 @@ function markAmbiguousNames(observed: ToolObservation[]): ToolObservation[] {
   );
 }
 
+/** The explanation options of a surface: its hashed members (a tool's by default). */
+function members(spec: SurfaceSpec): { members?: readonly string[] } {
+  return spec.members === undefined ? {} : { members: spec.members };
+}
+
 function explainChange(
   pin: PinView,
   tool: ToolObservation,
@@ -72,22 +77,18 @@ function explainChange(
   const hashed =
     pin.pin.tools[tool.key] === tool.digest
       ? { members: [], paths: [], text: [] }
-      : explainDefinitionChange(pinnedDefinition, observed);
+      : explainDefinitionChange(pinnedDefinition, observed, members(spec));
   const recorded = recordedMembers(pin, tool.key);
   const extras = recorded === undefined ? undefined : explainExtraMembers(recorded, tool.extras);
   const change = joinChanges(hashed, extras);
   const paths = change.paths ?? [];
-  // The severity rules are the tools' (docs/drift-severity.md): a prompt's or template's drift is high.
-  const judgment =
-    spec.surface === 'tools'
-      ? judgeDriftSeverity(pinnedDefinition, observed, paths)
-      : { severity: 'high' as const };
+  const judgment = judgeDriftSeverity(pinnedDefinition, observed, paths, spec.members);
   return {
     members: change.members ?? [],
     paths,
     ...(change.text !== undefined && change.text.length > 0 ? { text: change.text } : {}),
     severity: judgment.severity,
-    ...('severities' in judgment ? { severities: judgment.severities } : {}),
+    severities: judgment.severities,
   };
 }
 

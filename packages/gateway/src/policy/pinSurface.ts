@@ -1,34 +1,20 @@
-import {
-  PROMPT_PROFILE,
-  TEMPLATE_PROFILE,
-  digestPrompt,
-  digestTemplate,
-  digestTool,
-  encodePromptKey,
-  encodeTemplateKey,
-  encodeToolKey,
-  restrictPrompt,
-  restrictTemplate,
-  restrictTool,
-} from '@toolpin/digest';
+import { digestTool, encodeToolKey, restrictTool } from '@toolpin/digest';
+import { PIN_SURFACES, type PinSurface } from '../config/pinSurfaces.js';
+import { SURFACE_LISTINGS, type ListedSurface, type SurfaceListing } from '../wire/listedSurfaces.js';
 import type { DenyReason } from './decision.js';
 import type { PinView, SurfacePin } from './pinView.js';
 
-/** The listed surfaces a pin may pin (each listed by its own method, paged, filtered the same way). */
-export type ListedSurface = 'tools' | 'prompts' | 'resourceTemplates';
+export type { ListedSurface } from '../wire/listedSurfaces.js';
 
 /** Every surface a pin may pin: the listed ones and the server's instructions. */
 export type PinnedSurface = ListedSurface | 'instructions';
 
-/** What differs between the listed surfaces; everything else takes one path (docs/pin-surfaces.md). */
-export interface SurfaceSpec {
-  readonly surface: ListedSurface;
-  /** The listing method: `tools/list`, `prompts/list`, `resources/templates/list`. */
-  readonly listMethod: string;
-  /** The array of the listing result: `tools`, `prompts`, `resourceTemplates`. */
-  readonly member: string;
-  /** What one item is called in messages. */
-  readonly noun: string;
+/**
+ * What the gateway's one path needs of a listed surface (how it is listed: wire/listedSurfaces.ts;
+ * how its items are keyed and digested: config/pinSurfaces.ts, the tool derivation for tools), and
+ * the request that uses one of its items. Everything else takes the tools' path (docs/pin-surfaces.md).
+ */
+export interface SurfaceSpec extends SurfaceListing {
   /**
    * The request that uses one item by name, screened before it goes upstream, and its refusal
    * reasons (none for templates: a resources/read names a URI, not a template).
@@ -40,10 +26,10 @@ export interface SurfaceSpec {
   };
   /** The member that names an item (and its key): `name`, or a template's `uriTemplate`. */
   readonly nameMember: string;
-  /** The key prefix before `:` (`tool`, `prompt`, `template`). */
-  readonly keyPrefix: string;
-  /** The key of the fold's overflow entry (`tools:overflow`, `prompts:overflow`, `templates:overflow`). */
-  readonly overflowKey: string;
+  /** The hashed members of one item (prompts, templates; tools: the six of the tool derivation). */
+  readonly members?: readonly string[];
+  /** The key of the fold's overflow entry (`prompts:overflow`, `templates:overflow`; tools: the fold's own). */
+  readonly overflowKey?: string;
   readonly encodeKey: (name: unknown) => string;
   /** The item's hashed members (what a pinned definition holds). */
   readonly restrict: (item: Readonly<Record<string, unknown>>) => Record<string, unknown>;
@@ -51,52 +37,42 @@ export interface SurfaceSpec {
   readonly digest: (item: Readonly<Record<string, unknown>>, profile: string) => string;
 }
 
+function otherSurface(surface: 'prompts' | 'resourceTemplates', use?: SurfaceSpec['use']): SurfaceSpec {
+  const pinned = PIN_SURFACES.find((candidate) => candidate.section === surface) as PinSurface;
+  return {
+    ...SURFACE_LISTINGS[surface],
+    ...(use === undefined ? {} : { use }),
+    nameMember: pinned.nameMember,
+    members: pinned.members,
+    overflowKey: pinned.overflowKey,
+    encodeKey: pinned.encodeKey,
+    restrict: pinned.restrict,
+    digest: (item) => pinned.digest(item),
+  };
+}
+
 export const SURFACES: Readonly<Record<ListedSurface, SurfaceSpec>> = {
   tools: {
-    surface: 'tools',
-    listMethod: 'tools/list',
-    member: 'tools',
-    noun: 'tool',
+    ...SURFACE_LISTINGS.tools,
     use: { method: 'tools/call', drifted: 'tool_drifted', notPinned: 'tool_not_pinned' },
     nameMember: 'name',
-    keyPrefix: 'tool',
-    overflowKey: 'tools:overflow',
     encodeKey: encodeToolKey,
     restrict: restrictTool as SurfaceSpec['restrict'],
     digest: (tool, profile) => digestTool(tool, { profile }),
   },
-  prompts: {
-    surface: 'prompts',
-    listMethod: 'prompts/list',
-    member: 'prompts',
-    noun: 'prompt',
-    use: { method: 'prompts/get', drifted: 'prompt_drifted', notPinned: 'prompt_not_pinned' },
-    nameMember: 'name',
-    keyPrefix: 'prompt',
-    overflowKey: 'prompts:overflow',
-    encodeKey: encodePromptKey,
-    restrict: restrictPrompt,
-    digest: (prompt) => digestPrompt(prompt),
-  },
-  resourceTemplates: {
-    surface: 'resourceTemplates',
-    listMethod: 'resources/templates/list',
-    member: 'resourceTemplates',
-    noun: 'resource template',
-    nameMember: 'uriTemplate',
-    keyPrefix: 'template',
-    overflowKey: 'templates:overflow',
-    encodeKey: encodeTemplateKey,
-    restrict: restrictTemplate,
-    digest: (template) => digestTemplate(template),
-  },
+  prompts: otherSurface('prompts', {
+    method: 'prompts/get',
+    drifted: 'prompt_drifted',
+    notPinned: 'prompt_not_pinned',
+  }),
+  resourceTemplates: otherSurface('resourceTemplates'),
 };
 
 const LISTED: readonly SurfaceSpec[] = Object.values(SURFACES);
 
 /** The surface listed by this method, if any. */
 export function surfaceOfListing(method: string): SurfaceSpec | undefined {
-  return LISTED.find((spec) => spec.listMethod === method);
+  return LISTED.find((spec) => spec.method === method);
 }
 
 /** The surface whose item this request uses (`tools/call`, `prompts/get`), if any. */
@@ -143,7 +119,7 @@ export function surfacePin(pin: PinView, surface: ListedSurface): PinView | unde
     view = {
       name: pin.name,
       mode: pin.mode,
-      profile: surface === 'prompts' ? PROMPT_PROFILE : TEMPLATE_PROFILE,
+      profile: (PIN_SURFACES.find((candidate) => candidate.section === surface) as PinSurface).label,
       // A prompt's or template's drift is never judged low (the severity rules are the tools').
       onDrift: pin.onDrift,
       pin: { catalog: section.catalog, tools: section.items },

@@ -11,6 +11,8 @@ export interface SurfacePin {
 /** What the policy needs of a server's configuration; hot reload swaps the whole object. */
 export interface PinView {
   readonly name: string;
+  /** The pin file, named in refusals as the file to review (`toolpin approve <file>`). */
+  readonly file?: string;
   readonly mode: 'enforce' | 'monitor';
   readonly profile: string;
   readonly onDrift: OnDriftSetting;

@@ -6,6 +6,7 @@ import { exceedsJsonDepth } from '../wire/jsonDepth.js';
 import { isResponse, messageProblem, type JsonRpcResponse } from '../wire/jsonRpc.js';
 import { isUtf8Charset, mcpBodyKind, parseMediaType } from '../wire/mediaType.js';
 import { listingMeta } from '../wire/mcpEra.js';
+import { SURFACE_LISTINGS, type SurfaceListing } from '../wire/listedSurfaces.js';
 import { readBounded } from '../wire/readBounded.js';
 import { DEFAULT_MAX_PAGES, DEFAULT_MAX_UPSTREAM_BYTES } from '../defaults.js';
 import type { PageBudget } from './listingBudget.js';
@@ -26,8 +27,8 @@ export interface FetchToolPagesOptions {
   readonly maxPages?: number;
   /** Bound on one page's answer (all pages together: {@link MAX_LISTING_BYTES}). @default 64 MiB */
   readonly maxBytes?: number;
-  /** The listing: `tools/list`, `prompts/list`, `resources/templates/list`. @default 'tools/list' */
-  readonly method?: string;
+  /** The listing: tools, prompts, resource templates. @default tools */
+  readonly listing?: SurfaceListing;
 }
 
 /** The gateway's own request's answer, validated; undefined when the text holds none. */
@@ -93,7 +94,7 @@ async function requestPage(
   // The gateway's own ids are UUIDs under a prefix no client uses, so they never collide with a
   // client's ids in the same session.
   const id = `toolpin-${randomUUID()}`;
-  const method = options.method ?? 'tools/list';
+  const method = (options.listing ?? SURFACE_LISTINGS.tools).method;
   const params: Record<string, unknown> = {};
   if (cursor !== undefined) params.cursor = cursor;
   if (options.meta !== undefined) params._meta = listingMeta(options.meta);
@@ -169,5 +170,6 @@ export async function fetchToolPages(options: FetchToolPagesOptions): Promise<Fe
   return collectToolPages((cursor, budget) => requestPage(options, cursor, budget), {
     maxPages: options.maxPages ?? DEFAULT_MAX_PAGES,
     timeoutMs: options.timeoutMs,
+    surface: options.listing?.surface ?? 'tools',
   });
 }

@@ -40,6 +40,8 @@ export class SessionCatalog implements CatalogView {
    * a call is allowed flagged (onDrift.low: flag) only while both digests are still these.
    */
   lowDrift = new Map<string, string>();
+  /** Key -> the members of each changed tool that differ from the pinned definition. */
+  changedMembers = new Map<string, readonly string[]>();
   /** When the last page of the latest listing arrived (ms since the epoch): its age, for revalidation. */
   completedAt = 0;
   /** A fetch-on-miss under way, shared by concurrent calls of the session. */
@@ -73,6 +75,7 @@ export class SessionCatalog implements CatalogView {
       this.drifted = false;
       this.driftSeverities = new Set();
       this.lowDrift = new Map();
+      this.changedMembers = new Map();
       this.wrongSubject = false;
     }
     for (const tool of page.observed) {
@@ -94,7 +97,11 @@ export class SessionCatalog implements CatalogView {
       this.#findings.push(finding);
     }
     if (page.findings.length > 0) this.drifted = true;
-    for (const finding of page.findings) this.driftSeverities.add(finding.severity);
+    for (const finding of page.findings) {
+      this.driftSeverities.add(finding.severity);
+      if (finding.kind === 'changed' && finding.members !== undefined)
+        this.changedMembers.set(finding.key, finding.members);
+    }
     if (page.lowDrift.length > 0) {
       const digests = new Map(page.observed.map((tool) => [tool.key, tool.digest ?? '']));
       for (const key of page.lowDrift)

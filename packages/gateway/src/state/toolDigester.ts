@@ -39,7 +39,7 @@ export class ToolDigester implements ToolObserver {
     const encodeKey = spec?.encodeKey ?? encodeToolKey;
     const nameMember = spec?.nameMember ?? 'name';
     if (typeof tool !== 'object' || tool === null || Array.isArray(tool)) {
-      const noun = spec?.noun ?? 'tool';
+      const noun = spec?.item ?? 'tool';
       return { name: undefined, key: encodeKey(undefined), problem: `${noun} definition is not an object` };
     }
     let text: string;

@@ -4,13 +4,17 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayError } from '../errors.js';
 import { isScreened, screenCall } from '../guard/screenCall.js';
 import type { ServerGuard } from '../guard/serverGuard.js';
+import type { ClientNotices } from '../observe/clientNotices.js';
 import { errorSummary } from '../observe/errorSummary.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
 import { collectToolPages, type FetchedPage } from '../state/collectToolPages.js';
+import type { DenyData } from '../policy/decision.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
+import { isObject } from '../wire/isObject.js';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../wire/jsonDepth.js';
 import { listingMeta } from '../wire/mcpEra.js';
+import type { SurfaceListing } from '../wire/listedSurfaces.js';
 import {
   idKey,
   isRequest,
@@ -59,6 +63,12 @@ export interface MessageBridgeOptions {
   readonly streamIdleMs?: number;
   /** @default 1000 */
   readonly maxPages?: number;
+  /**
+   * Tell the client about hidden tools and refused calls (`notifications/message`): the bridge
+   * declares `logging` in the initialize result it relays, and answers `logging/setLevel` itself
+   * when the upstream does not declare it. Absent: nothing is added.
+   */
+  readonly notices?: ClientNotices;
 }
 
 /** What of a request's `_meta` the gateway's own requests repeat: a 2026-07-28 client's envelope. */
@@ -105,6 +115,8 @@ export class MessageBridge {
   #inbound: Promise<void> = Promise.resolve();
   #outbound: Promise<void> = Promise.resolve();
   #closing: Promise<void> | undefined;
+  /** The upstream declared `logging` at initialize: `logging/setLevel` is its to answer too. */
+  #upstreamLogs = false;
 
   constructor(options: MessageBridgeOptions) {
     this.#options = options;
@@ -166,11 +178,22 @@ export class MessageBridge {
           sessionKey,
           message.id,
           message.params,
-          (method) => this.#listUpstream(method),
+          (listing) => this.#listUpstream(listing),
           message.method,
         );
         if (refusal !== undefined) {
           this.#toClient(refusal);
+          this.#noticeRefusal(refusal);
+          return;
+        }
+      } else if (message.method === 'logging/setLevel' && this.#options.notices !== undefined) {
+        const known = this.#options.notices.setLevel(message.params?.level);
+        if (!this.#upstreamLogs) {
+          this.#toClient(
+            known
+              ? { jsonrpc: '2.0', id: message.id, result: {} }
+              : jsonRpcError(message.id, ErrorCodes.INVALID_PARAMS, 'Invalid params: unknown log level'),
+          );
           return;
         }
       } else guard.expectAnswer(sessionKey, message.id, message.method, message.params);
@@ -283,9 +306,14 @@ export class MessageBridge {
       // Inspected before it counts as answered: if inspection throws, the request still gets an error.
       const replaced = this.#options.guard.inspectUpstreamMessage(this.#options.sessionKey, message);
       this.#inFlight.delete(idKey(message.id));
-      if (request?.method === 'initialize') this.#adoptProtocolVersion(message);
       related = message.id;
+      if (request?.method === 'initialize') {
+        this.#adoptProtocolVersion(message);
+        this.#toClient(this.#declareLogging((replaced ?? message) as JsonRpcResponse), related);
+        return;
+      }
       this.#toClient(replaced ?? message, related);
+      if (request?.method === 'tools/call' && replaced !== undefined) this.#noticeRefusal(replaced);
       return;
     }
     related = this.#relatedRequest(message);
@@ -309,6 +337,35 @@ export class MessageBridge {
     }
     if (message.id === undefined && message.method !== 'notifications/message') return undefined;
     return [...this.#inFlight.values()].at(-1)?.id;
+  }
+
+  /**
+   * With notices on, the client is told the server logs (the gateway does, beside the upstream):
+   * the initialize result it receives declares `logging`, and notices may be sent from now on.
+   */
+  #declareLogging(message: JsonRpcResponse): JsonRpcResponse {
+    const notices = this.#options.notices;
+    const result = message.result as { capabilities?: unknown } | undefined;
+    if (notices === undefined || message.error !== undefined || result === undefined) return message;
+    const capabilities = isObject(result.capabilities) ? result.capabilities : {};
+    this.#upstreamLogs = 'logging' in capabilities;
+    notices.enable();
+    if (this.#upstreamLogs) return message;
+    return { ...message, result: { ...result, capabilities: { ...capabilities, logging: {} } } };
+  }
+
+  /** A pin policy refusal of a call is also told to the person, as a notice (bounded: see ClientNotices). */
+  #noticeRefusal(answer: unknown): void {
+    const notices = this.#options.notices;
+    if (notices === undefined || !isResponse(answer) || answer.error === undefined) return;
+    if (answer.error.code !== ErrorCodes.PIN_POLICY_BLOCKED) return;
+    const data = answer.error.data as DenyData | undefined;
+    if (data !== undefined) notices.callRefused(answer.error.message, data);
+  }
+
+  /** Sends the gateway's own notification (a notice) on the session's stream. */
+  notify(notification: JsonRpcMessage): void {
+    if (this.#closing === undefined) this.#toClient(notification);
   }
 
   #adoptProtocolVersion(message: JsonRpcResponse): void {
@@ -402,10 +459,11 @@ export class MessageBridge {
     return this.#options.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS;
   }
 
-  #listUpstream(method: string): Promise<FetchedPage[]> {
+  #listUpstream({ method, surface }: SurfaceListing): Promise<FetchedPage[]> {
     const limits = {
       maxPages: this.#options.maxPages ?? DEFAULT_MAX_PAGES,
       timeoutMs: this.#options.timeoutMs,
+      surface,
     };
     return collectToolPages(async (cursor) => {
       // The gateway's ids are UUIDs under a prefix no client uses: they never collide with the client's.
@@ -456,6 +514,7 @@ export class MessageBridge {
     this.#log(by === 'upstream' ? 'warn' : 'info', 'session.ended', reason);
     this.#own.rejectAll(new GatewayError('GW_UPSTREAM_EXITED', reason));
     clearTimeout(this.#silence);
+    this.#options.notices?.close();
     // Every request the upstream will now never answer gets an error instead of silence.
     for (const request of this.#inFlight.values()) {
       this.#toClient(

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   McpError,
+  type ClientCapabilities,
   type Implementation,
   type JSONRPCMessage,
   type Progress,
@@ -32,6 +33,11 @@ export interface SharedUpstreamOptions {
   readonly connection: UpstreamConnection;
   /** Bound on the initialize handshake. */
   readonly timeoutMs: number;
+  /**
+   * Client capabilities declared at initialize: the pin's `clientCapabilities`, so that a server
+   * listing tools per capability lists what was pinned. @default {}
+   */
+  readonly capabilities?: Readonly<Record<string, unknown>>;
   /**
    * Silence allowed from the upstream while requests are in flight (limits.streamIdleMs): past it,
    * each request in flight for that long rejects with GW_UPSTREAM_UNREACHABLE, `data.reason`
@@ -143,8 +149,13 @@ export class SharedUpstream {
 
   /** Starts the upstream and performs the initialize handshake; rejects (and cleans up) if either fails. */
   static async open(options: SharedUpstreamOptions): Promise<SharedUpstream> {
-    // No client capabilities: a stateless client cannot answer sampling or elicitation mid-call.
-    const client = new Client({ ...CLIENT_INFO }, { capabilities: {} });
+    // Only the capabilities the pin was listed with: the listing is the one approved. The gateway
+    // answers no server request itself, so a tool that does ask (sampling, elicitation) mid-call
+    // gets the SDK client's error; without them, the tools gated on them would not be listed at all.
+    const client = new Client(
+      { ...CLIENT_INFO },
+      { capabilities: { ...(options.capabilities ?? {}) } as ClientCapabilities },
+    );
     const checked = new CheckedUpstreamTransport(
       options.connection.transport,
       options.server,

@@ -67,10 +67,15 @@ function upstreamHeaders(
   return headers;
 }
 
-/** The upstream's response headers the client receives: end-to-end, without what describes the body. */
+/**
+ * The upstream's response headers the client receives: end-to-end, without what describes the
+ * body, and without the upstream's CORS headers (browsers are answered by the gateway's `cors`
+ * block alone: an upstream's `Access-Control-Allow-Origin: *` must not widen it).
+ */
 function clientHeaders(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
   const out = copyEndToEnd(headers);
   for (const name of REPRESENTATION) delete out[name];
+  for (const name in out) if (name.startsWith('access-control-')) delete out[name];
   return out;
 }
 

@@ -9,6 +9,11 @@ describe('CLI flags checked before anything runs', () => {
     [['pin', '--url', 'not-a-url', '--name', 'x'], 'toolpin pin: --url '],
     [['pin', '--url', 'ftp://u:secret@host/mcp', '--name', 'x'], 'expected an http:// or https:// URL'],
     [['pin', '--from-file', 'catalog.json', '--upstream', 'nope', '--name', 'x'], 'toolpin pin: --upstream '],
+    // Refused before the command is started (it would fail to start, with another message).
+    [
+      ['pin', '--command', 'node never-started.mjs', '--name', 'bad name'],
+      'toolpin pin: --name "bad name": expected',
+    ],
     [['serve', '--port', 'abc'], 'toolpin serve: --port abc: expected a port number from 0 to 65535'],
     [['serve', '--port', '8080', '--admin-port', '70000'], '--admin-port 70000: expected a port number'],
   ])('toolpin %j exits 2 with one line naming the flag', async (args, expected) => {

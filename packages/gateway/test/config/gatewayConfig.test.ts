@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { loadGatewayConfig } from '../../src/config/index.js';
+import { loadGatewayConfig, loadSinglePinConfig } from '../../src/config/index.js';
 import { tempDir, validPin, writeIn } from './fixtures.js';
 
 describe('loading the gateway file', () => {
@@ -87,12 +87,65 @@ describe('loading the gateway file', () => {
       'sessions.bridgedPerAddress',
     ],
     ['a duplicate key', 'servers: ./servers\nservers: ./other\n', ''],
+    ['a cors block without origins', 'servers: ./servers\ncors: { credentials: true }\n', 'cors.origins'],
+    [
+      'a cors origin with a path',
+      'servers: ./servers\ncors: { origins: ["https://app.example.com/"] }\n',
+      'cors.origins[0]',
+    ],
+    [
+      'cors credentials with any origin',
+      'servers: ./servers\ncors: { origins: ["*"], credentials: true }\n',
+      'cors.credentials',
+    ],
   ])('rejects %s, naming the file and the field', async (_case, text, field) => {
     const file = await writeIn(join(dir, 'conf'), 'gateway.yaml', text);
     const error = await loadGatewayConfig(file).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'GW_CONFIG_INVALID', data: { file, field } });
     expect((error as Error).message).toContain(file);
     expect((error as Error).message).toContain(field);
+  });
+
+  test('reads a cors block with its defaults; absent, there is none', async () => {
+    const file = await writeIn(
+      join(dir, 'conf'),
+      'gateway.yaml',
+      'servers: ./servers\ncors: { origins: ["https://app.example.com", "http://localhost:5173"] }\n',
+    );
+    expect((await loadGatewayConfig(file)).cors).toEqual({
+      origins: ['https://app.example.com', 'http://localhost:5173'],
+      credentials: false,
+      maxAgeSeconds: 600,
+    });
+    const plain = await writeIn(join(dir, 'conf'), 'plain.yaml', 'servers: ./servers\n');
+    expect((await loadGatewayConfig(plain)).cors).toBeUndefined();
+  });
+
+  test('names a misspelt cors key, with the key it most likely meant', async () => {
+    const file = await writeIn(
+      join(dir, 'conf'),
+      'gateway.yaml',
+      'servers: ./servers\ncors: { origin: ["https://app.example.com"] }\n',
+    );
+    const error = await loadGatewayConfig(file).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'GW_CONFIG_INVALID', data: { file, field: 'cors.origin' } });
+    expect((error as Error).message).toContain('did you mean "origins"');
+  });
+
+  test('serves one pin file alone with the gateway file defaults, only that file of its folder', async () => {
+    const pin = await writeIn(join(dir, 'conf', 'servers'), 'demo.yaml', stringify(validPin()));
+    await writeIn(join(dir, 'conf', 'servers'), 'other.yaml', stringify({ ...validPin(), name: 'other' }));
+    const config = await loadSinglePinConfig(pin);
+    expect(config).toMatchObject({
+      file: pin,
+      pinFile: pin,
+      serversDir: join(dir, 'conf', 'servers'),
+      listen: { host: '127.0.0.1', port: 8080 },
+      admin: { host: '127.0.0.1', port: 8081 },
+      log: { level: 'info' },
+    });
+    expect(config.servers.map((server) => server.name)).toEqual(['demo']);
+    expect(Object.isFrozen(config)).toBe(true);
   });
 
   test('rejects a servers folder that does not exist, naming the servers field', async () => {

@@ -13,6 +13,23 @@ describe('serializing a pin file', () => {
     expect(parsePinFile(text, FILE)).toEqual(server);
   });
 
+  test.each(['yaml', 'json'] as const)(
+    'round-trips the client capabilities the pin was listed with through %s, right after upstream',
+    (format) => {
+      const clientCapabilities = { sampling: {}, elicitation: { form: {} } };
+      const server = parseServerConfig({ ...validPin(), clientCapabilities }, FILE);
+      expect(server.clientCapabilities).toEqual(clientCapabilities);
+      const text = serializePinFile(server, format);
+      expect(parsePinFile(text, FILE)).toEqual(server);
+      const document = (format === 'yaml' ? parse(text) : JSON.parse(text)) as Record<string, unknown>;
+      expect(Object.keys(document).slice(0, 3)).toEqual(['name', 'upstream', 'clientCapabilities']);
+      // A pin without them (any pin written before the field existed) reads and writes as before.
+      const plain = parseServerConfig(validPin(), FILE);
+      expect('clientCapabilities' in plain).toBe(false);
+      expect(serializePinFile(plain, format)).not.toContain('clientCapabilities');
+    },
+  );
+
   test.each(['yaml', 'json'] as const)('round-trips onDrift per severity through %s', (format) => {
     const server = parseServerConfig({ ...validPin(), onDrift: { high: 'block-server', low: 'flag' } }, FILE);
     const text = serializePinFile(server, format);

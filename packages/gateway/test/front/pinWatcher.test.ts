@@ -199,3 +199,42 @@ describe('watching the servers folder', () => {
     expect(routes.upserts[0]?.alerts).toEqual({ webhooks: [] });
   });
 });
+
+describe('watching one pin file (serve --pin)', () => {
+  it('reads only that file of its folder: another pin file there is never added, removing it removes its route', async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      const file = join(dir, 'demo.json');
+      await writeFile(file, pinText(TOOLS));
+      await writeFile(join(dir, 'other.json'), pinText(TOOLS, { name: 'other' }));
+      const routes = new RouteLog();
+      const watcher = watchPinFiles({
+        dir,
+        file,
+        gateway: routes,
+        logger: createLogger({ level: 'silent' }),
+        initial: [await loadPinFile(file)],
+        settleMs: 1,
+        watch: false,
+      });
+      try {
+        await writeFile(file, pinText([TOOLS[0] as object]));
+        expect(await watcher.reload()).toEqual({
+          added: [],
+          updated: [file],
+          removed: [],
+          failed: [],
+          deferred: [],
+        });
+        expect(routes.upserts.map((server) => server.name)).toEqual(['demo']);
+        await rm(file);
+        expect((await watcher.reload()).removed).toEqual([file]);
+        expect(routes.removals).toEqual(['demo']);
+      } finally {
+        watcher.close();
+      }
+    } finally {
+      await cleanup();
+    }
+  });
+});

@@ -13,6 +13,7 @@ import { Alerts, type AlertEvent } from '../../src/observe/alerts.js';
 import { createLogger } from '../../src/observe/logger.js';
 import { SessionStore } from '../../src/state/sessionStore.js';
 import { ToolDigester } from '../../src/state/toolDigester.js';
+import type { SurfaceListing } from '../../src/wire/listedSurfaces.js';
 
 const ECHO = { name: 'echo', description: 'Echoes.', inputSchema: { type: 'object' } };
 const GREET = {
@@ -134,8 +135,8 @@ describe('ServerGuard: prompts, resource templates and instructions', () => {
   it('lists prompts upstream with the given listing on a miss, and again after prompts/list_changed', async () => {
     const { guard } = guardOf(configOf({ prompts: [GREET] }));
     const asked: string[] = [];
-    const refresh = (method: string): Promise<{ cursor: undefined; result: unknown }[]> => {
-      asked.push(method);
+    const refresh = (listing: SurfaceListing): Promise<{ cursor: undefined; result: unknown }[]> => {
+      asked.push(listing.method);
       return Promise.resolve([{ cursor: undefined, result: { prompts: [GREET] } }]);
     };
     expect(await screenCall(guard, 's', 1, { name: 'greet' }, refresh, 'prompts/get')).toBeUndefined();
@@ -210,5 +211,38 @@ describe('ServerGuard: prompts, resource templates and instructions', () => {
       instructions: 'Any.',
     });
     expect(unpinned.events).toEqual([]);
+  });
+
+  it('judges a paged prompts/list as one listing, each page filtered; monitor mode passes them as served', () => {
+    const { guard, events } = guardOf(configOf({ prompts: [GREET, SUMMARY] }));
+    const page = (id: number, cursor: string | undefined, result: unknown): unknown => {
+      guard.expectAnswer('s', id, 'prompts/list', cursor === undefined ? {} : { cursor });
+      const verdict = guard.inspectUpstreamText('s', JSON.stringify({ jsonrpc: '2.0', id, result }));
+      if (!verdict.ok) throw new Error(verdict.problem);
+      return (verdict.out[0] as { result: unknown }).result;
+    };
+    expect(page(1, undefined, { prompts: [GREET], nextCursor: 'p2' })).toEqual({
+      prompts: [GREET],
+      nextCursor: 'p2',
+    });
+    expect(events).toEqual([]);
+    expect(page(2, 'p2', { prompts: [GREET_DRIFTED] })).toEqual({ prompts: [] });
+    // One event for the whole listing: the second page's greet differs from the first page's.
+    expect(events.map((event) => event.event)).toEqual(['catalog.drift']);
+
+    const monitor = guardOf(configOf({ prompts: [GREET], mode: 'monitor' }));
+    expect(answer(monitor.guard, 'prompts/list', { prompts: [GREET_DRIFTED] }).result).toEqual({
+      prompts: [GREET_DRIFTED],
+    });
+    const flagged = screenCall(
+      monitor.guard,
+      's',
+      2,
+      { name: 'greet' },
+      () => Promise.reject(new Error('no')),
+      'prompts/get',
+    );
+    expect(flagged).toBeUndefined();
+    expect(monitor.events.map((event) => event.event)).toEqual(['catalog.drift', 'call.flagged']);
   });
 });

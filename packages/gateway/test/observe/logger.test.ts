@@ -56,3 +56,56 @@ describe('createLogger', () => {
     expect(text()).toContain('[redacted]');
   });
 });
+
+describe('createLogger formats', () => {
+  function written(options: { format?: 'json' | 'pretty'; isTTY?: boolean }): string {
+    let text = '';
+    const destination = {
+      write: (line: string) => {
+        text += line;
+      },
+      ...(options.isTTY === undefined ? {} : { isTTY: options.isTTY }),
+    };
+    const logger = createLogger({
+      destination,
+      ...(options.format === undefined ? {} : { format: options.format }),
+    });
+    logger.warn(
+      {
+        event: 'call.blocked',
+        server: 'demo',
+        upstream: URL_WITH_SECRETS,
+        arguments: { text: 'Bearer tok' },
+      },
+      'toolpin blocked echo',
+    );
+    return text;
+  }
+
+  it('pretty: a line a person reads (time, level, message), the fields indented below, still redacted', () => {
+    const text = written({ format: 'pretty' });
+    const [first, ...fields] = text.trimEnd().split('\n');
+    expect(first).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] WARN: toolpin blocked echo$/);
+    expect(fields).toEqual([
+      '    event: "call.blocked"',
+      '    server: "demo"',
+      '    upstream: "http://[redacted]@127.0.0.1:9/mcp?api_key=[redacted]&x=1"',
+      '    arguments: "[redacted]"',
+    ]);
+    for (const secret of SECRETS) expect(text).not.toContain(secret);
+    // No colour codes when the destination is not a terminal.
+    expect(text).not.toContain('\u001b[');
+  });
+
+  it('json: one JSON line per event, whatever the destination', () => {
+    const line = JSON.parse(written({ format: 'json', isTTY: true })) as Record<string, unknown>;
+    expect(line).toMatchObject({ level: 40, event: 'call.blocked', msg: 'toolpin blocked echo' });
+  });
+
+  it('defaults to pretty for a terminal and to JSON lines for anything else', () => {
+    // Coloured on a terminal: the level in yellow (ANSI 33).
+    expect(written({ isTTY: true })).toContain('\u001b[33mWARN\u001b[39m: \u001b[36mtoolpin blocked echo');
+    expect(JSON.parse(written({}))).toMatchObject({ event: 'call.blocked' });
+    expect(JSON.parse(written({ isTTY: false }))).toMatchObject({ event: 'call.blocked' });
+  });
+});

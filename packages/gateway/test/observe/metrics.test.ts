@@ -82,9 +82,18 @@ describe('GatewayMetrics', () => {
       tools: 3,
     });
     const { body } = await metrics.render();
-    expect(sample(body, 'toolpin_drift_events_total{server="demo",kind="changed",severity="high",surface="tools"}')).toBe(1);
-    expect(sample(body, 'toolpin_drift_events_total{server="demo",kind="changed",severity="low",surface="tools"}')).toBe(1);
-    expect(sample(body, 'toolpin_drift_events_total{server="demo",kind="added",severity="high",surface="tools"}')).toBe(1);
+    expect(
+      sample(
+        body,
+        'toolpin_drift_events_total{server="demo",kind="changed",severity="high",surface="tools"}',
+      ),
+    ).toBe(1);
+    expect(
+      sample(body, 'toolpin_drift_events_total{server="demo",kind="changed",severity="low",surface="tools"}'),
+    ).toBe(1);
+    expect(
+      sample(body, 'toolpin_drift_events_total{server="demo",kind="added",severity="high",surface="tools"}'),
+    ).toBe(1);
     expect(sample(body, 'toolpin_catalogs_total{server="demo",result="drift",surface="tools"}')).toBe(1);
     expect(sample(body, 'toolpin_catalogs_total{server="demo",result="verified",surface="tools"}')).toBe(1);
   });

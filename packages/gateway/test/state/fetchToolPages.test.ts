@@ -4,6 +4,7 @@ import { GatewayError } from '../../src/errors.js';
 import { collectToolPages } from '../../src/state/collectToolPages.js';
 import { fetchToolPages } from '../../src/state/fetchToolPages.js';
 import type { PageBudget } from '../../src/state/listingBudget.js';
+import { SURFACE_LISTINGS } from '../../src/wire/listedSurfaces.js';
 
 async function rejection(promise: Promise<unknown>): Promise<GatewayError> {
   const error = await promise.then(
@@ -152,7 +153,7 @@ describe('fetchToolPages lists the surface it is asked for', () => {
         url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
         headers: {},
         stateless: true,
-        method: 'prompts/list',
+        listing: SURFACE_LISTINGS.prompts,
         timeoutMs: 5000,
       });
       expect(pages).toEqual([{ cursor: undefined, result: { prompts: [{ name: 'greet' }] } }]);

@@ -1,0 +1,161 @@
+// How protect reads client configs and plans their rewrite, in-process and without starting a
+// server (--dry-run, and the pure helpers). The whole protect / wrap / unprotect round trip, with
+// real servers, is test/cli/protect.test.ts.
+import { lstat, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { applyPatch } from 'diff';
+import { formatJson, jsonLayout, parseClientConfig, wrappedPin } from '../../src/cli/clientConfig.js';
+import { pinNameOf } from '../../src/cli/protectCommand.js';
+import { runCli } from './runCli.js';
+
+const SCRIPT = '/opt/toolpin/packages/gateway/dist/cli/main.js';
+
+describe('client configs', () => {
+  it('recognizes an entry already running through toolpin wrap, by any launcher of toolpin', () => {
+    expect(wrappedPin('toolpin', ['wrap', '--pin', '/p/a.yaml'], SCRIPT)).toBe('/p/a.yaml');
+    expect(wrappedPin('C:\\npm\\toolpin.cmd', ['wrap', '--pin', 'a.yaml'], SCRIPT)).toBe('a.yaml');
+    expect(wrappedPin('/usr/bin/node', [SCRIPT, 'wrap', '--pin', '/p/a.yaml'], SCRIPT)).toBe('/p/a.yaml');
+    expect(
+      wrappedPin(
+        '/usr/bin/node',
+        ['/usr/lib/node_modules/@toolpin/gateway/dist/cli/main.js', 'wrap', '--pin', 'x.yaml'],
+        SCRIPT,
+      ),
+    ).toBe('x.yaml');
+    // Another program with a `wrap --pin` in its arguments is a server like any other.
+    expect(wrappedPin('/usr/bin/node', ['/srv/other.js', 'wrap', '--pin', 'x'], SCRIPT)).toBeUndefined();
+    expect(wrappedPin('toolpin', ['serve', '--pin', 'x'], SCRIPT)).toBeUndefined();
+  });
+
+  it('reads stdio, url and wrapped entries; names what to fix in one of unknown shape', () => {
+    const config = parseClientConfig(
+      JSON.stringify({
+        mcpServers: {
+          a: { command: 'npx', args: ['-y', 'pkg'], env: { K: 'v' }, cwd: '/w' },
+          b: { url: 'https://h/mcp', headers: { Authorization: 'Bearer t' } },
+          c: { type: 'sse', url: 'https://h/sse' },
+          d: { command: 'toolpin', args: ['wrap', '--pin', '/p/d.yaml'] },
+        },
+      }),
+      'cfg.json',
+      SCRIPT,
+    );
+    expect(config.key).toBe('mcpServers');
+    expect(config.servers.map((server) => [server.name, server.kind])).toEqual([
+      ['a', 'stdio'],
+      ['b', 'http'],
+      ['c', 'http'],
+      ['d', 'wrapped'],
+    ]);
+    expect(config.servers[2]).toMatchObject({
+      http: { url: 'https://h/sse', transport: 'sse', headers: {} },
+    });
+    expect(() =>
+      parseClientConfig('{"servers":{"x":{"command":"a","args":"b c"}}}', 'cfg.json', SCRIPT),
+    ).toThrow('cfg.json: servers.x.args: expected an array of strings');
+    expect(() =>
+      parseClientConfig('{"servers":{"x":{"command":"a","env":{"N":1}}}}', 'cfg.json', SCRIPT),
+    ).toThrow('servers.x.env: expected an object of strings');
+    expect(() =>
+      parseClientConfig('{"servers":{"x":{"type":"http","command":"a"}}}', 'cfg.json', SCRIPT),
+    ).toThrow('servers.x.type: "http" with "command"');
+  });
+
+  it('rewrites in the layout of the original: its indentation and line endings', () => {
+    const tabs = '{\r\n\t"servers": {}\r\n}\r\n';
+    expect(jsonLayout(tabs)).toEqual({ indent: '\t', eol: '\r\n', finalNewline: true });
+    expect(formatJson({ servers: {} }, jsonLayout(tabs))).toBe(tabs);
+    expect(formatJson({ a: [1] }, jsonLayout('{"a":[1]}'))).toBe('{\n  "a": [\n    1\n  ]\n}');
+  });
+
+  it('names pins with letters, digits, "_", "." and "-", starting alphanumeric', () => {
+    expect(pinNameOf('weather tools')).toBe('weather-tools');
+    expect(pinNameOf('@scope/server: v2!')).toBe('scope-server-v2');
+    expect(pinNameOf('../../etc/passwd')).toBe('etc-passwd');
+    expect(pinNameOf('天気')).toBe('server');
+    expect(pinNameOf('x'.repeat(100))).toHaveLength(56);
+  });
+});
+
+describe('toolpin protect --dry-run', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'toolpin-protect-plan-'));
+  });
+  afterAll(async () => rm(dir, { recursive: true, force: true }));
+
+  it('gives every server its own pin file, never one that pins another server', async () => {
+    const pins = join(dir, 'pins');
+    await mkdir(pins);
+    // A pin of another server already holds the first name.
+    await writeFile(
+      join(pins, 'a-b.yaml'),
+      'name: a-b\nupstream: { url: "https://other.example/mcp" }\npin: { catalog: "sha256:' +
+        '0'.repeat(64) +
+        '", tools: {} }\n',
+    );
+    const config = join(dir, 'claude_desktop_config.json');
+    const text = JSON.stringify({
+      mcpServers: {
+        'a b': { command: 'npx', args: ['-y', 'a'] },
+        'a-b': { command: 'npx', args: ['-y', 'b'] },
+        'a/b': { command: 'npx', args: ['-y', 'c'] },
+      },
+    });
+    await writeFile(config, text);
+    const run = await runCli('protect', config, '--dir', pins, '--dry-run', '--toolpin-command', 'toolpin');
+    expect(run.code).toBe(0);
+    const after = JSON.parse(applyPatch(text, run.stdout) as string) as {
+      mcpServers: Record<string, { args: string[] }>;
+    };
+    expect(Object.values(after.mcpServers).map((entry) => entry.args[2])).toEqual([
+      join(pins, 'a-b-2.yaml'),
+      join(pins, 'a-b-3.yaml'),
+      join(pins, 'a-b-4.yaml'),
+    ]);
+    expect(await readFile(config, 'utf8')).toBe(text);
+  });
+
+  it('leaves a server whose command line holds a client variable as it was (exit 1)', async () => {
+    const config = join(dir, 'vscode-mcp.json');
+    const text = JSON.stringify({
+      servers: { local: { type: 'stdio', command: 'node', args: ['${workspaceFolder}/server.js'] } },
+    });
+    await writeFile(config, text);
+    const dry = await runCli('protect', config, '--dir', join(dir, 'pins'), '--dry-run');
+    expect(dry).toMatchObject({ code: 0, stdout: '' });
+    expect(dry.stderr).toContain('local: would leave it as it was: its command or args use a variable');
+    const run = await runCli('protect', config, '--dir', join(dir, 'pins'));
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('local: left as it was');
+    expect(await readFile(config, 'utf8')).toBe(text);
+  });
+
+  it('follows a symlinked config: the link stays a link, the backup lands beside the real file', async () => {
+    const pins = join(dir, 'kept');
+    await mkdir(pins);
+    // A pin of this very server is kept: protect starts nothing.
+    await writeFile(
+      join(pins, 'notes.yaml'),
+      'name: notes\nupstream: { command: npx, args: [-y, notes-mcp] }\npin: trust-on-first-use\n',
+    );
+    const real = join(dir, 'dotfiles', 'mcp.json');
+    await mkdir(join(dir, 'dotfiles'));
+    const text = '{"servers": {"notes": {"command": "npx", "args": ["-y", "notes-mcp"]}}}\n';
+    await writeFile(real, text);
+    const link = join(dir, 'linked-mcp.json');
+    await symlink(real, link);
+    const run = await runCli('protect', link, '--dir', pins, '--toolpin-command', 'toolpin');
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain(`notes: kept ${join(pins, 'notes.yaml')}`);
+    expect((await lstat(link)).isSymbolicLink()).toBe(true);
+    expect(JSON.parse(await readFile(link, 'utf8'))).toEqual({
+      servers: { notes: { command: 'toolpin', args: ['wrap', '--pin', join(pins, 'notes.yaml')] } },
+    });
+    expect(await readFile(`${real}.toolpin-backup`, 'utf8')).toBe(text);
+    expect((await runCli('unprotect', link)).code).toBe(0);
+    expect(await readFile(real, 'utf8')).toBe(text);
+    expect((await lstat(link)).isSymbolicLink()).toBe(true);
+  });
+});
