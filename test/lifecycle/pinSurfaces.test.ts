@@ -58,7 +58,10 @@ describe('toolpin pin, check and approve over every surface of a stdio server', 
       const pinned = await runToolpin(['pin', '--name', 'notes', '--command', command, '--out', out]);
       expect(pinned.code).toBe(0);
       expect(pinned.stderr).toContain('listed 1 prompts in 1 page(s)');
-      expect(pinned.stderr).toMatch(/pinned 5 tools, 1 prompts, 1 resource templates, instructions of notes/);
+      expect(pinned.stderr).toMatch(/pinned 5 tools of notes \(catalog sha256:[0-9a-f]{64}\) to /);
+      expect(pinned.stderr).toContain(
+        'pinned beside the tools: 1 prompts, 1 resource templates, the instructions\n',
+      );
       const document = parseYaml(await readFile(out, 'utf8')) as SurfacesDocument;
       expect(Object.keys(document.pin.prompts?.items ?? {})).toEqual(['prompt:greet']);
       expect(Object.keys(document.pin.resourceTemplates?.items ?? {})).toEqual(['template:note:///{id}']);

@@ -308,11 +308,13 @@ export async function writePin(request: PinWrite, io: CliIo): Promise<number> {
       : [`${Object.keys(pin.resourceTemplates.items).length} resource templates`]),
     ...(pin.instructions === undefined
       ? []
-      : [pinned.instructions === undefined ? 'no instructions' : 'instructions']),
+      : [pinned.instructions === undefined ? 'the absence of instructions' : 'the instructions']),
   ];
+  // The tools' line reads as it always has; the other surfaces follow on a line of their own.
   io.stderr.write(
-    `pinned ${Object.keys(pin.tools).length} tools${others.map((other) => `, ${other}`).join('')} of ${request.name} (catalog ${pin.catalog}) to ${out ?? 'stdout'}\n`,
+    `pinned ${Object.keys(pin.tools).length} tools of ${request.name} (catalog ${pin.catalog}) to ${out ?? 'stdout'}\n`,
   );
+  if (others.length > 0) io.stderr.write(`pinned beside the tools: ${others.join(', ')}\n`);
   return Object.keys(pin.tools).length;
 }
 

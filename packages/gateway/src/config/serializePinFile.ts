@@ -1,4 +1,5 @@
-import { restrictPrompt, restrictTemplate, TRACE_PROFILE } from '@toolpin/digest';
+import { TRACE_PROFILE } from '@toolpin/digest';
+import { PIN_SURFACES } from './pinSurfaces.js';
 import { stringify } from 'yaml';
 import { joinDefinition } from '../explain/extraMembers.js';
 import { TRUST_ON_FIRST_USE } from './pinFileSchema.js';
@@ -42,10 +43,9 @@ function toDocument(server: PinFileInput): Record<string, unknown> {
   const written: Record<string, Record<string, unknown>> = {};
   for (const [key, definition] of Object.entries(definitions))
     written[key] = joinDefinition(definition, Object.hasOwn(extras, key) ? extras[key] : undefined);
-  for (const [key, definition] of Object.entries(server.promptDefinitions ?? {}))
-    written[key] = restrictPrompt(definition);
-  for (const [key, definition] of Object.entries(server.templateDefinitions ?? {}))
-    written[key] = restrictTemplate(definition);
+  for (const surface of PIN_SURFACES)
+    for (const [key, definition] of Object.entries(server[surface.definitions] ?? {}))
+      written[key] = surface.restrict(definition);
   if (Object.keys(written).length > 0) document.definitions = sortKeys(written);
   if (server.instructions !== undefined) document.instructions = server.instructions;
   return document;

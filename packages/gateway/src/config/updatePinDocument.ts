@@ -1,4 +1,5 @@
-import { restrictPrompt, restrictTemplate, restrictTool } from '@toolpin/digest';
+import { restrictTool } from '@toolpin/digest';
+import { PIN_SURFACES, type PinnedSurface } from './pinSurfaces.js';
 import { isMap, parseDocument, type Document } from 'yaml';
 import { extraMembersOf, joinDefinition, type PinnedDefinition } from '../explain/extraMembers.js';
 import { pinDocument } from './serializePinFile.js';
@@ -24,20 +25,16 @@ export interface PinDocumentUpdate {
 // A definition is written in its surface's member order: a prompt or template has its hashed
 // members only, a tool its six and then the members pinned by value.
 function orderMembers(key: string, definition: PinnedDefinition): PinnedDefinition {
-  if (key.startsWith('prompt:')) return restrictPrompt(definition);
-  if (key.startsWith('template:')) return restrictTemplate(definition);
+  const surface = PIN_SURFACES.find((candidate) => key.startsWith(candidate.prefix));
+  if (surface !== undefined) return surface.restrict(definition);
   return joinDefinition(restrictTool(definition), extraMembersOf(definition));
 }
 
-/** The surfaces beside tools an update may carry, each with the path of its map of digests. */
-const SURFACE_SECTIONS = ['prompts', 'resourceTemplates'] as const;
-
-function surfacesOf(pin: PinConfig): [(typeof SURFACE_SECTIONS)[number], SurfacePinConfig][] {
-  return SURFACE_SECTIONS.flatMap((section) => {
+/** The sections beside tools an update carries, each with its new pin. */
+function surfacesOf(pin: PinConfig): [PinnedSurface, SurfacePinConfig][] {
+  return PIN_SURFACES.flatMap(({ section }) => {
     const surface = pin[section];
-    return surface === undefined
-      ? []
-      : [[section, surface] as [(typeof SURFACE_SECTIONS)[number], SurfacePinConfig]];
+    return surface === undefined ? [] : [[section, surface] as [PinnedSurface, SurfacePinConfig]];
   });
 }
 

@@ -3,7 +3,7 @@ import { collectToolPages } from '../../src/state/collectToolPages.js';
 import { listAllPages } from '../../src/transports/listAllPages.js';
 
 /** A server's pages by cursor (the first under ''), and the cursors it was asked with. */
-function pagedServer(pages: Record<string, { tools: unknown[]; nextCursor?: string }>) {
+function pagedServer(pages: Record<string, Record<string, unknown> & { nextCursor?: string }>) {
   const asked: (string | undefined)[] = [];
   const request = (cursor: string | undefined) => {
     asked.push(cursor);
@@ -90,5 +90,25 @@ describe('listAllPages over the one loop', () => {
     });
     const error = await rejection(listAllPages(server.request, 10));
     expect(error.message).toMatch(/repeated the cursor "x"/);
+  });
+
+  it('pages prompts and resource templates through the same loop, naming their listing when it fails', async () => {
+    const prompts = pagedServer({
+      '': { tools: [], prompts: ['greet'], nextCursor: 'n' },
+      n: { tools: [], prompts: ['bye'] },
+    });
+    expect(await listAllPages(prompts.request, 10, 'prompts')).toEqual({ items: ['greet', 'bye'], pages: 2 });
+    expect(prompts.asked).toEqual([undefined, 'n']);
+    const templates = pagedServer({
+      '': { tools: [], resourceTemplates: ['t'], nextCursor: 'gone' },
+    });
+    const error = await rejection(listAllPages(templates.request, 10, 'resourceTemplates'));
+    expect(error.message).toMatch(/^page 2 of resources\/templates\/list failed after 1 complete page\(s\)/);
+    const endless = (cursor: string | undefined) =>
+      Promise.resolve({ prompts: [], nextCursor: `${cursor ?? ''}x` });
+    const bounded = await rejection(listAllPages(endless, 3, 'prompts'));
+    expect(bounded.message).toBe(
+      'the upstream listed more than 3 pages of prompts; the listing is incomplete',
+    );
   });
 });
