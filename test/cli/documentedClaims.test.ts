@@ -180,7 +180,7 @@ describe('docs/pin-lifecycle.md, held against the commands', () => {
         const out = join(dir, 'written', 'fresh.yaml');
         const run = await runToolpin(['pin', '--name', 'fresh', '--url', fresh.url, '--out', out]);
         expect(run).toMatchObject({ code: 0, stdout: '' });
-        expect(run.stderr).toMatch(/pinned 3 tools(, [a-z ]+)* of fresh/);
+        expect(run.stderr).toContain(`pinned 3 tools of fresh`);
         expect((await runToolpin(['check', out])).code).toBe(0);
       },
       SPAWNS,
