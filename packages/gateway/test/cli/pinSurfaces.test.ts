@@ -57,7 +57,7 @@ describe('toolpin pin, check and approve with prompts, resource templates and in
     dir = await mkdtemp(join(tmpdir(), 'toolpin-cli-surfaces-'));
     http = createServer((req, res) => {
       const server = surfacesServer();
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      const transport = new StreamableHTTPServerTransport({}); // no sessionIdGenerator: stateless
       res.on('close', () => void server.close());
       void server.connect(transport).then(() => transport.handleRequest(req, res));
     });
@@ -219,7 +219,7 @@ describe('toolpin diff of prompts and resource templates', () => {
     try {
       const http = createServer((req, res) => {
         const server = surfacesServer();
-        const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+        const transport = new StreamableHTTPServerTransport({}); // no sessionIdGenerator: stateless
         res.on('close', () => void server.close());
         void server.connect(transport).then(() => transport.handleRequest(req, res));
       });

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { AGENTAVOW_PROFILE, TRACE_PROFILE, digestCatalog } from '@toolpin/digest';
 import { GatewayError } from '../../src/errors.js';
-import { loadPinFile, parsePinFile, parseServerConfig } from '../../src/config/index.js';
+import { httpUpstreamOf, loadPinFile, parsePinFile, parseServerConfig } from '../../src/config/index.js';
 import { CATALOG, TOOL_DIGESTS, TOOLS, tempDir, validPin, writeIn } from './fixtures.js';
 
 const FILE = '/pins/demo.yaml';
@@ -131,7 +131,7 @@ describe('loading a pin file', () => {
     const server = await loadPinFile(file);
     expect(server.mode).toBe('monitor');
     expect(server.onDrift).toBe('block-server');
-    expect(server.upstream.transport).toBe('sse');
+    expect(httpUpstreamOf(server).transport).toBe('sse');
     expect(server.definitions).toEqual({});
   });
 
@@ -140,7 +140,7 @@ describe('loading a pin file', () => {
     const server = parseServerConfig(input, FILE);
     expect(Object.isFrozen(server)).toBe(true);
     expect(Object.isFrozen(server.pin.tools)).toBe(true);
-    expect(Object.isFrozen(server.upstream.headers)).toBe(true);
+    expect(Object.isFrozen(httpUpstreamOf(server).headers)).toBe(true);
     expect(
       Object.isFrozen((server.definitions['tool:echo']?.inputSchema as { properties: object }).properties),
     ).toBe(true);

@@ -1,6 +1,6 @@
 import { TRACE_PROFILE } from '@toolpin/digest';
 import { parse } from 'yaml';
-import { parsePinFile, parseServerConfig, serializePinFile } from '../../src/config/index.js';
+import { httpUpstreamOf, parsePinFile, parseServerConfig, serializePinFile } from '../../src/config/index.js';
 import { pinFromCatalog } from '../../src/config/pinFromCatalog.js';
 import { CATALOG, TOOL_DIGESTS, validPin } from './fixtures.js';
 
@@ -40,6 +40,7 @@ describe('serializing a pin file', () => {
     'writes the same %s bytes whatever the input member order',
     (format) => {
       const server = parseServerConfig(validPin(), FILE);
+      const upstream = httpUpstreamOf(server);
       const reordered = {
         definitions: Object.fromEntries(Object.entries(server.definitions).reverse()),
         pin: {
@@ -47,9 +48,9 @@ describe('serializing a pin file', () => {
           catalog: server.pin.catalog,
         },
         upstream: {
-          transport: server.upstream.transport,
-          url: server.upstream.url,
-          headers: server.upstream.headers,
+          transport: upstream.transport,
+          url: upstream.url,
+          headers: upstream.headers,
         },
         name: server.name,
       };

@@ -4,6 +4,7 @@ import {
   credentialOf,
   isRefusal,
   type EndableSession,
+  type SessionRefusal,
   type SessionSlot,
 } from '../../src/front/bridgeSessions.js';
 import type { BridgeEnd } from '../../src/transports/messageBridge.js';
@@ -25,7 +26,7 @@ const ALICE = credentialOf(headers);
 const HOME = 'address:127.0.0.1';
 
 /** The slot reserve() gave, failing the test when it refused. */
-function slotOf(reserved: SessionSlot<string> | { refused: string }): SessionSlot<string> {
+function slotOf(reserved: SessionSlot<string> | SessionRefusal): SessionSlot<string> {
   if (isRefusal(reserved)) throw new Error(`refused: ${reserved.refused}`);
   return reserved;
 }

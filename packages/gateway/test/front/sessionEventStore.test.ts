@@ -5,8 +5,22 @@ import { SessionEventStore } from '../../src/front/sessionEventStore.js';
 /** The SDK v1 server transport's id of the session's GET stream. */
 const GET_STREAM = '_GET_stream';
 
-function progress(step: number): JSONRPCMessage {
+interface ProgressNotification {
+  jsonrpc: '2.0';
+  method: 'notifications/progress';
+  params: { progressToken: string; progress: number };
+}
+
+function progress(step: number): ProgressNotification {
   return { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 't', progress: step } };
+}
+
+/** The step of a progress notification; fails the test when `message` is not one. */
+function stepOf(message: JSONRPCMessage): number {
+  const step =
+    'method' in message && message.method === 'notifications/progress' ? message.params?.progress : undefined;
+  if (typeof step !== 'number') throw new Error(`not a progress notification: ${JSON.stringify(message)}`);
+  return step;
 }
 
 /** Replays after `eventId`; returns the stream and the [id, message] pairs sent. */
@@ -39,7 +53,7 @@ describe('SessionEventStore', () => {
     const second = await store.storeEvent('a', mutable);
     await store.storeEvent('b', progress(99));
     const third = await store.storeEvent('a', { jsonrpc: '2.0', id: 1, result: {} });
-    (mutable as { params: { progress: number } }).params.progress = 42;
+    mutable.params.progress = 42;
     expect(await store.getStreamIdForEventId(first)).toBe('a');
     expect(await replay(store, first)).toEqual({
       stream: 'a',
@@ -57,7 +71,7 @@ describe('SessionEventStore', () => {
     const sent: number[] = [];
     await store.replayEventsAfter(cursor, {
       send: async (_id, message) => {
-        const step = (message as { params: { progress: number } }).params.progress;
+        const step = stepOf(message);
         sent.push(step);
         if (step === 2) await store.storeEvent('a', progress(3));
       },
@@ -145,9 +159,7 @@ describe('SessionEventStore', () => {
     for (let step = 2; step <= 4; step++) await store.storeEvent(GET_STREAM, progress(step));
     expect(await store.getStreamIdForEventId(cursor)).toBe(GET_STREAM);
     const { sent } = await replay(store, cursor);
-    expect(sent.map(([, message]) => (message as { params: { progress: number } }).params.progress)).toEqual([
-      3, 4,
-    ]);
+    expect(sent.map(([, message]) => stepOf(message))).toEqual([3, 4]);
   });
 
   it('forgets the streams whose events are all dropped: a long session keeps a bounded number', async () => {

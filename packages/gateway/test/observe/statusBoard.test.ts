@@ -132,6 +132,7 @@ describe('StatusBoard', () => {
           tool: 'echo',
           pinned: TOOL_DIGESTS['tool:echo'] ?? null,
           observed: null,
+          severity: 'high',
           problem: 'not canonicalizable',
         },
       ],
@@ -152,7 +153,14 @@ describe('StatusBoard', () => {
   it('does not take pinned tools without a finding as verified when the event left findings out', () => {
     const status = board();
     const findings = [
-      { kind: 'added' as const, key: 'tool:extra0', tool: 'extra0', pinned: null, observed: CATALOG },
+      {
+        kind: 'added' as const,
+        key: 'tool:extra0',
+        tool: 'extra0',
+        pinned: null,
+        observed: CATALOG,
+        severity: 'high' as const,
+      },
     ];
     status.recordAlert({
       event: 'catalog.drift',

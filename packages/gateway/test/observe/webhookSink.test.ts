@@ -199,7 +199,9 @@ describe('WebhookSink', () => {
       server: 'demo',
       session: 's',
       mode: 'enforce',
-      drift: [{ kind: 'changed', key: 'tool:echo', tool: 'echo', pinned: 'sha256:a', observed }],
+      drift: [
+        { kind: 'changed', key: 'tool:echo', tool: 'echo', pinned: 'sha256:a', observed, severity: 'high' },
+      ],
     });
     // 1 is being delivered (held); 2 and 3 fill the queue; 4 is shed.
     expect([1, 2, 3, 4].map((id) => sink?.enqueue(blocked(id)))).toEqual([true, true, true, false]);

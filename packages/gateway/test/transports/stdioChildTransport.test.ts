@@ -190,9 +190,12 @@ process.stdin.on('end', () => process.exit(0)).resume();`;
     const transport = nodeChild(script);
     const announced = nextMessage(transport);
     await transport.start();
-    const { params } = (await announced) as { params: { pid: number } };
-    expect(processRuns(params.pid)).toBe(true);
+    const message = await announced;
+    const pid = 'method' in message && message.method === 'pid' ? message.params?.pid : undefined;
+    if (typeof pid !== 'number')
+      throw new Error(`expected the grandchild's pid, got ${JSON.stringify(message)}`);
+    expect(processRuns(pid)).toBe(true);
     await transport.close();
-    expect(processRuns(params.pid)).toBe(false);
+    expect(processRuns(pid)).toBe(false);
   }, 15_000);
 });
