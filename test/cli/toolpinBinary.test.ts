@@ -58,7 +58,7 @@ describe('the toolpin binary', () => {
     async () => {
       const run = await spawnToolpin(['diff', deepwiki, drifted]);
       expect(run.code).toBe(1);
-      expect(run.stdout).toContain('changed   tool:ask_wiki_question (ask_wiki_question)');
+      expect(run.stdout).toContain('changed  ask_wiki_question (tool:ask_wiki_question)  [high]');
     },
     SPAWN,
   );

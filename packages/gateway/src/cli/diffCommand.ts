@@ -8,7 +8,7 @@ import { readDocument } from './readDocument.js';
 import { readSurfaceSides, type SurfaceSides } from './readSurfaceSides.js';
 import { CliInputError, reportInputError } from './cliInputError.js';
 import type { CliIo } from './cliIo.js';
-import { diffWithMembers, formatDiff } from './formatDiff.js';
+import { diffWithMembers } from './formatDiff.js';
 import { holdsTools, readCatalogSideOf } from './readCatalogSide.js';
 import { ExitCodes } from '../defaults.js';
 
@@ -75,7 +75,9 @@ function diffTools(
   const diff = diffWithMembers(diffCatalogs(pinned, observed), explanation);
   return {
     equal: diff.equal,
-    text: formatDiff(diff, pinned, observed, explanation),
+    // The layout of `check` and `approve`: the two catalog digests, then the one formatter's text.
+    text:
+      `pinned    ${pinned.catalog}\nobserved  ${observed.catalog}\n` + formatDriftExplanation(explanation),
     json: { ...diff, explanation },
   };
 }
