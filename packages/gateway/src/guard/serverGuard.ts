@@ -462,9 +462,16 @@ export class ServerGuard {
   #inspectInstructions(sessionKey: string, message: JsonRpcResponse): unknown {
     const result = message.result;
     if (!isObject(result)) return undefined;
-    const observed = typeof result.instructions === 'string' ? result.instructions : undefined;
+    const raw = result.instructions;
+    // Instructions that are not a string (an array, an object: a lax client joins them into its
+    // system prompt) can never be the pinned text: judged as their JSON, marked, and always left out
+    // in enforce mode (absence or null is "none", as pinned).
+    const malformed = raw !== undefined && raw !== null && typeof raw !== 'string';
+    const observed =
+      typeof raw === 'string' ? raw : malformed ? `(not a string) ${JSON.stringify(raw)}` : undefined;
     const delivered = this.#judgeInstructions(sessionKey, observed);
-    if (delivered === observed || !('instructions' in result)) return undefined;
+    if (malformed ? delivered !== undefined : delivered === observed || !('instructions' in result))
+      return undefined;
     const { instructions: _dropped, ...rest } = result;
     return { ...message, result: rest };
   }
