@@ -269,6 +269,27 @@ describe('toolpin protect: other clients and bad input', () => {
     expect(existsSync(`${file}.toolpin-backup`)).toBe(false);
   });
 
+  // Red team: a folder that already exists (made by `toolpin pin --out ~/.toolpin/x.yaml`, or given
+  // with --dir) keeps its own mode, so the pin file itself must not be readable by others: it holds
+  // the server's environment (API keys) copied out of the client config.
+  it('a pin holding the server env is written owner-only, even into a folder others can read', async () => {
+    const shared = join(dir, 'shared-pins');
+    await mkdir(shared, { mode: 0o755 });
+    const file = join(dir, 'secret_env_config.json');
+    const entry = {
+      command: process.execPath,
+      args: [FIXTURE_SERVER],
+      env: { API_KEY: 'sk-redteam-secret' },
+    };
+    await writeFile(file, JSON.stringify({ mcpServers: { secretive: entry } }));
+    const run = await runToolpin(['protect', file, '--dir', shared]);
+    expect(run.code).toBe(0);
+    const pin = join(shared, 'secretive.yaml');
+    expect(await readFile(pin, 'utf8')).toContain('sk-redteam-secret');
+    expect((await stat(pin)).mode & 0o077).toBe(0);
+    expect(run.stderr).not.toContain('sk-redteam-secret');
+  }, 20_000);
+
   it.each([
     ['not JSON', '{"mcpServers": {', 'not JSON'],
     ['no servers key', '{"theme": "dark"}', 'expected a JSON object with "mcpServers"'],

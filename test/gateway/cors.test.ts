@@ -181,7 +181,7 @@ describe('browser clients of a bridged (stdio) route', () => {
 });
 
 describe('without a cors block (the default)', () => {
-  it('answers a preflight 405 with no CORS headers, as any OPTIONS', async () => {
+  it('answers a preflight 405 with no CORS headers; refuses a non-loopback Origin 403 (DNS rebinding)', async () => {
     const upstream = await startRawUpstream((exchange) => {
       answerJson(exchange.res, {}, 500);
     });
@@ -191,6 +191,31 @@ describe('without a cors block (the default)', () => {
       expect(answer.status).toBe(405);
       expect(accessControl(answer)).toEqual({});
       expect(upstream.requests).toEqual([]);
+      // Red team: DNS rebinding. A page of evil.example.net whose name now resolves to 127.0.0.1 is
+      // same-origin in the browser's eyes (no preflight) and its POST carries its own Origin: the
+      // MCP transport asks servers to validate Origin, and without a cors block nothing did.
+      for (const origin of [
+        OTHER,
+        'http://evil.example.net:8080',
+        'null',
+        'http://127.0.0.1.evil.example.net',
+      ]) {
+        const rebound = await sendRawHttp(gateway.url, post(gateway.url, origin));
+        expect(rebound.status).toBe(403);
+        expect(rebound.body).toContain('cors');
+      }
+      expect(upstream.requests).toEqual([]);
+      // A loopback origin (a local browser tool such as an inspector) and no Origin are served.
+      for (const origin of [
+        'http://localhost:5173',
+        'http://127.0.0.1:6274',
+        'http://[::1]:3000',
+        undefined,
+      ]) {
+        const served = await sendRawHttp(gateway.url, post(gateway.url, origin));
+        expect(served.status).not.toBe(403);
+      }
+      expect(upstream.requests).toHaveLength(4);
     } finally {
       await gateway.close();
       await upstream.close();

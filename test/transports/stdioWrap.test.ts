@@ -165,7 +165,7 @@ describe('wrap: a drifting stdio server behind the stdio front', () => {
       {
         level: 'warning',
         logger: 'toolpin',
-        data: `toolpin hid 1 tool of drifting that differ from what was approved: echo (changed); run \`toolpin approve ${pinFile}\` to review.`,
+        data: `toolpin hid 1 tool of drifting that differs from what was approved: echo (changed); run \`toolpin approve ${pinFile}\` to review.`,
       },
       { level: 'warning', logger: 'toolpin', data: sentence },
     ]);

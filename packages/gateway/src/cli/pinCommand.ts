@@ -253,6 +253,10 @@ export interface PinWrite {
   readonly describe: string;
 }
 
+function hasEnv(upstream: PinFileInput['upstream']): boolean {
+  return 'env' in upstream && upstream.env !== undefined && Object.keys(upstream.env).length > 0;
+}
+
 /**
  * Writes the pin file of a catalog (`toolpin pin`, `toolpin protect`): every tool digested (a pin
  * that leaves one out would block it forever), every member recorded, the other surfaces by their
@@ -300,7 +304,9 @@ export async function writePin(request: PinWrite, io: CliIo): Promise<number> {
     throw error;
   }
   if (out === undefined) io.stdout.write(text);
-  else await writeFileAtomic(out, text);
+  // A stdio upstream's env (API keys copied from a client config) is readable by its owner only,
+  // whatever the folder's mode (an existing ~/.toolpin may be 0755).
+  else await writeFileAtomic(out, text, hasEnv(request.upstream) ? 0o600 : 0o644);
   const others = [
     ...(pin.prompts === undefined ? [] : [`${Object.keys(pin.prompts.items).length} prompts`]),
     ...(pin.resourceTemplates === undefined

@@ -6,12 +6,12 @@ import { basename, dirname, join } from 'node:path';
  * Replaces `file` with `text` atomically: a temporary file in the same folder (a dotfile, which
  * the servers-folder watcher ignores), written and flushed, then renamed over the target, so a
  * reader (the gateway's watcher, git) sees the old bytes or the new ones, never half a pin.
- * The file's permission bits are kept.
+ * The file's permission bits are kept; a new file gets `newMode` (0o600 for one holding secrets).
  */
-export async function writeFileAtomic(file: string, text: string): Promise<void> {
+export async function writeFileAtomic(file: string, text: string, newMode = 0o644): Promise<void> {
   const mode = await stat(file).then(
     (stats) => stats.mode & 0o777,
-    () => 0o644,
+    () => newMode,
   );
   const temp = join(dirname(file), `.${basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
   const handle = await open(temp, 'wx', mode);

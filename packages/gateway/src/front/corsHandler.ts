@@ -70,13 +70,46 @@ export function createCorsHandler(config: CorsConfig, logger: GatewayLogger): Co
   };
 }
 
+/** True for an origin on this machine: http(s) on localhost, 127.0.0.0/8 or [::1], any port. */
+export function isLoopbackOrigin(origin: string): boolean {
+  if (!URL.canParse(origin)) return false;
+  const url = new URL(origin);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
+  const host = url.hostname;
+  return host === 'localhost' || host === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(host);
+}
+
+/**
+ * Without a `cors` block: a request whose `Origin` is not on this machine is refused 403. A
+ * browser never gets past the preflight (405) from another origin, except a page whose name was
+ * rebound to the gateway's address (DNS rebinding), which the browser treats as same-origin: the
+ * MCP transport asks servers to validate `Origin` for exactly this. No Origin (every non-browser
+ * client) and loopback origins (a local inspector) go on untouched.
+ */
+export function createOriginCheck(logger: GatewayLogger): CorsHandler {
+  return (req, res) => {
+    const origin = headerValue(req.headers, 'origin');
+    // An OPTIONS is refused by the boundary (405) and never reaches the upstream.
+    if (origin === undefined || req.method === 'OPTIONS' || isLoopbackOrigin(origin)) return false;
+    refuseOrigin(
+      req,
+      res,
+      origin,
+      logger,
+      'is not on this machine, and the gateway has no cors block to allow it',
+    );
+    return true;
+  };
+}
+
 function refuseOrigin(
   req: IncomingMessage,
   res: ServerResponse,
   origin: string,
   logger: GatewayLogger,
+  why = "is not in the gateway's cors.origins",
 ): void {
-  const message = `Forbidden: origin ${JSON.stringify(origin)} is not in the gateway's cors.origins`;
+  const message = `Forbidden: origin ${JSON.stringify(origin)} ${why}`;
   logger.warn({ event: 'request.rejected', method: req.method, origin, status: 403, err: message }, message);
   replyJson(res, 403, jsonRpcError(null, ErrorCodes.INVALID_REQUEST, message));
 }

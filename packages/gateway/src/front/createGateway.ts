@@ -6,7 +6,7 @@ import { Alerts } from '../observe/alerts.js';
 import { createLogger, type GatewayLogger } from '../observe/logger.js';
 import { SessionStore } from '../state/sessionStore.js';
 import { ToolDigester } from '../state/toolDigester.js';
-import { createCorsHandler, type CorsHandler } from './corsHandler.js';
+import { createCorsHandler, createOriginCheck, type CorsHandler } from './corsHandler.js';
 import { servesWithoutExpress, type PinGuardRouter } from './pinGuard.js';
 import { createServerRoutes } from './serverRoutes.js';
 
@@ -58,7 +58,12 @@ export function createGateway(config: GatewayConfig, options: CreateGatewayOptio
     route(req, res, next);
   });
   serveMcpBeforeExpress(app, routes);
-  if (config.cors !== undefined) answerCorsFirst(app, createCorsHandler(config.cors, logger));
+  // The cors block's origins, or (without one) only this machine's: a browser page of any other origin
+  // (DNS rebinding) is refused before any route.
+  answerCorsFirst(
+    app,
+    config.cors === undefined ? createOriginCheck(logger) : createCorsHandler(config.cors, logger),
+  );
   app.use((req: Request, res: Response) => {
     res.status(404).json({
       error: 'not_found',

@@ -81,6 +81,20 @@ export type UpstreamTextVerdict =
   | { readonly ok: false; readonly reason: 'malformed'; readonly problem: string };
 
 /** A server still waiting for its first-use pin gathers every listing's tools: no shortcut applies. */
+/**
+ * The key of the pending request an upstream answer resolves to: its own id's, or, for a string id
+ * nothing awaits, the number the SDK's clients read it as (they match answers by `Number(id)`, so
+ * `"4"`, `"4.0"` or `" 4"` answer request 4 there): such an answer is judged as the answer to 4.
+ */
+function answerKey(state: SessionState, id: string | number): string {
+  const own = idKey(id);
+  if (typeof id === 'number' || state.awaitsList(own) || state.awaitsCall(own)) return own;
+  const read = Number(id);
+  if (!Number.isFinite(read)) return own;
+  const alias = idKey(read);
+  return state.awaitsList(alias) || state.awaitsCall(alias) ? alias : own;
+}
+
 function awaitsFirstUse(config: ServerConfig): boolean {
   return (config as { readonly trustOnFirstUse?: unknown }).trustOnFirstUse === true;
 }
@@ -230,7 +244,7 @@ export class ServerGuard {
     }
     if (!isResponse(message)) return { replaced: undefined };
     const state = this.#state(sessionKey);
-    const id = message.id === null ? undefined : idKey(message.id);
+    const id = message.id === null ? undefined : answerKey(state, message.id);
     const pending = id === undefined ? undefined : state.takeList(id);
     const called = id === undefined || pending !== undefined ? undefined : state.takeCall(id);
     if (message.error !== undefined) return { replaced: undefined };
@@ -290,12 +304,13 @@ export class ServerGuard {
     if (known === undefined) return undefined;
     // The steps of #inspectMessage and #inspectListResult for a listing, minus the pure ones.
     const state = this.#state(sessionKey);
+    const key = envelope.id === null ? idKey(envelope.id) : answerKey(state, envelope.id);
     // A call's answer is a result to check, whatever text it has: never taken for a listing.
-    if (state.awaitsCall(idKey(envelope.id)) && !state.awaitsList(idKey(envelope.id))) return undefined;
+    if (state.awaitsCall(key) && !state.awaitsList(key)) return undefined;
     // Only tools listings are remembered: another surface's answer is inspected in full.
-    const surface = state.pendingList(idKey(envelope.id))?.surface;
+    const surface = state.pendingList(key)?.surface;
     if (surface !== undefined && surface !== 'tools') return undefined;
-    const pending = state.takeList(idKey(envelope.id));
+    const pending = state.takeList(key);
     const first = pending?.cursor === undefined;
     const completion = state.catalog.addPage(config, known.inspection, first, known.last);
     // A whole catalog on one page folds to the same digest every time: the listing remembers it.
@@ -462,9 +477,16 @@ export class ServerGuard {
   #inspectInstructions(sessionKey: string, message: JsonRpcResponse): unknown {
     const result = message.result;
     if (!isObject(result)) return undefined;
-    const observed = typeof result.instructions === 'string' ? result.instructions : undefined;
+    const raw = result.instructions;
+    // Instructions that are not a string (an array, an object: a lax client joins them into its
+    // system prompt) can never be the pinned text: judged as their JSON, marked, and always left out
+    // in enforce mode (absence or null is "none", as pinned).
+    const malformed = raw !== undefined && raw !== null && typeof raw !== 'string';
+    const observed =
+      typeof raw === 'string' ? raw : malformed ? `(not a string) ${JSON.stringify(raw)}` : undefined;
     const delivered = this.#judgeInstructions(sessionKey, observed);
-    if (delivered === observed || !('instructions' in result)) return undefined;
+    if (malformed ? delivered !== undefined : delivered === observed || !('instructions' in result))
+      return undefined;
     const { instructions: _dropped, ...rest } = result;
     return { ...message, result: rest };
   }

@@ -1,7 +1,7 @@
 import type { DenyData } from '../policy/decision.js';
 import { findingIdentity, type DriftFinding } from '../policy/driftFinding.js';
 import { quoteName, shellWord } from '../policy/refusalMessage.js';
-import type { AlertEvent, AlertSink } from './alerts.js';
+import type { AlertEvent, AlertSink, OtherSurface } from './alerts.js';
 import { DEFAULT_AGGREGATE_SECONDS } from './alertWebhooks.js';
 import { CallWindows } from './callWindows.js';
 import type { AggregatedCallEvent } from './webhookEvent.js';
@@ -43,8 +43,15 @@ const MAX_TOLD_DRIFTS = 64;
 /** Tools named in one drift notice. */
 const MAX_NAMED_TOOLS = 5;
 
+/** How one item of each listed surface is named in a notice. */
+const ITEM_WORDS: Readonly<Record<'tools' | Exclude<OtherSurface, 'instructions'>, string>> = {
+  tools: 'tool',
+  prompts: 'prompt',
+  resourceTemplates: 'resource template',
+};
+
 function describeFinding(finding: DriftFinding): string {
-  const name = quoteName(finding.tool ?? finding.key.replace(/^tool:/, ''));
+  const name = quoteName(finding.tool ?? finding.key.replace(/^(tool|prompt|template):/, ''));
   if (finding.kind === 'added') return `${name} (new, not approved)`;
   if (finding.kind === 'unverifiable') return `${name} (cannot be verified)`;
   return `${name} (changed)`;
@@ -60,7 +67,8 @@ function describeFinding(finding: DriftFinding): string {
  */
 export class ClientNotices {
   readonly #options: ClientNoticesOptions;
-  readonly #told = new Set<string>();
+  /** Per surface (`tools` for the tools' events), the drifts already told, by identity. */
+  readonly #told = new Map<string, Set<string>>();
   readonly #windows: CallWindows;
   #enabled = false;
   #closed = false;
@@ -91,8 +99,9 @@ export class ClientNotices {
 
   /** Receives the server's alert events: a drift becomes a notice, a verified catalog forgets the drifts told. */
   readonly sink: AlertSink = (event: AlertEvent) => {
-    if (event.event === 'catalog.verified') this.#told.clear();
-    if (event.event === 'catalog.drift') this.#tellDrift(event.drift, event.mode);
+    // A verified listing forgets the drifts told of its own surface only.
+    if (event.event === 'catalog.verified') this.#told.delete('surface' in event ? event.surface : 'tools');
+    if (event.event === 'catalog.drift') this.#tellDrift(event.drift, event.mode, event.surface);
   };
 
   /** A call refused by the pin policy, with the refusal's sentence (the error's message). */
@@ -113,30 +122,48 @@ export class ClientNotices {
     this.#windows.close();
   }
 
-  #tellDrift(findings: readonly DriftFinding[], mode: string): void {
+  #tellDrift(
+    findings: readonly DriftFinding[],
+    mode: string,
+    surface: OtherSurface | 'tools' = 'tools',
+  ): void {
     const hidden = findings.filter((finding) => finding.kind !== 'removed');
     if (hidden.length === 0) return;
     const identity = JSON.stringify(hidden.map((finding) => findingIdentity(finding)).sort());
-    if (this.#told.has(identity)) return;
-    if (this.#told.size >= MAX_TOLD_DRIFTS) this.#told.clear();
-    this.#told.add(identity);
+    const told = this.#told.get(surface) ?? new Set<string>();
+    if (told.has(identity)) return;
+    if (told.size >= MAX_TOLD_DRIFTS) told.clear();
+    told.add(identity);
+    this.#told.set(surface, told);
     const { server } = this.#options;
     const file = this.#options.pinFile === undefined ? 'its pin file' : shellWord(this.#options.pinFile);
+    const review = `run \`toolpin approve ${file}\` to review`;
+    if (surface === 'instructions') {
+      this.#tell(
+        mode === 'monitor'
+          ? `toolpin found that the instructions of ${server} differ from what was approved, delivered anyway (monitor mode); ${review}.`
+          : `toolpin withheld the instructions of ${server}: they differ from what was approved; ${review}.`,
+      );
+      return;
+    }
+    const word = ITEM_WORDS[surface as keyof typeof ITEM_WORDS];
     if (hidden.some((finding) => finding.kind === 'wrong_subject')) {
       this.#tell(
-        `toolpin hid every tool of ${server}: the server shares no tool with its pin, so it is not the approved server; check the upstream in ${file}.`,
+        `toolpin hid every ${word} of ${server}: the server shares no ${word} with its pin, so it is not the approved server; check the upstream in ${file}.`,
       );
       return;
     }
     const named = hidden.slice(0, MAX_NAMED_TOOLS).map(describeFinding);
     const more = hidden.length > MAX_NAMED_TOOLS ? ` and ${hidden.length - MAX_NAMED_TOOLS} more` : '';
     const tools = `${named.join(', ')}${more}`;
-    const count = hidden.length === 1 ? '1 tool' : `${hidden.length} tools`;
-    const review = `run \`toolpin approve ${file}\` to review`;
+    const count =
+      hidden.length === 1
+        ? `1 ${word} of ${server} that differs`
+        : `${hidden.length} ${word}s of ${server} that differ`;
     this.#tell(
       mode === 'monitor'
-        ? `toolpin found ${count} of ${server} that differ from what was approved, served anyway (monitor mode): ${tools}; ${review}.`
-        : `toolpin hid ${count} of ${server} that differ from what was approved: ${tools}; ${review}.`,
+        ? `toolpin found ${count} from what was approved, served anyway (monitor mode): ${tools}; ${review}.`
+        : `toolpin hid ${count} from what was approved: ${tools}; ${review}.`,
     );
   }
 

@@ -32,7 +32,16 @@ const MEMBER_WORDS: Readonly<Record<string, string>> = {
 export function quoteName(name: string): string {
   if (/^[A-Za-z0-9_.:/-]{1,64}$/.test(name)) return name;
   const cut = name.length > 64 ? `${name.slice(0, 64)}…` : name;
-  return JSON.stringify(cut);
+  // JSON escapes control characters, not format ones (bidi overrides) nor line separators.
+  return JSON.stringify(cut).replace(
+    /[\p{Cf}\u2028\u2029]/gu,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
+/** A name the suggested command may repeat: at most 64 characters, none of them control or format. */
+function repeatable(name: string): boolean {
+  return /^[^\p{Cc}\p{Cf}\u2028\u2029]{1,64}$/u.test(name);
 }
 
 /** A shell word for the command a sentence suggests: single-quoted unless it is plain. */
@@ -64,7 +73,9 @@ export function refusalMessage(pin: PinView, data: DenyData, context: RefusalCon
   const subject = prompt === undefined ? quoteName(named) : `the prompt ${quoteName(named)}`;
   const file = pin.file === undefined ? 'the pin file' : shellWord(pin.file);
   const review = (what: string): string => `run \`toolpin approve ${file}${what}\` to review`;
-  const approveItem = review(` --${item} ${shellWord(prompt ?? data.tool ?? '')}`);
+  // A name too long or with control characters is not repeated: the command then reviews the pin.
+  const itemName = prompt ?? data.tool ?? '';
+  const approveItem = review(repeatable(itemName) ? ` --${item} ${shellWord(itemName)}` : '');
   switch (data.reason) {
     case 'tool_drifted':
     case 'prompt_drifted':

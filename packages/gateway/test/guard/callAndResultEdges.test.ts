@@ -121,6 +121,23 @@ describe('calls and results at the edges', () => {
     expect(answered(guard, listing).error?.data?.reason).toBe('output_invalid');
   });
 
+  // Red team: the SDK's clients match an answer to its request by Number(id), so an upstream that
+  // answers call 4 under the id "4" (or "4.0", " 4") reaches the caller; the check matched ids
+  // exactly and passed it unchecked. Likewise a listing answered under its id's other type.
+  it.each(['4', '4.0', ' 4', '0x4'])(
+    'checks a call answered under the id %j (the SDK reads it as 4)',
+    (id) => {
+      const guard = guardServing(configOf(PINNED, { onBadOutput: 'block' }), PINNED);
+      guard.expectResult('s', 4, 'report');
+      const text = JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        result: { content: [], structuredContent: { n: 'evil' } },
+      });
+      expect(answered(guard, text).error?.data?.reason).toBe('output_invalid');
+    },
+  );
+
   it('checks the structured content of an error result', () => {
     const guard = guardServing(configOf(PINNED, { onBadOutput: 'block' }), PINNED);
     guard.expectResult('s', 3, 'report');

@@ -86,6 +86,65 @@ describe('ClientNotices', () => {
     target.close();
   });
 
+  // Red team: a drift of prompts, templates or instructions was told as "tools" ("hid 1 tool of
+  // demo: prompt:greet"), and a verified listing of any surface forgot the tools' drifts, so a
+  // client listing prompts after tools was told the same tool drift again every time.
+  it('names the surface that drifted, and a verified listing forgets only its own surface', () => {
+    const told = notices();
+    const target = told.notices;
+    const prompt: DriftFinding = {
+      kind: 'changed',
+      key: 'prompt:greet',
+      tool: 'greet',
+      pinned: 'sha256:0',
+      observed: 'sha256:1',
+      severity: 'high',
+    };
+    target.sink({
+      event: 'catalog.drift',
+      server: 'demo',
+      session: 's',
+      surface: 'prompts',
+      mode: 'enforce',
+      drift: [prompt],
+    });
+    expect(told.data).toEqual([
+      `toolpin hid 1 prompt of demo that differs from what was approved: greet (changed); run \`toolpin approve ${PIN_FILE}\` to review.`,
+    ]);
+    const instructions: DriftFinding = {
+      kind: 'changed',
+      key: 'instructions',
+      tool: null,
+      pinned: 'sha256:0',
+      observed: 'sha256:1',
+      severity: 'high',
+    };
+    target.sink({
+      event: 'catalog.drift',
+      server: 'demo',
+      session: 's',
+      surface: 'instructions',
+      mode: 'enforce',
+      drift: [instructions],
+    });
+    expect(told.data[1]).toBe(
+      `toolpin withheld the instructions of demo: they differ from what was approved; run \`toolpin approve ${PIN_FILE}\` to review.`,
+    );
+    drift(target, [changed('echo')]);
+    expect(told.data).toHaveLength(3);
+    target.sink({
+      event: 'catalog.verified',
+      server: 'demo',
+      session: 's',
+      surface: 'prompts',
+      catalog: null,
+      items: 1,
+    });
+    drift(target, [changed('echo')]);
+    expect(told.data).toHaveLength(3);
+    target.close();
+  });
+
   it('follows logging/setLevel: nothing above warning is asked for, nothing is sent', () => {
     const { notices: target, sent } = notices();
     expect(target.setLevel('loud')).toBe(false);
