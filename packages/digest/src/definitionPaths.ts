@@ -1,13 +1,10 @@
 import { canonicalizeJson } from './canonicalizeJson.js';
 import { HASHED_MEMBERS } from './restrictTool.js';
+import { isObject } from './isObject.js';
 
 /** Escapes one reference token of an RFC 6901 JSON Pointer. */
 function escapeToken(token: string): string {
   return token.replace(/~/g, '~0').replace(/\//g, '~1');
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 // undefined stands for an absent member or property here, which equals only itself.

@@ -7,6 +7,7 @@ import {
   type SurfaceDigestResult,
   type SurfaceProfile,
 } from './surfaceDigest.js';
+import { isObject } from './isObject.js';
 
 /** The members of a prompt definition that are hashed. */
 export const PROMPT_MEMBERS = ['name', 'title', 'description', 'arguments'] as const;
@@ -19,10 +20,6 @@ export type PromptMember = (typeof PROMPT_MEMBERS)[number];
 
 /** A prompt definition restricted to the hashed members (and each argument to its own). */
 export type RestrictedPrompt = Partial<Record<PromptMember, unknown>>;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * Restricts a prompt to `name`, `title`, `description`, `arguments`, and each argument that is an

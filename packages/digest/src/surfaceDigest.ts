@@ -3,6 +3,7 @@ import { foldCatalog } from './catalogFold.js';
 import { DigestError, describeItem, describeJsonType } from './digestError.js';
 import { encodeFoldKey } from './foldKey.js';
 import { sha256Digest } from './sha256.js';
+import { isObject } from './isObject.js';
 
 /**
  * One listed surface other than tools, digested in the shape of the tool derivation: restrict to
@@ -47,10 +48,6 @@ export interface SurfaceDigestResult {
   items: SurfaceEntry[];
   /** Folded key -> digest, the lines the catalog digest is computed over. */
   entries: Record<string, string>;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function nameOf(surface: SurfaceProfile<unknown>, item: unknown): string | undefined {
