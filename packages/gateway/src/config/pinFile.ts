@@ -47,6 +47,7 @@ export function parseServerConfig(value: unknown, file: string): ServerConfig {
     onBadOutput: data.onBadOutput,
     validate: data.validate,
     ...(data.alerts === undefined ? {} : { alerts: data.alerts }),
+    ...(data.auth === undefined || data.auth.mode === 'transparent' ? {} : { auth: data.auth }),
     ...(pending ? { trustOnFirstUse: true as const } : {}),
   });
 }

@@ -1,6 +1,7 @@
 import { TRACE_PROFILE } from '@toolpin/digest';
 import { z } from 'zod';
 import { pinAlertsSchema } from './alertsSchema.js';
+import { authSchema } from './authSchema.js';
 import { isObject } from '../wire/isObject.js';
 import { moveUrlCredentials } from './urlCredentials.js';
 
@@ -250,6 +251,8 @@ export const pinFileSchema = z.strictObject({
   // Per tool (keyed like pin.tools): false = its calls and results are not checked against its schemas.
   validate: z.record(toolKeySchema, z.boolean()).default({}),
   alerts: pinAlertsSchema.optional(),
+  // How the route's credentials work (docs/oauth.md): transparent (default), resource-server, client.
+  auth: authSchema.optional(),
 });
 
 /** The schema's output: a pin file with defaults applied. */

@@ -37,6 +37,7 @@ function toDocument(server: PinFileInput): Record<string, unknown> {
       ? {}
       : { validate: sortKeys(server.validate) }),
     ...(server.alerts === undefined ? {} : { alerts: alertsDocument(server.alerts) }),
+    ...(server.auth === undefined ? {} : { auth: server.auth }),
     pin: server.trustOnFirstUse === true ? TRUST_ON_FIRST_USE : pinDocument(server.pin),
   };
   const extras = server.extraMembers ?? {};

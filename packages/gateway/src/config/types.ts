@@ -1,5 +1,8 @@
 import type { RestrictedPrompt, RestrictedTemplate, RestrictedTool } from '@toolpin/digest';
 import type { ExtraMembers } from '../explain/extraMembers.js';
+import type { AuthConfig } from './authSchema.js';
+
+export type { AuthConfig } from './authSchema.js';
 
 /** What the gateway does when a catalog disagrees with its pin: `enforce` blocks, `monitor` only reports. */
 export type Mode = 'enforce' | 'monitor';
@@ -148,6 +151,8 @@ export interface ServerConfig {
   readonly validate?: Readonly<Record<string, boolean>>;
   /** This server's own webhooks (beside the gateway's); absent when the pin file has none. */
   readonly alerts?: AlertsConfig;
+  /** How the route's credentials work (docs/oauth.md); absent: transparent. */
+  readonly auth?: AuthConfig;
   /** Set when the pin file says `pin: trust-on-first-use`: `pin` is empty until the first complete observation is written. */
   readonly trustOnFirstUse?: true;
 }
@@ -253,6 +258,8 @@ export interface PinFileInput {
   readonly validate?: Readonly<Record<string, boolean>>;
   /** Written only when present. */
   readonly alerts?: AlertsConfig;
+  /** Written only when present (absent: transparent). */
+  readonly auth?: AuthConfig;
   /** Writes `pin: trust-on-first-use` instead of `pin`. */
   readonly trustOnFirstUse?: true;
 }

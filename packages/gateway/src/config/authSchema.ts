@@ -1,0 +1,97 @@
+import { z } from 'zod';
+
+// How a route's credentials work (docs/oauth.md). Secrets are never written in a pin file: a
+// secret is named by the environment variable that holds it (`...Env`).
+
+const ENV_NAME = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name (letters, digits, "_")');
+
+function isHttpUrl(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+}
+
+const httpUrl = z.string().refine(isHttpUrl, 'an absolute http:// or https:// URL');
+
+/** transparent (the default): credentials pass as they are; OAuth discovery is answered with a JSON 404. */
+export const transparentAuthSchema = z.strictObject({ mode: z.literal('transparent') });
+
+/** How the gateway, as the protected resource, authenticates to the upstream. */
+export const upstreamCredentialSchema = z.discriminatedUnion('kind', [
+  // RFC 8693 token exchange at the identity provider for the upstream's audience.
+  z.strictObject({
+    kind: z.literal('exchange'),
+    /** The upstream's audience (resource); default: the upstream URL. */
+    audience: httpUrl.optional(),
+    /** Default: the token endpoint of the identity provider's metadata. */
+    tokenEndpoint: httpUrl.optional(),
+    clientId: z.string().min(1),
+    clientSecretEnv: ENV_NAME.optional(),
+    scope: z.string().min(1).optional(),
+  }),
+  // The client's token as is: only where the upstream's operator made it accept the gateway's audience.
+  z.strictObject({ kind: z.literal('forward') }),
+  // Headers whose values come from environment variables (an API key, a service token).
+  z.strictObject({ kind: z.literal('static'), headersFromEnv: z.record(z.string().min(1), ENV_NAME) }),
+  // The OAuth client-credentials grant (a service credential).
+  z.strictObject({
+    kind: z.literal('client-credentials'),
+    tokenEndpoint: httpUrl.optional(),
+    clientId: z.string().min(1),
+    clientSecretEnv: ENV_NAME,
+    scope: z.string().min(1).optional(),
+    /** RFC 8707 resource indicator; default: the upstream URL. */
+    resource: httpUrl.optional(),
+  }),
+]);
+
+/** resource-server: toolpin is the OAuth protected resource for `/<name>/mcp`. */
+export const resourceServerAuthSchema = z.strictObject({
+  mode: z.literal('resource-server'),
+  /** The route's public URL (`https://gateway.example/<name>/mcp`): the audience and RFC 9728 `resource`. Never derived from Host. */
+  resource: httpUrl,
+  /** The identity provider (authorization server) issuer; its metadata comes from RFC 8414 / OIDC discovery. */
+  issuer: httpUrl,
+  /** Default: `jwks_uri` of the issuer's metadata. */
+  jwksUri: httpUrl.optional(),
+  /** RFC 7662 introspection instead of JWT validation (opaque tokens). */
+  introspection: z
+    .strictObject({ endpoint: httpUrl, clientId: z.string().min(1), clientSecretEnv: ENV_NAME })
+    .optional(),
+  /** Scopes a token must carry (also `scopes_supported` and the challenge's `scope`). */
+  scopes: z.array(z.string().min(1)).default([]),
+  algorithms: z.array(z.string().min(1)).min(1).default(['RS256', 'ES256']),
+  clockSkewSeconds: z.number().int().min(0).max(300).default(30),
+  upstreamCredential: upstreamCredentialSchema,
+});
+
+/** client: toolpin is the upstream's OAuth client (wrap, pin, check, approve; `toolpin login`). */
+export const clientAuthSchema = z.strictObject({
+  mode: z.literal('client'),
+  /**
+   * The authorization server's issuer, recorded when the server was pinned or logged in to: an
+   * upstream whose protected resource metadata names another one is drift (refused).
+   */
+  issuer: httpUrl.optional(),
+  /** A pre-registered client id (else a client ID metadata document or dynamic registration). */
+  clientId: z.string().min(1).optional(),
+  clientSecretEnv: ENV_NAME.optional(),
+  /** A client ID metadata document URL (used as client_id when the server supports it). */
+  clientMetadataUrl: httpUrl.optional(),
+  scopes: z.array(z.string().min(1)).optional(),
+  /** The loopback redirect port for `toolpin login`; default: any free port. */
+  redirectPort: z.number().int().min(1).max(65535).optional(),
+});
+
+export const authSchema = z.discriminatedUnion('mode', [
+  transparentAuthSchema,
+  resourceServerAuthSchema,
+  clientAuthSchema,
+]);
+
+export type AuthConfig = z.output<typeof authSchema>;
+export type ResourceServerAuthConfig = z.output<typeof resourceServerAuthSchema>;
+export type ClientAuthConfig = z.output<typeof clientAuthSchema>;
+export type UpstreamCredentialConfig = z.output<typeof upstreamCredentialSchema>;
