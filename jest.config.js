@@ -1,8 +1,9 @@
+import { fileURLToPath } from 'node:url';
+
 // One jest run over every package and the end-to-end scenarios in test/.
-// TypeScript is transpiled per file (isolatedModules); `tsc -b` type-checks before jest runs.
-const tsJest = {
-  '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/../../tsconfig.test.json' }],
-};
+// TypeScript is transpiled per file by esbuild (scripts/jestTransform.mjs); `tsc -b` type-checks
+// before jest runs.
+const transform = { '^.+\\.ts$': fileURLToPath(new URL('./scripts/jestTransform.mjs', import.meta.url)) };
 const esm = {
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
@@ -25,21 +26,21 @@ export default {
       displayName: 'digest',
       rootDir: 'packages/digest',
       testMatch: ['<rootDir>/test/**/*.test.ts'],
-      transform: tsJest,
+      transform,
     },
     {
       ...esm,
       displayName: 'gateway',
       rootDir: 'packages/gateway',
       testMatch: ['<rootDir>/test/**/*.test.ts'],
-      transform: tsJest,
+      transform,
     },
     {
       ...esm,
       displayName: 'e2e',
       rootDir: 'test',
       testMatch: ['<rootDir>/**/*.test.ts'],
-      transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/../tsconfig.test.json' }] },
+      transform,
     },
   ],
 };
