@@ -7,6 +7,7 @@ import { exchangeRaw, RawConnection, rawPost, rawRequest } from './support/rawCl
 import { SERVER, startRig, type Rig } from './support/rig.js';
 import { ECHO, ECHO_DRIFTED, EVIL } from './support/tools.js';
 import { utf7SmuggledBody } from './support/utf7.js';
+import { statelessEnvelope } from '../support/rawMcp.js';
 
 /** How the upstream answers a tools/list in each attack (findings 3, 4, 6 are per exchange, 7, 9). */
 const ATTACKS: readonly [string, (exchange: UpstreamExchange, id: unknown) => void][] = [
@@ -54,12 +55,7 @@ function expectNoLeak(...texts: string[]): void {
   expect(leaks.unpinned).toEqual([]);
 }
 
-/** The 2026-07-28 envelope every request carries in `params._meta`. */
-const ENVELOPE = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientInfo': { name: 'raw-adversary', version: '1.0.0' },
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
+const ENVELOPE = statelessEnvelope('raw-adversary');
 
 function modernRequest(
   id: string,

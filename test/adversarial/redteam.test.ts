@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { pinFor } from '../support/pinFor.js';
-import { initializeRequest } from '../support/rawMcp.js';
+import { initializeRequest, statelessEnvelope } from '../support/rawMcp.js';
 import { connectWrap, stdioPinFor, writePin, type WrapHandle } from '../transports/support.js';
 import { lenientMessages, responsesIn } from './support/lenientRead.js';
 import { answerJson, startMaliciousUpstream, type MaliciousUpstream } from './support/maliciousUpstream.js';
@@ -577,12 +577,7 @@ describe('redteam G: one listing repeating a drifted tool costs the gateway work
   }, 40_000);
 });
 
-/** The 2026-07-28 envelope every request carries in `params._meta`. */
-const ENVELOPE = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientInfo': { name: 'raw-adversary', version: '1.0.0' },
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
+const ENVELOPE = statelessEnvelope('raw-adversary');
 
 describe('redteam H: users told apart by a header other than Authorization/Cookie share one catalog', () => {
   // sessionKeyOf hashes only Authorization and Cookie, while every other end-to-end header (X-Api-Key

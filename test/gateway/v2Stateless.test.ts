@@ -3,15 +3,10 @@ import { connectV2Client, defaultTools, startV2Server, type PeerHandle } from '.
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { startPinnedChain, type PinnedChain } from '../support/pinnedChain.js';
 import { pinFor } from '../support/pinFor.js';
-import { postRaw } from '../support/rawMcp.js';
+import { postRaw, statelessEnvelope } from '../support/rawMcp.js';
 import { answerJson, messageOf, startRawUpstream } from '../support/rawUpstream.js';
 
-/** The 2026-07-28 envelope every request carries in `params._meta`. */
-const ENVELOPE = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientInfo': { name: 'raw-2026-client', version: '1.0.0' },
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
+const ENVELOPE = statelessEnvelope();
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
   return promise.then(

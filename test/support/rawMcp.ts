@@ -71,6 +71,18 @@ export async function postRaw(
   return { status: response.status, headers: response.headers, text, messages };
 }
 
+/**
+ * The 2026-07-28 envelope a raw stateless request carries in `params._meta`: revision, client info
+ * (named `clientName`) and no capabilities.
+ */
+export function statelessEnvelope(clientName = 'raw-2026-client'): Record<string, unknown> {
+  return {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientInfo': { name: clientName, version: '1.0.0' },
+    'io.modelcontextprotocol/clientCapabilities': {},
+  };
+}
+
 /** A 2025-era initialize request with this id. */
 export function initializeRequest(
   id: string | number = 'init-1',

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
-import { callRequest, openRawSession, postRaw } from '../support/rawMcp.js';
+import { callRequest, openRawSession, postRaw, statelessEnvelope } from '../support/rawMcp.js';
 import { stdioPinFor } from './support.js';
 
 // Issue 11, "proxied requests have configurable upstream timeouts": a stdio child that never
@@ -21,12 +21,7 @@ const ECHO = {
   inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
 };
 
-/** The 2026-07-28 envelope a stateless request carries. */
-const ENVELOPE = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientInfo': { name: 'raw-2026-client', version: '1.0.0' },
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
+const ENVELOPE = statelessEnvelope();
 
 const TIMEOUT = { code: -32041, data: { reason: 'timeout', server: 'raw' } };
 

@@ -6,7 +6,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { defaultTools, startLegacySseServer, type PeerHandle } from '../peers/index.js';
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { pinFor } from '../support/pinFor.js';
-import { postRaw } from '../support/rawMcp.js';
+import { postRaw, statelessEnvelope } from '../support/rawMcp.js';
 import {
   catalogAtStart,
   countAlive,
@@ -17,12 +17,7 @@ import {
 } from './support.js';
 import { rejectionOf } from '../support/rejection.js';
 
-/** The 2026-07-28 envelope every request carries in `params._meta`. */
-const ENVELOPE = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientInfo': { name: 'raw-2026-client', version: '1.0.0' },
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
+const ENVELOPE = statelessEnvelope();
 
 /** An SDK v2 client that speaks only 2026-07-28 (no initialize fallback), with optional credentials. */
 async function connectModern(url: string, authorization?: string): Promise<Client> {

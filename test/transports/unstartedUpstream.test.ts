@@ -1,16 +1,12 @@
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
-import { initializeRequest, postRaw } from '../support/rawMcp.js';
+import { initializeRequest, postRaw, statelessEnvelope } from '../support/rawMcp.js';
 import { stdioPinFor } from './support.js';
 
 // Every bridged front answers an upstream it could not start the same way (front/bridgeRefusals.ts):
 // 502, one -32041 with data.reason 'unreachable' and the server, under the id of the request that
 // needed it. Before, each front wrote its own body (two of the three without `data`).
 
-const ENVELOPE = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientInfo': { name: 'raw-2026-client', version: '1.0.0' },
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
+const ENVELOPE = statelessEnvelope();
 
 function expectUnstarted(status: number, body: unknown, id: string | number | null): void {
   expect(status).toBe(502);

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { spawnGateway, writeGatewayFiles, type GatewayProcess } from '../operate/gatewayProcess.js';
-import { callRequest, openRawSession, postRaw } from '../support/rawMcp.js';
+import { callRequest, openRawSession, postRaw, statelessEnvelope } from '../support/rawMcp.js';
 import { connectWrap, stdioPinFor, writePin, type WrapHandle } from './support.js';
 import { rejectionOf } from '../support/rejection.js';
 
@@ -26,12 +26,7 @@ const ECHO = {
 
 const LIST = { jsonrpc: '2.0', id: 'list-1', method: 'tools/list', params: {} };
 
-/** The 2026-07-28 envelope a stateless request carries. */
-const ENVELOPE = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientInfo': { name: 'raw-2026-client', version: '1.0.0' },
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
+const ENVELOPE = statelessEnvelope();
 
 function errorOf(message: unknown): { code?: number; data?: Record<string, unknown> } | undefined {
   return (message as { error?: { code?: number; data?: Record<string, unknown> } }).error;
