@@ -7,19 +7,11 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { connectV1Client, defaultTools, startV1Server, type PeerHandle } from '../peers/index.js';
 import { pinFor } from '../support/pinFor.js';
+import { until } from '../support/until.js';
 
 const main = fileURLToPath(new URL('../../packages/gateway/dist/cli/main.js', import.meta.url));
 
 type Line = Record<string, unknown>;
-
-async function until<T>(probe: () => T | undefined | Promise<T | undefined>, what: string): Promise<T> {
-  for (let attempt = 0; attempt < 400; attempt++) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
 
 describe('toolpin serve --no-watch: SIGHUP reloads the servers folder', () => {
   let dir: string;

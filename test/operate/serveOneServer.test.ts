@@ -8,20 +8,12 @@ import { runCli } from '../../packages/gateway/dist/cli/program.js';
 import { captureIo, type CapturedIo } from '../../packages/gateway/test/cli/capturedIo.js';
 import { connectV1Client, defaultTools, startV1Server, type PeerHandle } from '../peers/index.js';
 import { pinFor } from '../support/pinFor.js';
+import { until } from '../support/until.js';
 
 const FIXTURE_SERVER = fileURLToPath(new URL('../fixtures/driftingStdioServer.mjs', import.meta.url));
 const FREE_PORTS = ['--port', '0', '--admin-port', '0'];
 
 type Line = Record<string, unknown>;
-
-async function until<T>(probe: () => T | undefined | Promise<T | undefined>, what: string): Promise<T> {
-  for (let attempt = 0; attempt < 400; attempt++) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
 
 /** `toolpin serve …` running in-process, as the binary runs it, with its io captured. */
 interface Serving {

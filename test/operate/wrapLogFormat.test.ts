@@ -5,14 +5,7 @@ import { PassThrough } from 'node:stream';
 import { runCli } from '../../packages/gateway/dist/cli/program.js';
 import { captureIo } from '../../packages/gateway/test/cli/capturedIo.js';
 import { fixtureCommand, listStdioCatalog, stdioPinFor, writePin } from '../transports/support.js';
-
-async function until(probe: () => boolean, what: string): Promise<void> {
-  for (let attempt = 0; attempt < 400; attempt++) {
-    if (probe()) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
+import { until } from '../support/until.js';
 
 const HANDSHAKE = [
   {
@@ -35,7 +28,7 @@ async function wrapSession(pinFile: string, format: string[]): Promise<{ stdout:
   const io = captureIo(stdin);
   const code = runCli(['wrap', '--pin', pinFile, ...format], io);
   for (const message of HANDSHAKE) stdin.write(`${JSON.stringify(message)}\n`);
-  await until(() => io.written.stdout.includes('"id":2'), 'the tools/list answer');
+  await until(() => (io.written.stdout.includes('"id":2') ? true : undefined), 'the tools/list answer');
   stdin.end();
   expect(await code).toBe(0);
   return io.written;
