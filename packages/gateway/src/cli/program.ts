@@ -7,7 +7,7 @@ type RegisterCommand = (program: Command, io: CliIo, done: (code: number) => voi
 
 /**
  * Every command, in the order `toolpin --help` lists them, each loaded with its own module only when
- * needed: a `toolpin wrap` child that a desktop client starts does not load serve's HTTP fronts or
+ * needed: a `toolpin wrap` child that a desktop client starts does not load serve's HTTP ingress or
  * pin's live listing (it starts in about half the CPU time of loading them all).
  */
 const COMMANDS: Readonly<Record<string, () => Promise<RegisterCommand>>> = {
