@@ -18,7 +18,8 @@ import {
   parseHeaderOptions,
   parseTimeout,
 } from './commonOptions.js';
-import { comparePinWithLive, readPinFileForCli } from './pinnedLiveCatalog.js';
+import { comparePinWithLive } from '../transports/pinnedLiveCatalog.js';
+import { readPinFileForCli } from './readPinFileForCli.js';
 import { reportUncheckedSchemas } from './reportUncheckedSchemas.js';
 import { DEFAULT_TIMEOUT_MS, ExitCodes } from '../defaults.js';
 
