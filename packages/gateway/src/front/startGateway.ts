@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { describeUpstream, loadGatewayConfig, type GatewayConfig } from '../config/index.js';
-import { watchPinFiles, type ReloadSummary } from './pinWatcher.js';
+import { watchPinFiles, type PinWatcher, type ReloadSummary } from './pinWatcher.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import type { GatewayObserver } from '../observe/gatewayObserver.js';
 import { createGateway, type Gateway } from './createGateway.js';
@@ -48,9 +48,12 @@ export async function startGateway(
 ): Promise<RunningGateway> {
   const config = typeof source === 'string' ? await loadGatewayConfig(source) : source;
   const gateway = createGateway(config, options.logger === undefined ? {} : { logger: options.logger });
+  // The review page's approvals reload at once (the watcher, created once listening, does it).
+  const later: { watcher?: PinWatcher } = {};
   const listeners = await startListeners(gateway, config, {
     ...(options.port === undefined ? {} : { port: options.port }),
     ...(options.adminPort === undefined ? {} : { adminPort: options.adminPort }),
+    reload: async () => later.watcher?.reload(),
   });
   const { server, url, adminUrl, observer } = listeners;
   gateway.logger.info(
@@ -75,11 +78,22 @@ export async function startGateway(
   const watcher = watchPinFiles({
     dir: config.serversDir,
     ...(config.pinFile === undefined ? {} : { file: config.pinFile }),
-    gateway,
+    // A reloaded pin changes what the review page shows.
+    gateway: {
+      upsertServer(server) {
+        gateway.upsertServer(server);
+        observer.noteChange();
+      },
+      removeServer(name) {
+        gateway.removeServer(name);
+        observer.noteChange();
+      },
+    },
     logger: gateway.logger,
     initial: config.servers,
     watch: options.watch ?? true,
   });
+  later.watcher = watcher;
   return {
     gateway,
     config,

@@ -64,7 +64,7 @@ function answerDecision(
         id,
         decision: decision.flagged,
       });
-    else guard.alerts.telemetry.onCallAllowed(guard.config.name);
+    else guard.alerts.telemetry.onCallAllowed(guard.config.name, name);
     return undefined;
   }
   guard.alerts.emit({
