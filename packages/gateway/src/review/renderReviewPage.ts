@@ -123,7 +123,7 @@ function renderFinding(server: string, item: ReviewItem, actions: ReviewActions)
     )
     .join('');
   const members = (finding.members ?? []).map((member) => `<mark>${showText(member)}</mark>`).join(', ');
-  const link = query({ server, key: item.key });
+  const link = query({ server, key: item.key, observed: finding.observed ?? '' });
   const actionsHtml =
     item.surface === 'tools'
       ? `<p class="actions"><a href="/ui/item?${link}">Pinned and observed side by side</a><a href="/ui/patch?${link}">Download patch</a></p>`

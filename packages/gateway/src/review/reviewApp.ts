@@ -47,7 +47,8 @@ function secure(res: Response, nonce: string): void {
     'content-security-policy': reviewCsp(nonce),
     'x-content-type-options': 'nosniff',
     'x-frame-options': 'DENY',
-    'referrer-policy': 'no-referrer',
+    // same-origin, not no-referrer: with no-referrer a form's POST says `Origin: null`.
+    'referrer-policy': 'same-origin',
     'cache-control': 'no-store',
   });
 }
