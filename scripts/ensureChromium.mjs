@@ -24,12 +24,16 @@ export function ensureChromium() {
   const hasApt = spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status === 0;
   if (hasApt && (asRoot || sudo)) {
     const apt = (args) => (asRoot ? run('apt-get', args) : run('sudo', ['-n', 'apt-get', ...args]));
-    process.stderr.write(`toolpin: ${CHROMIUM_PATH} is missing; installing Debian's chromium for the browser test\n`);
+    process.stderr.write(
+      `toolpin: ${CHROMIUM_PATH} is missing; installing Debian's chromium for the browser test\n`,
+    );
     if (!apt(['install', '-y', '--no-install-recommends', 'chromium']))
       if (!apt(['update']) || !apt(['install', '-y', '--no-install-recommends', 'chromium']))
         throw new Error('apt-get could not install chromium (see its output above)');
     if (existsSync(CHROMIUM_PATH)) return CHROMIUM_PATH;
-    throw new Error(`chromium is installed but ${CHROMIUM_PATH} does not exist: set TOOLPIN_CHROMIUM to its binary`);
+    throw new Error(
+      `chromium is installed but ${CHROMIUM_PATH} does not exist: set TOOLPIN_CHROMIUM to its binary`,
+    );
   }
   throw new Error(
     `${CHROMIUM_PATH} is missing and cannot be installed from here ` +

@@ -123,6 +123,20 @@ test('shows drift live with its word diff, and approve rewrites the pin that the
     await page.screenshot({ path: SCREENSHOT ?? join(dir, 'review-ui.png'), fullPage: true });
 
     const observed = await drift(page).locator('input[name=observed]').first().inputValue();
+    const admin = main.running.adminUrl;
+    const sides = await context.request.get(
+      `${admin}${await drift(page).getByText('side by side').getAttribute('href')}`,
+    );
+    const sidesHtml = await sides.text();
+    expect(sidesHtml).toContain('<h3>observed</h3>');
+    expect(sidesHtml).toMatch(
+      /<td><code>\/description<\/code><\/td>.*temperature, sky and wind\.&quot;<\/pre>/s,
+    );
+    const patch = await context.request.get(
+      `${admin}${await drift(page).getByText('Download patch').getAttribute('href')}`,
+    );
+    expect(patch.headers()['content-disposition']).toBe('attachment; filename="demo-get_weather.patch"');
+    expect(await patch.text()).toContain(`+    ${WEATHER}: ${observed}\n`);
     await Promise.all([
       page.waitForURL(/notice=approved/),
       drift(page).locator('button[value=approve]').click(),

@@ -29,5 +29,7 @@ export function showWordDiff(diff: string): string {
 
 /** A JSON value, indented, as HTML text (`undefined`: absent). */
 export function showJson(value: unknown): string {
-  return value === undefined ? '<em>absent</em>' : showText(JSON.stringify(value, null, 2));
+  if (value === undefined) return '<em>absent</em>';
+  // The only raw line breaks of JSON are its indentation's (a string's are escaped `\n`).
+  return (JSON.stringify(value, null, 2) ?? '').split('\n').map(showText).join('\n');
 }
