@@ -7,7 +7,7 @@ import { GatewayError } from '../errors.js';
 import { joinDefinition } from '../explain/extraMembers.js';
 import { valueAt } from '../explain/textChanges.js';
 import { showText, showWordDiff } from './html.js';
-import { liveItemDrift, planLiveItem, type ReviewedItem } from './liveItemPlan.js';
+import { liveItemDrift, planLiveItem, type LiveItemPlan, type ReviewedItem } from './liveItemPlan.js';
 import { renderSides } from './renderReviewPage.js';
 import type { Reader } from './reviewAccess.js';
 import type { ReviewContext } from './reviewApp.js';
@@ -56,14 +56,26 @@ function itemOf(fields: Fields): ReviewedItem {
   return { key: field(fields, 'key'), observed: field(fields, 'observed') };
 }
 
+/** The named server and its tool's approval planned from the live catalog, or an error page sent. */
+async function planFor(
+  context: ReviewContext,
+  res: Response,
+  fields: Fields,
+): Promise<{ server: ServerConfig; planned: LiveItemPlan } | undefined> {
+  const server = serverOf(context, res, fields);
+  if (server === undefined) return undefined;
+  const planned = await live(context, res, () => planLiveItem(server, itemOf(fields), context.timeoutMs));
+  if (planned === undefined) return undefined;
+  if (!planned.ok) return void errorPage(context, res, planned.status, planned.message);
+  return { server, planned: planned.value };
+}
+
 async function approve(context: ReviewContext, req: Request, res: Response): Promise<void> {
   const fields = req.body as Fields;
-  const server = serverOf(context, res, fields);
-  if (server === undefined) return;
-  const planned = await live(context, res, () => planLiveItem(server, itemOf(fields), context.timeoutMs));
-  if (planned === undefined) return;
-  if (!planned.ok) return errorPage(context, res, planned.status, planned.message);
-  const { live: catalog, plan, entry } = planned.value;
+  const found = await planFor(context, res, fields);
+  if (found === undefined) return;
+  const { server, planned } = found;
+  const { live: catalog, plan, entry } = planned;
   const written = await live(context, res, () =>
     rewritePinFile(server.file, plan, { expected: catalog.text }),
   );
@@ -173,12 +185,10 @@ function patchPath(file: string): string {
 
 async function patch(context: ReviewContext, req: Request, res: Response): Promise<void> {
   const fields = req.query as Fields;
-  const server = serverOf(context, res, fields);
-  if (server === undefined) return;
-  const planned = await live(context, res, () => planLiveItem(server, itemOf(fields), context.timeoutMs));
-  if (planned === undefined) return;
-  if (!planned.ok) return errorPage(context, res, planned.status, planned.message);
-  const { live: catalog, next, entry } = planned.value;
+  const found = await planFor(context, res, fields);
+  if (found === undefined) return;
+  const { server, planned } = found;
+  const { live: catalog, next, entry } = planned;
   const path = patchPath(server.file);
   const diff = createTwoFilesPatch(`a/${path}`, `b/${path}`, catalog.text, next, undefined, undefined, {
     context: 3,
