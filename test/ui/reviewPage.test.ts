@@ -196,6 +196,7 @@ test('refuses writes without the token, without the form token, and from another
     });
   expect((await post('/ui/approve', form)).status).toBe(401);
   expect((await post('/ui/login', 'token=wrong')).status).toBe(401);
+  expect((await post('/ui/login', `token=${TOKEN}`, { origin: 'http://evil.example' })).status).toBe(403);
   const login = await post('/ui/login', `token=${TOKEN}`);
   const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
   expect(cookie).toMatch(/^toolpin_review=/);

@@ -9,7 +9,7 @@ import { ReviewAccess, type Reader } from './reviewAccess.js';
 import { ReviewEvents } from './reviewEvents.js';
 import { reviewHandlers } from './reviewHandlers.js';
 import { reviewServers } from './reviewModel.js';
-import { ReviewSessions } from './reviewSessions.js';
+import { ReviewSessions, sameOriginRequest } from './reviewSessions.js';
 
 /** Options of {@link createReviewApp}. */
 export interface ReviewAppOptions {
@@ -101,6 +101,8 @@ function indexPage(context: ReviewContext, req: Request, res: Response, reader: 
 
 function signIn(context: ReviewContext, sessions: ReviewSessions, req: Request, res: Response): void {
   if (!context.access.signsIn) return void res.redirect(303, '/ui');
+  // Login CSRF: another site must not sign a browser in (to the attacker's view of the page).
+  if (!sameOriginRequest(req)) return loginPage(context, res, 403, 'Sign in from the review page itself.');
   const given = (req.body as { token?: unknown } | undefined)?.token;
   if (!context.access.isToken(given)) return loginPage(context, res, 401, 'That is not the admin token.');
   res.set('set-cookie', sessions.cookie(sessions.create())).redirect(303, '/ui');
@@ -120,7 +122,9 @@ export function createReviewApp(options: ReviewAppOptions): ReviewApp {
   const stop = options.observer.onChange(() => events.changed());
   const router = express.Router();
   router.use(express.urlencoded({ extended: false, limit: '16kb' }));
-  router.get('/login', (_req, res) => loginPage(context, res, 200));
+  router.get('/login', (_req, res) =>
+    access.signsIn ? loginPage(context, res, 200) : res.redirect(303, '/ui'),
+  );
   router.post('/login', (req, res) => signIn(context, sessions, req, res));
   router.use((req: Request, res: Response, next: NextFunction) => {
     const reader = access.readerOf(req);
