@@ -38,6 +38,32 @@ export interface StartGatewayOptions {
   readonly watch?: boolean;
 }
 
+/** Watches the servers folder; a reloaded pin changes what the review page shows, so it is told. */
+function watchPins(
+  gateway: Gateway,
+  config: GatewayConfig,
+  observer: GatewayObserver,
+  watch: boolean,
+): PinWatcher {
+  return watchPinFiles({
+    dir: config.serversDir,
+    ...(config.pinFile === undefined ? {} : { file: config.pinFile }),
+    gateway: {
+      upsertServer(server) {
+        gateway.upsertServer(server);
+        observer.noteChange();
+      },
+      removeServer(name) {
+        gateway.removeServer(name);
+        observer.noteChange();
+      },
+    },
+    logger: gateway.logger,
+    initial: config.servers,
+    watch,
+  });
+}
+
 /**
  * Loads the gateway file and its pins (or takes a config already loaded, such as
  * `loadSinglePinConfig`'s), and listens. A broken config rejects: the gateway does not start.
@@ -75,24 +101,7 @@ export async function startGateway(
       { event: 'gateway.no_servers', servers: config.serversDir },
       'no pin files in the servers folder: every route answers 404 until one is added',
     );
-  const watcher = watchPinFiles({
-    dir: config.serversDir,
-    ...(config.pinFile === undefined ? {} : { file: config.pinFile }),
-    // A reloaded pin changes what the review page shows.
-    gateway: {
-      upsertServer(server) {
-        gateway.upsertServer(server);
-        observer.noteChange();
-      },
-      removeServer(name) {
-        gateway.removeServer(name);
-        observer.noteChange();
-      },
-    },
-    logger: gateway.logger,
-    initial: config.servers,
-    watch: options.watch ?? true,
-  });
+  const watcher = watchPins(gateway, config, observer, options.watch ?? true);
   later.watcher = watcher;
   return {
     gateway,
