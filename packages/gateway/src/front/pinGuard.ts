@@ -21,7 +21,7 @@ import {
   type JsonRpcResponse,
 } from '../wire/jsonRpc.js';
 import { checkMirroredHeaders, detectEra } from '../wire/mcpEra.js';
-import { applyAuthChallenge, captureAuthChallenge, type AuthChallenge } from './authChallenge.js';
+import { captureAuthChallenge, replyWithChallenge, type AuthChallenge } from './authChallenge.js';
 import { replyToClient } from './clientReply.js';
 import { forwardedCredentials } from './forwardedCredentials.js';
 import { isIdentityEncoded, readRequestBody } from './readRequestBody.js';
@@ -245,7 +245,7 @@ class PinGuardHandler {
     const answer = parsed.body.batch ? refused : refused[0];
     if (challenge !== undefined && refused.length > 0) {
       // The upstream refused this client's credential: the client gets its challenge, nothing goes upstream.
-      replyToClient(req.headers, res, applyAuthChallenge(res, challenge), answer);
+      replyWithChallenge(req.headers, res, this.guard.config, challenge, answer);
       return;
     }
     if (forward.length === 0) {
