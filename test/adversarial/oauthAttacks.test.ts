@@ -198,7 +198,7 @@ describe('identity provider fetches and configuration', () => {
     expect(reasons).toEqual(['GW_AUTH_PROVIDER_UNAVAILABLE', 'GW_AUTH_PROVIDER_UNAVAILABLE']);
   });
 
-  test('a resource that is not the route /<name>/mcp, or an HMAC algorithm, is refused at load', () => {
+  test('a resource that is not the route /<name>/mcp, an HMAC algorithm, or an upstream Authorization is refused at load', () => {
     const pin = pinFor('files', 'http://127.0.0.1:9/mcp', defaultTools());
     const rs = (extra: Record<string, unknown>): Record<string, unknown> => ({
       ...pin,
@@ -218,5 +218,7 @@ describe('identity provider fetches and configuration', () => {
       parseServerConfig(rs({ resource: 'https://gateway.example/files/mcp?x=1' }), 'files.json'),
     ).toThrow(/auth\.resource/);
     expect(() => parseServerConfig(rs({ algorithms: ['HS256'] }), 'files.json')).toThrow(/auth\.algorithms/);
+    const withBasic = { ...rs({}), upstream: { url: 'http://user:pass@127.0.0.1:9/mcp' } };
+    expect(() => parseServerConfig(withBasic, 'files.json')).toThrow(/upstream\.headers/);
   });
 });

@@ -98,6 +98,25 @@ beforeAll(async () => {
       auth: resourceServer('broken', { kind: 'static', headersFromEnv: { authorization: WRONG_ENV } }),
     },
     pinFor('open', upstream.url, defaultTools()),
+    {
+      ...pinFor('service', upstream.url, defaultTools()),
+      auth: resourceServer('service', {
+        kind: 'client-credentials',
+        clientId: CLIENT_ID,
+        clientSecretEnv: SECRET_ENV,
+      }),
+    },
+    {
+      ...pinFor('opaque', upstream.url, defaultTools()),
+      auth: {
+        ...resourceServer('opaque', exchange),
+        introspection: {
+          endpoint: idp.introspectionEndpoint,
+          clientId: CLIENT_ID,
+          clientSecretEnv: SECRET_ENV,
+        },
+      },
+    },
   ];
   gateway = await startGatewayHarness(pins, {
     listen: { host: '127.0.0.1', port: Number(new URL(base).port) },
@@ -187,6 +206,41 @@ describe('resource-server + exchange, end to end', () => {
     expect(call.status).toBe(200);
     expect(await call.text()).toContain('still me');
     expect(listings()).toBe(listed);
+  });
+});
+
+describe('the other credentials', () => {
+  test('client-credentials: the upstream sees the gateway service token, never the client token', async () => {
+    const token = await tokenFor('service');
+    const before = upstream.requests.length;
+    const answer = await post('service', { authorization: `Bearer ${token}` });
+    expect(answer.status).toBe(200);
+    await answer.text();
+    const seen = upstreamAuthorizations().slice(before);
+    expect(seen).toHaveLength(1);
+    const claims = await idp.verify(seen[0]!.slice(7), upstream.url);
+    expect(claims.sub).toBe(CLIENT_ID);
+  });
+
+  test('introspection (RFC 7662) admits an active token for the route and refuses an expired one', async () => {
+    const token = await tokenFor('opaque');
+    const admitted = await post('opaque', { authorization: `Bearer ${token}` });
+    expect(admitted.status).toBe(200);
+    await admitted.text();
+    const expired = await idp.mint({
+      sub: 'alice',
+      aud: `${base}/opaque/mcp`,
+      scope: SCOPE,
+      expiresIn: -120,
+    });
+    const foreign = await idp.mint({ sub: 'alice', aud: `${base}/files/mcp`, scope: SCOPE });
+    clientTokens.push(expired, foreign);
+    for (const refused of [expired, foreign]) {
+      const answer = await post('opaque', { authorization: `Bearer ${refused}` });
+      expect(answer.status).toBe(401);
+      expect(answer.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    }
+    expect(idp.hits.get('/introspect')).toBe(3);
   });
 });
 

@@ -14,7 +14,8 @@ import { listenOnLoopback, type LoopbackServer } from '../peers/listen.js';
 
 // A small, real OAuth identity provider for tests, on 127.0.0.1 (node:http): RFC 8414 metadata,
 // a JWKS of jose-generated keys, tokens minted by the test, RFC 8693 token exchange and the
-// client-credentials grant for registered clients, each checked (client authentication, the
+// client-credentials grant for registered clients, RFC 7662 introspection (`/introspect`, for
+// registered clients: an expired or foreign token is `active: false`), each checked (client authentication, the
 // audience a client may ask for, the subject token's signature, issuer and expiry), and a record
 // of everything it issued. Nothing is mocked: the gateway fetches its metadata and keys over HTTP.
 //
@@ -75,6 +76,8 @@ export interface TestIdentityProvider {
   readonly issuer: string;
   readonly jwksUri: string;
   readonly tokenEndpoint: string;
+  /** RFC 7662 introspection, HTTP Basic authentication of a registered client. */
+  readonly introspectionEndpoint: string;
   /** The public key's SPKI PEM (for attacker tests: an HS256 token "signed" with it). */
   readonly publicKeyPem: string;
   /** Signs a token with the provider's key (RS256, `kid` in its JWKS). */
@@ -185,10 +188,24 @@ export async function startTestIdentityProvider(
     });
   }
 
+  /** RFC 7662: a registered client asks whether a token of this provider is active, and for what. */
+  async function introspectionEndpoint(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const form = await readForm(req);
+    if (authenticate(req.headers.authorization, clients) === undefined)
+      return sendJson(res, 401, { error: 'invalid_client' });
+    try {
+      const { payload } = await jwtVerify(form.get('token') ?? '', keySet, { issuer });
+      sendJson(res, 200, { active: true, token_type: 'Bearer', ...payload });
+    } catch {
+      sendJson(res, 200, { active: false });
+    }
+  }
+
   const metadata = (): Record<string, unknown> => ({
     issuer,
     jwks_uri: `${issuer}/jwks`,
     token_endpoint: `${issuer}/token`,
+    introspection_endpoint: `${issuer}/introspect`,
     authorization_endpoint: `${issuer}/authorize`,
     grant_types_supported: ['client_credentials', TOKEN_EXCHANGE],
     token_endpoint_auth_methods_supported: ['client_secret_basic'],
@@ -202,6 +219,8 @@ export async function startTestIdentityProvider(
     if (req.method === 'GET' && path === '/.well-known/oauth-authorization-server')
       return sendJson(res, 200, metadata());
     if (req.method === 'GET' && path === '/jwks') return sendJson(res, 200, { keys: [jwk] });
+    if (req.method === 'POST' && path === '/introspect')
+      return void introspectionEndpoint(req, res).catch(() => sendJson(res, 500, { error: 'server_error' }));
     if (req.method === 'POST' && path === '/token')
       return void tokenEndpoint(req, res).catch(() => sendJson(res, 500, { error: 'server_error' }));
     sendJson(res, 404, { error: 'not_found' });
@@ -212,6 +231,7 @@ export async function startTestIdentityProvider(
     issuer,
     jwksUri: `${issuer}/jwks`,
     tokenEndpoint: `${issuer}/token`,
+    introspectionEndpoint: `${issuer}/introspect`,
     publicKeyPem: await exportSPKI(publicKey),
     mint: (mint) => {
       const claims: JWTPayload = {

@@ -258,6 +258,18 @@ export const pinFileSchema = z
   .superRefine((pin, ctx) => {
     const problem = resourcePathProblem(pin.name, pin.auth);
     if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['auth', 'resource'], message: problem });
+    // On a resource-server route the upstream's Authorization is upstreamCredential's alone.
+    const headers = 'url' in pin.upstream ? Object.keys(pin.upstream.headers) : [];
+    if (
+      pin.auth?.mode === 'resource-server' &&
+      headers.some((name) => name.toLowerCase() === 'authorization')
+    )
+      ctx.addIssue({
+        code: 'custom',
+        path: ['upstream', 'headers'],
+        message:
+          'no Authorization (nor credentials in the url) on a resource-server route: upstreamCredential says what the upstream receives',
+      });
   });
 
 /** The schema's output: a pin file with defaults applied. */
