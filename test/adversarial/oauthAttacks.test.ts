@@ -187,6 +187,48 @@ describe('resource-server routes refuse before anything else', () => {
   });
 });
 
+describe('sessions are keyed by issuer and subject', () => {
+  test('a refreshed token of the same subject keeps its session and its catalog (forward: new bytes upstream too)', async () => {
+    const post = (token: string, session: string | undefined, body: unknown): Promise<Response> =>
+      fetch(`${base}/guarded/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${token}`,
+          ...(session === undefined
+            ? {}
+            : { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' }),
+        },
+        body: JSON.stringify(body),
+      });
+    const first = await goodToken('guarded');
+    const opened = await post(first, undefined, JSON.parse(INITIALIZE));
+    expect(opened.status).toBe(200);
+    const session = opened.headers.get('mcp-session-id')!;
+    await opened.text();
+    await (await post(first, session, { jsonrpc: '2.0', method: 'notifications/initialized' })).text();
+    await (await post(first, session, { jsonrpc: '2.0', id: 2, method: 'tools/list' })).text();
+    const listings = (): number =>
+      upstream.requests.filter((request) => request.method === 'tools/list').length;
+    const listed = listings();
+    // A new token (another jti): another Authorization upstream, the same principal, so the call
+    // is decided on the session's catalog with no new listing.
+    const refreshed = await goodToken('guarded');
+    expect(refreshed).not.toBe(first);
+    const call = await post(refreshed, session, {
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'tools/call',
+      params: { name: 'echo', arguments: { text: 'still me' } },
+    });
+    expect(call.status).toBe(200);
+    expect(await call.text()).toContain('still me');
+    expect(upstream.requests.at(-1)?.headers.authorization).toBe(`Bearer ${refreshed}`);
+    expect(listings()).toBe(listed);
+  });
+});
+
 describe('identity provider fetches and configuration', () => {
   test('an issuer over plain HTTP off this machine, or metadata that redirects, fails closed (503)', async () => {
     for (const route of ['plainidp', 'redirected']) {
