@@ -43,7 +43,14 @@ function refusalOf(error: unknown): TokenRefusal | undefined {
     return new TokenRefusal('invalid_token', `the token's "${error.claim}" claim is not accepted here`);
   if (error instanceof errors.JOSEAlgNotAllowed)
     return new TokenRefusal('invalid_token', "the token's signing algorithm is not accepted here");
-  if (error instanceof errors.JWKSTimeout || error instanceof GatewayError) return undefined;
+  // The key set could not be had (no answer, not 200, not a JWKS): the provider's failure, not the token's.
+  if (
+    error instanceof errors.JWKSTimeout ||
+    error instanceof errors.JWKSInvalid ||
+    error instanceof GatewayError ||
+    (error instanceof errors.JOSEError && error.code === 'ERR_JOSE_GENERIC')
+  )
+    return undefined;
   if (error instanceof errors.JOSEError)
     return new TokenRefusal('invalid_token', 'the token is not a valid JWT signed by the identity provider');
   return undefined;
