@@ -20,6 +20,14 @@ interface CachedToken {
   readonly renewAt: number;
 }
 
+/** What a token request needs of an exchange or client-credentials block. */
+interface TokenClient {
+  readonly tokenEndpoint?: string | undefined;
+  readonly clientId: string;
+  readonly clientSecretEnv?: string | undefined;
+  readonly scope?: string | undefined;
+}
+
 const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 
@@ -119,45 +127,35 @@ export class UpstreamCredentials {
     token: string,
     audience: string,
   ): Promise<{ token: string; expiresIn: number | undefined }> {
-    const form: Record<string, string> = {
+    return this.#tokenRequest(config, {
       grant_type: TOKEN_EXCHANGE,
       subject_token: token,
       subject_token_type: ACCESS_TOKEN_TYPE,
       requested_token_type: ACCESS_TOKEN_TYPE,
       audience,
       resource: audience,
-    };
-    if (config.scope !== undefined) form.scope = config.scope;
-    return this.#tokenRequest(
-      config.tokenEndpoint,
-      config.clientId,
-      this.#secret(config.clientSecretEnv),
-      form,
-    );
+    });
   }
 
   async #clientCredentials(
     config: Extract<UpstreamCredentialConfig, { kind: 'client-credentials' }>,
   ): Promise<{ token: string; expiresIn: number | undefined }> {
-    const form: Record<string, string> = { grant_type: 'client_credentials' };
     const resource = config.resource ?? this.#upstreamUrl;
-    if (resource !== undefined) form.resource = resource;
-    if (config.scope !== undefined) form.scope = config.scope;
-    return this.#tokenRequest(
-      config.tokenEndpoint,
-      config.clientId,
-      this.#secret(config.clientSecretEnv),
-      form,
-    );
+    return this.#tokenRequest(config, {
+      grant_type: 'client_credentials',
+      ...(resource === undefined ? {} : { resource }),
+    });
   }
 
   /** One token request (RFC 6749 §3.2): a confidential client authenticates with Basic, a public one names itself. */
   async #tokenRequest(
-    configured: string | undefined,
-    clientId: string,
-    secret: string | undefined,
+    client: TokenClient,
     form: Record<string, string>,
   ): Promise<{ token: string; expiresIn: number | undefined }> {
+    const { clientId } = client;
+    const secret = this.#secret(client.clientSecretEnv);
+    if (client.scope !== undefined) form.scope = client.scope;
+    const configured = client.tokenEndpoint;
     const endpoint = configured ?? (await this.#metadata()).tokenEndpoint;
     if (endpoint === undefined)
       throw this.#failure('no_token_endpoint', 'the issuer publishes no token_endpoint');
