@@ -1,5 +1,7 @@
 import { fileURLToPath } from 'node:url';
-import { parseServerConfig } from '@toolpin/gateway';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { createLogger, parseServerConfig, pinGuard } from '@toolpin/gateway';
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { defaultTools, startV1Server, type PeerHandle } from '../peers/index.js';
 import { freePort } from '../peers/freePort.js';
@@ -184,6 +186,43 @@ describe('resource-server routes refuse before anything else', () => {
     expect(sse.status).toBe(200);
     expect(sse.headers.get('content-type')).toContain('text/event-stream');
     stream.abort();
+  });
+});
+
+describe('pinGuard embedded in another app', () => {
+  test('a resource-server pin is verified there too: no token, no upstream', async () => {
+    const app = express();
+    app.use(
+      '/tools/mcp',
+      pinGuard({
+        pin: { ...pinFor('embedded', upstream.url, defaultTools()), auth: auth('embedded', idp.issuer) },
+        logger: createLogger({ level: 'silent' }),
+      }),
+    );
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/tools/mcp`;
+      const before = upstream.requests.length;
+      const init = {
+        method: 'POST',
+        body: INITIALIZE,
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      };
+      const refused = await fetch(url, init);
+      expect(refused.status).toBe(401);
+      expect(upstream.requests.length).toBe(before);
+      const token = await goodToken('embedded');
+      const admitted = await fetch(url, {
+        ...init,
+        headers: { ...init.headers, authorization: `Bearer ${token}` },
+      });
+      expect(admitted.status).toBe(200);
+      await admitted.text();
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 
