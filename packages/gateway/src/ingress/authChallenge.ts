@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { resourceServerAuthOf, type ServerConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
-import type { CatalogRefresh } from '../guard/serverGuard.js';
+import type { CatalogRefresh } from '../checkpoint/serverCheckpoint.js';
 import { upstreamFailureOf } from '../transports/exchange.js';
 import type { JsonRpcResponse } from '../wire/jsonRpc.js';
 import { replyJson, replyToClient } from './clientReply.js';
