@@ -52,3 +52,18 @@ export const CLIENT_FLUSH_MS = 1000;
 
 /** The folder of pin files a command writes to when given none, under the user's home (`~/.toolpin`). */
 export const DEFAULT_PINS_FOLDER = '.toolpin';
+
+/** The file of OAuth tokens (`toolpin login`), in the toolpin folder (`~/.toolpin`), mode 0600. */
+export const OAUTH_TOKENS_FILE = 'oauth-tokens.json';
+
+/** Bound on one OAuth metadata, registration or token answer the client mode reads, in bytes. */
+export const DEFAULT_OAUTH_MAX_BYTES = 1024 * 1024;
+
+/** Bound on one OAuth metadata, registration or token request of the client mode, in ms. */
+export const DEFAULT_OAUTH_TIMEOUT_MS = 10_000;
+
+/** An access token this close to its expiry is refreshed before it is used, in ms. */
+export const OAUTH_EXPIRY_MARGIN_MS = 30_000;
+
+/** How long `toolpin login` waits for the browser's redirect, in ms. */
+export const DEFAULT_LOGIN_TIMEOUT_MS = 300_000;

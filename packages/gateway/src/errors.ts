@@ -54,7 +54,14 @@ export type GatewayErrorCode =
    * Handling a message from a bridged upstream threw: that session ends and its upstream is stopped, the
    * process goes on.
    */
-  | 'GW_SESSION_FAILED';
+  | 'GW_SESSION_FAILED'
+  /**
+   * OAuth client mode (`auth.mode: client`): no stored token for the upstream's authorization server, a
+   * refresh that failed, metadata that cannot be read or trusted (a protected resource metadata whose
+   * `resource` is not the upstream, an authorization server other than the pinned `auth.issuer`). `data`:
+   * `{server, reason, file}`, `reason` ∈ `login_required | issuer_drift | metadata_invalid`. Never a token.
+   */
+  | 'GW_UPSTREAM_AUTH';
 
 /** Base class of the gateway's errors: a stable `code` plus structured `data`. */
 export class GatewayError extends Error {

@@ -6,6 +6,7 @@ import { ErrorCodes } from '../wire/errorCodes.js';
 import { headerValue } from '../wire/httpHeaders.js';
 import { jsonRpcError } from '../wire/jsonRpc.js';
 import { replyJson } from './clientReply.js';
+import { isLoopbackOrigin } from '../wire/loopbackOrigin.js';
 import { MCP_METHODS } from './requestBoundary.js';
 
 /** Request headers a browser client may send: MCP's own, its credentials, and 2026-07-28's routing headers. */
@@ -68,15 +69,6 @@ export function createCorsHandler(config: CorsConfig, logger: GatewayLogger): Co
     middleware(req, res, () => (goesOn = true));
     return !goesOn;
   };
-}
-
-/** True for an origin on this machine: http(s) on localhost, 127.0.0.0/8 or [::1], any port. */
-export function isLoopbackOrigin(origin: string): boolean {
-  if (!URL.canParse(origin)) return false;
-  const url = new URL(origin);
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
-  const host = url.hostname;
-  return host === 'localhost' || host === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(host);
 }
 
 /**

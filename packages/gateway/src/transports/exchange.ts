@@ -28,13 +28,16 @@ export type UpstreamFailureReason =
   | 'malformed'
   | 'too_deep'
   | 'too_large'
-  | 'unanswered';
+  | 'unanswered'
+  /** The upstream's OAuth authorization is missing or refused (client mode: `data.auth` says why). */
+  | 'unauthorized';
 
 const UNAVAILABLE: ReadonlySet<UpstreamFailureReason> = new Set([
   'unreachable',
   'timeout',
   'closed',
   'upstream_status',
+  'unauthorized',
 ]);
 
 /** The JSON-RPC error for one forwarded request the upstream failed: -32041 or -32042 by reason. */

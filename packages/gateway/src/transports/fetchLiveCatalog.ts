@@ -7,6 +7,8 @@ import { catalogUnavailable } from '../state/collectToolPages.js';
 import { listWithV1, listWithV2, type Listing, type ListingContext } from './listWithClients.js';
 import type { ListedSurface } from '../wire/listedSurfaces.js';
 import { openStdioChild, type StdioLaunch } from './openUpstream.js';
+import { bearerFetch } from './bearerFetch.js';
+import type { UpstreamOAuth } from './upstreamOAuth.js';
 import { redactUrl, redactUrlsInText } from '../wire/redactUrl.js';
 import { DEFAULT_MAX_PAGES, DEFAULT_TIMEOUT_MS } from '../defaults.js';
 import { describeUpstreamUrl } from '../config/upstreamKind.js';
@@ -28,6 +30,8 @@ export type LiveTarget =
       readonly transport?: LiveHttpTransport;
       /** Set when `headers.authorization` came from the userinfo of a pin's URL (shown `[redacted]@`). */
       readonly authorizationFromUrl?: true;
+      /** A pin with `auth.mode: client`: the bearer comes from its token store (Streamable HTTP only). */
+      readonly oauth?: UpstreamOAuth;
     }
   /** `env` is added to the SDK's default child environment (PATH, HOME, …); nothing else of ours is passed. */
   | StdioLaunch;
@@ -93,6 +97,9 @@ async function listOverHttp(
   const choice = target.transport ?? 'auto';
   const url = new URL(target.url);
   const requestInit = { headers: { ...target.headers } };
+  // Client mode: no token (or metadata refused) is told at once, as the GatewayError it is.
+  if (target.oauth !== undefined) await target.oauth.accessToken();
+  const authorized = target.oauth === undefined ? {} : { fetch: bearerFetch(target.oauth) };
   const shown = describeUpstreamUrl(target.url, target.authorizationFromUrl === true);
   const outcomes: string[] = [];
   let detection: string | undefined;
@@ -104,7 +111,7 @@ async function listOverHttp(
     );
   if (choice !== 'sse') {
     const v1 = await attempt(async () => ({
-      ...(await listWithV1(new StreamableHTTPClientTransport(url, { requestInit }), context)),
+      ...(await listWithV1(new StreamableHTTPClientTransport(url, { requestInit, ...authorized }), context)),
       transport: 'streamable-http',
     }));
     if ('catalog' in v1) return v1.catalog;
@@ -114,7 +121,7 @@ async function listOverHttp(
       throw fail(v1, `; HTTP ${v1.failure.status} is an authorization problem, not a transport one`);
     if (v1.failure.kind === 'network') throw fail(v1);
     const v2 = await attempt(async () => ({
-      ...(await listWithV2(target, context)),
+      ...(await listWithV2({ ...target, ...authorized }, context)),
       transport: 'streamable-http',
     }));
     if ('catalog' in v2) return v2.catalog;

@@ -1,0 +1,71 @@
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { GatewayError } from '../errors.js';
+import { requestIdsOf } from './checkedFetch.js';
+import { upstreamFailureOf } from './exchange.js';
+import type { UpstreamOAuth } from './upstreamOAuth.js';
+
+function withBearer(init: RequestInit | undefined, token: string): RequestInit {
+  const headers = new Headers(init?.headers);
+  headers.set('authorization', `Bearer ${token}`);
+  return { ...init, headers };
+}
+
+/**
+ * The answer to a request that could not be authorized: one -32041 per JSON-RPC request of the
+ * body (`data.reason` `login_required`, `issuer_drift` or `metadata_invalid`, the server named, the
+ * `toolpin login` to run in the message), status 200 so the SDK's client reads it; a body without
+ * requests (a notification, the GET stream) gets the 401 it would have got.
+ */
+function refusedAnswer(body: RequestInit['body'], error: GatewayError): Response {
+  const ids = requestIdsOf(body);
+  if (ids.length === 0) return new Response(null, { status: 401 });
+  const reason = String(error.data.reason ?? 'login_required');
+  const errors = ids.map((id) =>
+    upstreamFailureOf(String(error.data.server), id, 'unauthorized', `toolpin: ${error.message}`, {
+      auth: reason,
+    }),
+  );
+  return new Response(JSON.stringify(ids.length === 1 ? errors[0] : errors), {
+    status: 200,
+    headers: { 'content-type': 'application/json' },
+  });
+}
+
+function isAuthRefusal(error: unknown): error is GatewayError {
+  return error instanceof GatewayError && error.code === 'GW_UPSTREAM_AUTH';
+}
+
+/**
+ * A fetch toward an upstream of `auth.mode: client`: every request carries the stored bearer
+ * (refreshed first when it expires); a 401 refreshes it once, without the user, and the request is
+ * sent again. When there is no token or the refresh fails, the request is not sent (or not sent
+ * again) and its JSON-RPC requests are answered -32041 (fail closed). Put under checkedFetch, so
+ * what the SDK reads is still the gateway's parse.
+ */
+export function bearerFetch(oauth: UpstreamOAuth, base: FetchLike = fetch): FetchLike {
+  return async (url, init) => {
+    let token: string;
+    try {
+      token = await oauth.accessToken();
+    } catch (error) {
+      if (isAuthRefusal(error)) return refusedAnswer(init?.body, error);
+      throw error;
+    }
+    const first = await base(url, withBearer(init, token));
+    if (first.status !== 401) return first;
+    await first.body?.cancel().catch(() => undefined);
+    try {
+      token = await oauth.refresh(token);
+    } catch (error) {
+      if (isAuthRefusal(error)) return refusedAnswer(init?.body, error);
+      throw error;
+    }
+    const second = await base(url, withBearer(init, token));
+    if (second.status !== 401) return second;
+    await second.body?.cancel().catch(() => undefined);
+    return refusedAnswer(
+      init?.body,
+      oauth.refusal('login_required', 'the upstream refused its refreshed OAuth token (HTTP 401)'),
+    );
+  };
+}
