@@ -6,7 +6,8 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { parse } from 'yaml';
 import { runCli } from '../../packages/gateway/dist/cli/program.js';
 import { captureIo } from '../../packages/gateway/test/cli/capturedIo.js';
-import { defaultTools } from '../peers/index.js';
+import { connectV1Client, defaultTools } from '../peers/index.js';
+import { startGatewayHarness } from '../support/gatewayHarness.js';
 import { startOAuthUpstream, type OAuthUpstream } from '../support/oauthUpstream.js';
 import { pinFor } from '../support/pinFor.js';
 import { runToolpin } from '../support/runToolpin.js';
@@ -157,6 +158,30 @@ describe('client mode: toolpin login, then wrap and check with the stored token'
     expect((await stat(storeFile())).mode & 0o777).toBe(0o600);
   });
 
+  it("serve: the route's bridged upstream carries the stored bearer, never the client's Authorization", async () => {
+    const pin = {
+      ...pinFor('remote', upstream.url, tools),
+      auth: { mode: 'client', issuer: upstream.issuer },
+    };
+    const gateway = await startGatewayHarness([pin]);
+    try {
+      const client = await connectV1Client(`${gateway.url}/remote/mcp`, {
+        headers: { authorization: 'Bearer the-clients-own' },
+      });
+      const sent = upstream.bearers.length;
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['echo', 'add']);
+      const echoed = await client.callTool({ name: 'echo', arguments: { text: 'served' } });
+      expect(echoed.content).toEqual([{ type: 'text', text: 'served' }]);
+      await client.close();
+      const token = await accessToken();
+      expect(upstream.bearers.slice(sent)).toEqual(upstream.bearers.slice(sent).map(() => token));
+      expect(upstream.bearers).not.toContain('the-clients-own');
+      expect(JSON.stringify(gateway.logs)).not.toContain(token);
+    } finally {
+      await gateway.close();
+    }
+  });
+
   it('wrap: without a token the call is refused -32041 naming the server and toolpin login', async () => {
     await rm(storeFile());
     const calls = upstream.calls.length;
@@ -166,7 +191,7 @@ describe('client mode: toolpin login, then wrap and check with the stored token'
     );
     expect(refused).toMatchObject({
       code: -32041,
-      data: { reason: 'unauthorized', server: 'remote', auth: 'login_required' },
+      data: { reason: 'upstream_auth', server: 'remote', auth: 'login_required' },
     });
     expect(refused.message).toContain(`toolpin login ${pinFile}`);
     expect(upstream.calls.length).toBe(calls);

@@ -56,11 +56,11 @@ export const DEFAULT_PINS_FOLDER = '.toolpin';
 /** The file of OAuth tokens (`toolpin login`), in the toolpin folder (`~/.toolpin`), mode 0600. */
 export const OAUTH_TOKENS_FILE = 'oauth-tokens.json';
 
-/** Bound on one OAuth metadata, registration or token answer the client mode reads, in bytes. */
-export const DEFAULT_OAUTH_MAX_BYTES = 1024 * 1024;
+/** Bound on one fetch of OAuth metadata, JWKS, introspection or a token endpoint (resource-server mode), in ms. */
+export const AUTH_FETCH_TIMEOUT_MS = 10_000;
 
-/** Bound on one OAuth metadata, registration or token request of the client mode, in ms. */
-export const DEFAULT_OAUTH_TIMEOUT_MS = 10_000;
+/** Bound on one OAuth metadata, JWKS, introspection or token answer the gateway reads, in bytes. */
+export const AUTH_MAX_RESPONSE_BYTES = 256 * 1024;
 
 /** An access token this close to its expiry is refreshed before it is used, in ms. */
 export const OAUTH_EXPIRY_MARGIN_MS = 30_000;

@@ -5,8 +5,8 @@ import type { GatewayLogger } from '../observe/logger.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { headerValue } from '../wire/httpHeaders.js';
 import { jsonRpcError } from '../wire/jsonRpc.js';
+import { isLoopbackUrl } from '../wire/loopback.js';
 import { replyJson } from './clientReply.js';
-import { isLoopbackOrigin } from '../wire/loopbackOrigin.js';
 import { MCP_METHODS } from './requestBoundary.js';
 
 /** Request headers a browser client may send: MCP's own, its credentials, and 2026-07-28's routing headers. */
@@ -82,7 +82,7 @@ export function createOriginCheck(logger: GatewayLogger): CorsHandler {
   return (req, res) => {
     const origin = headerValue(req.headers, 'origin');
     // An OPTIONS is refused by the boundary (405) and never reaches the upstream.
-    if (origin === undefined || req.method === 'OPTIONS' || isLoopbackOrigin(origin)) return false;
+    if (origin === undefined || req.method === 'OPTIONS' || isLoopbackUrl(origin)) return false;
     refuseOrigin(
       req,
       res,

@@ -6,6 +6,7 @@ import type { GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
 import { MessageBridge } from '../transports/messageBridge.js';
 import { openUpstream } from '../transports/openUpstream.js';
+import { oauthOption } from '../transports/upstreamOAuth.js';
 
 /** What the HTTP fronts over a bridged upstream share. */
 export interface BridgeFrontOptions {
@@ -49,6 +50,7 @@ export async function openBridge(
     ...(isAbsolute(config.file) ? { baseDir: dirname(config.file) } : {}),
     ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
     timeoutMs: options.timeoutMs,
+    ...oauthOption(config),
   });
   const bridge = new MessageBridge({
     guard,

@@ -11,6 +11,7 @@ import { errorSummary } from '../observe/errorSummary.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
 import type { BridgeEnd } from '../transports/messageBridge.js';
 import { openUpstream } from '../transports/openUpstream.js';
+import { oauthOption } from '../transports/upstreamOAuth.js';
 import { SharedUpstream } from '../transports/sharedUpstream.js';
 import { logInvalidMessage } from '../observe/invalidMessage.js';
 import { createForwardingServer } from './forwardingServer.js';
@@ -86,6 +87,7 @@ export class StatelessSession {
       ...(isAbsolute(config.file) ? { baseDir: dirname(config.file) } : {}),
       ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
       timeoutMs: options.timeoutMs,
+      ...oauthOption(config),
     });
     let upstream: SharedUpstream;
     try {

@@ -21,7 +21,7 @@ function refusedAnswer(body: RequestInit['body'], error: GatewayError): Response
   if (ids.length === 0) return new Response(null, { status: 401 });
   const reason = String(error.data.reason ?? 'login_required');
   const errors = ids.map((id) =>
-    upstreamFailureOf(String(error.data.server), id, 'unauthorized', `toolpin: ${error.message}`, {
+    upstreamFailureOf(String(error.data.server), id, 'upstream_auth', `toolpin: ${error.message}`, {
       auth: reason,
     }),
   );

@@ -29,15 +29,15 @@ export type UpstreamFailureReason =
   | 'too_deep'
   | 'too_large'
   | 'unanswered'
-  /** The upstream's OAuth authorization is missing or refused (client mode: `data.auth` says why). */
-  | 'unauthorized';
+  /** resource-server: the upstream refused the gateway's credential (401/403), or none could be had. */
+  | 'upstream_auth';
 
 const UNAVAILABLE: ReadonlySet<UpstreamFailureReason> = new Set([
   'unreachable',
   'timeout',
   'closed',
   'upstream_status',
-  'unauthorized',
+  'upstream_auth',
 ]);
 
 /** The JSON-RPC error for one forwarded request the upstream failed: -32041 or -32042 by reason. */

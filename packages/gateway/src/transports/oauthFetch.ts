@@ -1,11 +1,11 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { DEFAULT_OAUTH_MAX_BYTES, DEFAULT_OAUTH_TIMEOUT_MS } from '../defaults.js';
-import { isLoopbackOrigin } from '../wire/loopbackOrigin.js';
+import { AUTH_MAX_RESPONSE_BYTES, AUTH_FETCH_TIMEOUT_MS } from '../defaults.js';
+import { isLoopbackUrl } from '../wire/loopback.js';
 import { readBounded } from '../wire/readBounded.js';
 
 /** Options of {@link oauthFetch}. */
 export interface OAuthFetchOptions {
-  /** Bound on one answer's body, in bytes. @default 1 MiB */
+  /** Bound on one answer's body, in bytes. @default 256 KiB */
   readonly maxBytes?: number;
   /** Bound on one request, answer read whole, in ms. @default 10000 */
   readonly timeoutMs?: number;
@@ -25,7 +25,7 @@ export class OAuthFetchRefused extends TypeError {
 
 /** True when the client mode may send an OAuth request to `url`: HTTPS, or HTTP on this machine. */
 export function isOAuthUrlAllowed(url: URL): boolean {
-  return url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackOrigin(url.origin));
+  return url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackUrl(url.href));
 }
 
 /**
@@ -37,8 +37,8 @@ export function isOAuthUrlAllowed(url: URL): boolean {
  */
 export function oauthFetch(options: OAuthFetchOptions = {}): FetchLike {
   const base = options.base ?? fetch;
-  const max = options.maxBytes ?? DEFAULT_OAUTH_MAX_BYTES;
-  const timeoutMs = options.timeoutMs ?? DEFAULT_OAUTH_TIMEOUT_MS;
+  const max = options.maxBytes ?? AUTH_MAX_RESPONSE_BYTES;
+  const timeoutMs = options.timeoutMs ?? AUTH_FETCH_TIMEOUT_MS;
   return async (input, init) => {
     const url = new URL(String(input));
     if (!isOAuthUrlAllowed(url))

@@ -13,7 +13,7 @@ import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ClientAuthConfig } from '../config/authSchema.js';
 import { isStdioUpstream, type ServerConfig } from '../config/index.js';
-import { DEFAULT_OAUTH_TIMEOUT_MS, OAUTH_EXPIRY_MARGIN_MS } from '../defaults.js';
+import { AUTH_FETCH_TIMEOUT_MS, OAUTH_EXPIRY_MARGIN_MS } from '../defaults.js';
 import { GatewayError } from '../errors.js';
 import { oauthFetch } from './oauthFetch.js';
 import { OAuthTokenStore, type StoredTokens } from './oauthTokenStore.js';
@@ -114,7 +114,7 @@ export class UpstreamOAuth {
       response = await fetch(this.options.url, {
         method: 'POST',
         redirect: 'manual',
-        signal: AbortSignal.timeout(DEFAULT_OAUTH_TIMEOUT_MS),
+        signal: AbortSignal.timeout(AUTH_FETCH_TIMEOUT_MS),
         headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
         body: JSON.stringify({
           jsonrpc: '2.0',
@@ -323,17 +323,30 @@ export class UpstreamOAuth {
   }
 }
 
-/** The OAuth client of a server whose pin says `auth.mode: client` and whose upstream is a URL; else undefined. */
-export function upstreamOAuthOf(
-  server: Pick<ServerConfig, 'name' | 'file' | 'upstream' | 'auth'>,
-  options: Pick<UpstreamOAuthOptions, 'store' | 'fetch' | 'env'> = {},
-): UpstreamOAuth | undefined {
+type OAuthServer = Pick<ServerConfig, 'name' | 'file' | 'upstream' | 'auth'>;
+
+// One client per loaded pin, shared by its sessions: a refresh is done once, not once per session
+// (a refresh token rotated by one would be refused to the others). A reload loads a new pin.
+const clients = new WeakMap<OAuthServer, UpstreamOAuth>();
+
+/** The OAuth client of a server whose pin says `auth.mode: client` and whose upstream is a URL (one per loaded pin); else undefined. */
+export function upstreamOAuthOf(server: OAuthServer): UpstreamOAuth | undefined {
   if (server.auth?.mode !== 'client' || isStdioUpstream(server.upstream)) return undefined;
-  return new UpstreamOAuth({
-    server: server.name,
-    pinFile: server.file,
-    url: server.upstream.url,
-    auth: server.auth,
-    ...options,
-  });
+  let client = clients.get(server);
+  if (client === undefined) {
+    client = new UpstreamOAuth({
+      server: server.name,
+      pinFile: server.file,
+      url: server.upstream.url,
+      auth: server.auth,
+    });
+    clients.set(server, client);
+  }
+  return client;
+}
+
+/** `{ oauth }` for openUpstream when the server is in client mode, else nothing. */
+export function oauthOption(server: OAuthServer): { oauth?: UpstreamOAuth } {
+  const oauth = upstreamOAuthOf(server);
+  return oauth === undefined ? {} : { oauth };
 }

@@ -1,8 +1,0 @@
-/** True for an origin on this machine: http(s) on localhost, 127.0.0.0/8 or [::1], any port. */
-export function isLoopbackOrigin(origin: string): boolean {
-  if (!URL.canParse(origin)) return false;
-  const url = new URL(origin);
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
-  const host = url.hostname;
-  return host === 'localhost' || host === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(host);
-}
