@@ -158,6 +158,24 @@ describe('client mode: toolpin login, then wrap and check with the stored token'
     expect((await stat(storeFile())).mode & 0o777).toBe(0o600);
   });
 
+  it('approve: a first pin (trust-on-first-use) of the OAuth server is written from its live catalog', async () => {
+    const first = join(home, 'first.yaml');
+    await writeFile(
+      first,
+      `name: first\nupstream: { url: '${upstream.url}' }\nauth: { mode: client, issuer: '${upstream.issuer}' }\npin: trust-on-first-use\n`,
+    );
+    const run = await runToolpin(['approve', first, '--yes']);
+    expect(run.code).toBe(0);
+    const written = parse(await readFile(first, 'utf8')) as {
+      pin: { tools: Record<string, string> };
+      auth: unknown;
+    };
+    expect(Object.keys(written.pin.tools)).toEqual(['tool:add', 'tool:echo']);
+    expect(written.auth).toEqual({ mode: 'client', issuer: upstream.issuer });
+    const check = await runToolpin(['check', first]);
+    expect(check.code).toBe(0);
+  });
+
   it("serve: the route's bridged upstream carries the stored bearer, never the client's Authorization", async () => {
     const pin = {
       ...pinFor('remote', upstream.url, tools),
