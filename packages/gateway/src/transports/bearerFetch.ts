@@ -44,24 +44,24 @@ function isAuthRefusal(error: unknown): error is GatewayError {
  */
 export function bearerFetch(oauth: UpstreamOAuth, base: FetchLike = fetch): FetchLike {
   return async (url, init) => {
-    let token: string;
-    try {
-      token = await oauth.accessToken();
-    } catch (error) {
-      if (isAuthRefusal(error)) return refusedAnswer(init?.body, error);
-      throw error;
-    }
-    const first = await base(url, withBearer(init, token));
-    if (first.status !== 401) return first;
+    let token: string | undefined;
+    /** Sends the request with the token `next` gives, or answers the refusal it throws. */
+    const send = async (next: () => Promise<string>): Promise<Response> => {
+      try {
+        token = await next();
+      } catch (error) {
+        if (!isAuthRefusal(error)) throw error;
+        token = undefined;
+        return refusedAnswer(init?.body, error);
+      }
+      return base(url, withBearer(init, token));
+    };
+    const first = await send(() => oauth.accessToken());
+    if (first.status !== 401 || token === undefined) return first;
     await first.body?.cancel().catch(() => undefined);
-    try {
-      token = await oauth.refresh(token);
-    } catch (error) {
-      if (isAuthRefusal(error)) return refusedAnswer(init?.body, error);
-      throw error;
-    }
-    const second = await base(url, withBearer(init, token));
-    if (second.status !== 401) return second;
+    const rejected = token;
+    const second = await send(() => oauth.refresh(rejected));
+    if (second.status !== 401 || token === undefined) return second;
     await second.body?.cancel().catch(() => undefined);
     return refusedAnswer(
       init?.body,

@@ -13,7 +13,7 @@ import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ClientAuthConfig } from '../config/authSchema.js';
 import { isStdioUpstream, type ServerConfig } from '../config/index.js';
-import { AUTH_FETCH_TIMEOUT_MS, OAUTH_EXPIRY_MARGIN_MS } from '../defaults.js';
+import { AUTH_FETCH_TIMEOUT_MS, CLIENT_INFO, OAUTH_EXPIRY_MARGIN_MS } from '../defaults.js';
 import { GatewayError } from '../errors.js';
 import { oauthFetch } from './oauthFetch.js';
 import { OAuthTokenStore, type StoredTokens } from './oauthTokenStore.js';
@@ -123,7 +123,7 @@ export class UpstreamOAuth {
           params: {
             protocolVersion: '2025-06-18',
             capabilities: {},
-            clientInfo: { name: 'toolpin', version: '0' },
+            clientInfo: CLIENT_INFO,
           },
         }),
       });
