@@ -10,6 +10,7 @@ import {
   resourceUrlFromServerUrl,
 } from '@modelcontextprotocol/sdk/shared/auth-utils.js';
 import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import type { AuthorizationServerMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ClientAuthConfig } from '../config/authSchema.js';
 import { isStdioUpstream, type ServerConfig } from '../config/index.js';
@@ -145,7 +146,8 @@ export class UpstreamOAuth {
    * else the well-known paths), whose `resource` must be the upstream URL or a prefix of it on its
    * origin; then its authorization server, which must be the pinned `auth.issuer` when one is pinned,
    * and whose RFC 8414 / OIDC metadata must name itself as `issuer`. Without protected resource
-   * metadata the upstream's origin is its authorization server (MCP 2025-03-26).
+   * metadata the upstream's origin is its authorization server, with or without
+   * metadata of its own (MCP 2025-03-26: then the default endpoints).
    */
   discover(hint: { resourceMetadataUrl?: URL; scope?: string } = {}): Promise<UpstreamDiscovery> {
     this.discovered ??= this.discoverOnce(hint).catch((error: unknown) => {
@@ -186,26 +188,40 @@ export class UpstreamOAuth {
         'issuer_drift',
         `the upstream now sends its users to the authorization server ${chosen}, the pin records ${pinned} (drift: refused)`,
       );
-    const metadata = await discoverAuthorizationServerMetadata(chosen, { fetchFn: this.fetch }).catch(
-      (error: unknown) => {
-        throw this.refusal('metadata_invalid', `cannot read the metadata of ${chosen}`, error);
-      },
-    );
-    if (metadata === undefined || !sameIssuer(metadata.issuer, chosen))
-      throw this.refusal(
-        'metadata_invalid',
-        metadata === undefined
-          ? `the authorization server ${chosen} publishes no metadata`
-          : `the metadata of ${chosen} names another issuer (${metadata.issuer})`,
-      );
+    const metadata = await this.serverMetadata(chosen, resource === undefined);
     return {
-      issuer: metadata.issuer,
+      issuer: metadata?.issuer ?? chosen,
       authorizationServerUrl: chosen,
-      authorizationServerMetadata: metadata,
+      ...(metadata === undefined ? {} : { authorizationServerMetadata: metadata }),
       ...(resource === undefined ? {} : { resourceMetadata: resource }),
       ...(metadataUrl === undefined ? {} : { resourceMetadataUrl: metadataUrl.href }),
       ...(hint.scope === undefined ? {} : { scope: hint.scope }),
     };
+  }
+
+  /**
+   * The authorization server's RFC 8414 / OIDC metadata, which must name `url` as its issuer. None
+   * at all is allowed only for an upstream without protected resource metadata (`legacy`): then
+   * the upstream's origin is its authorization server, with the default endpoints (MCP 2025-03-26).
+   */
+  private async serverMetadata(
+    url: string,
+    legacy: boolean,
+  ): Promise<AuthorizationServerMetadata | undefined> {
+    const metadata = await discoverAuthorizationServerMetadata(url, { fetchFn: this.fetch }).catch(
+      (error: unknown) => {
+        throw this.refusal('metadata_invalid', `cannot read the metadata of ${url}`, error);
+      },
+    );
+    if (metadata === undefined && legacy) return undefined;
+    if (metadata === undefined || !sameIssuer(metadata.issuer, url))
+      throw this.refusal(
+        'metadata_invalid',
+        metadata === undefined
+          ? `the authorization server ${url} publishes no metadata`
+          : `the metadata of ${url} names another issuer (${metadata.issuer})`,
+      );
+    return metadata;
   }
 
   private async resourceMetadata(metadataUrl: URL | undefined) {

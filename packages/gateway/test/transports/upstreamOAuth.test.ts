@@ -129,6 +129,14 @@ describe('UpstreamOAuth.discover: metadata checked before it is trusted', () => 
     expect(refused.message).toContain('names another issuer (https://evil.example/)');
   });
 
+  it('an upstream without protected resource metadata is its own authorization server (MCP 2025-03-26)', async () => {
+    const discovery = await client().discover();
+    expect(discovery).toMatchObject({ issuer: base, authorizationServerUrl: base });
+    expect(discovery.resourceMetadata).toBeUndefined();
+    expect(asked).toContain('/.well-known/oauth-protected-resource');
+    expect(asked).toContain('/.well-known/oauth-authorization-server');
+  });
+
   it('without a token, accessToken fails closed naming the toolpin login to run', async () => {
     answers.set('/.well-known/oauth-protected-resource/mcp', {
       json: { resource: `${base}/mcp`, authorization_servers: [`${base}/idp`] },
