@@ -89,6 +89,15 @@ function outcome(label: string, failure: AttemptFailure): string {
     : `${label} answered ${failure.status} (${short})`;
 }
 
+// A 401 without client mode: the server may want OAuth, which toolpin does as a client once logged in.
+function authProblem(status: number | undefined, clientMode: boolean): string {
+  const hint =
+    status === 401 && !clientMode
+      ? ' (a server behind OAuth: give its pin file auth: { mode: client } and run toolpin login <pin-file>, docs/oauth-client.md)'
+      : '';
+  return `; HTTP ${status} is an authorization problem, not a transport one${hint}`;
+}
+
 /** Streamable HTTP (2025 initialize, then 2026-07-28), then HTTP+SSE when allowed and the spec says so. */
 async function listOverHttp(
   target: Extract<LiveTarget, { url: string }>,
@@ -118,7 +127,7 @@ async function listOverHttp(
     outcomes.push(outcome('Streamable HTTP', v1.failure));
     // 401/403: the server is there and wants credentials; no other transport or revision changes that.
     if (v1.failure.kind === 'auth')
-      throw fail(v1, `; HTTP ${v1.failure.status} is an authorization problem, not a transport one`);
+      throw fail(v1, authProblem(v1.failure.status, target.oauth !== undefined));
     if (v1.failure.kind === 'network') throw fail(v1);
     const v2 = await attempt(async () => ({
       ...(await listWithV2({ ...target, ...authorized }, context)),
@@ -127,7 +136,7 @@ async function listOverHttp(
     if ('catalog' in v2) return v2.catalog;
     outcomes.push(outcome('a 2026-07-28 client', v2.failure));
     if (v2.failure.kind === 'auth')
-      throw fail(v2, `; HTTP ${v2.failure.status} is an authorization problem, not a transport one`);
+      throw fail(v2, authProblem(v2.failure.status, target.oauth !== undefined));
     // The spec's fallback: only an initialize POST answered 400, 404 or 405 means "try the old transport".
     if (choice === 'streamable-http' || v1.failure.kind !== 'refused' || v2.failure.kind === 'network')
       throw fail(
