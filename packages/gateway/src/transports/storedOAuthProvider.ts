@@ -76,6 +76,9 @@ export class StoredOAuthProvider implements OAuthClientProvider {
         ...(clientSecret === undefined ? {} : { client_secret: clientSecret }),
       };
     const client = (await this.options.store.issuer(this.options.issuer))?.client;
+    // A refresh never registers a client behind the user's back: without one, log in again.
+    if (client === undefined && this.options.purpose === 'refresh')
+      throw new Error('no client registered at this authorization server: log in again');
     // A client registered for another loopback port cannot receive this login's redirect.
     if (client !== undefined && 'redirect_uris' in client && Array.isArray(client.redirect_uris))
       if (!client.redirect_uris.map(String).includes(this.options.redirectUrl)) return undefined;
