@@ -59,7 +59,7 @@ export type GatewayErrorCode =
    * OAuth client mode (`auth.mode: client`): no stored token for the upstream's authorization server, a
    * refresh that failed, metadata that cannot be read or trusted (a protected resource metadata whose
    * `resource` is not the upstream, an authorization server other than the pinned `auth.issuer`). `data`:
-   * `{server, reason, file}`, `reason` ∈ `login_required | issuer_drift | metadata_invalid`. Never a token.
+   * `{server, reason, file}`, `reason` ∈ `login_required | issuer_drift | metadata_invalid | insufficient_scope`. Never a token.
    */
   | 'GW_UPSTREAM_AUTH';
 

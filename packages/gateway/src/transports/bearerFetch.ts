@@ -1,3 +1,4 @@
+import { extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { GatewayError } from '../errors.js';
 import { requestIdsOf } from './checkedFetch.js';
@@ -12,13 +13,13 @@ function withBearer(init: RequestInit | undefined, token: string): RequestInit {
 
 /**
  * The answer to a request that could not be authorized: one -32041 per JSON-RPC request of the
- * body (`data.reason` `login_required`, `issuer_drift` or `metadata_invalid`, the server named, the
- * `toolpin login` to run in the message), status 200 so the SDK's client reads it; a body without
- * requests (a notification, the GET stream) gets the 401 it would have got.
+ * body (`data.reason` `upstream_auth`, `data.auth` why, the server named, the `toolpin login` to
+ * run in the message), status 200 so the SDK's client reads it; a body without requests (a
+ * notification, the GET stream) gets the 401 (or 403) it would have got.
  */
-function refusedAnswer(body: RequestInit['body'], error: GatewayError): Response {
+function refusedAnswer(body: RequestInit['body'], error: GatewayError, status = 401): Response {
   const ids = requestIdsOf(body);
-  if (ids.length === 0) return new Response(null, { status: 401 });
+  if (ids.length === 0) return new Response(null, { status });
   const reason = String(error.data.reason ?? 'login_required');
   const errors = ids.map((id) =>
     upstreamFailureOf(String(error.data.server), id, 'upstream_auth', `toolpin: ${error.message}`, {
@@ -29,6 +30,23 @@ function refusedAnswer(body: RequestInit['body'], error: GatewayError): Response
     status: 200,
     headers: { 'content-type': 'application/json' },
   });
+}
+
+/**
+ * A 403 `insufficient_scope` (RFC 6750 §3.1): the token lacks a scope the upstream asks for. A
+ * step-up needs the user (a new authorization), so it is refused, naming the scope and the login
+ * to run; any other 403 is the upstream's answer, as it is.
+ */
+async function insufficientScope(
+  oauth: UpstreamOAuth,
+  response: Response,
+  body: RequestInit['body'],
+): Promise<Response> {
+  const { error, scope } = extractWWWAuthenticateParams(response);
+  if (error !== 'insufficient_scope') return response;
+  await response.body?.cancel().catch(() => undefined);
+  const asked = scope === undefined ? 'a scope its token does not carry' : `the scope "${scope}"`;
+  return refusedAnswer(body, oauth.refusal('insufficient_scope', `the upstream asks for ${asked}`), 403);
 }
 
 function isAuthRefusal(error: unknown): error is GatewayError {
@@ -57,10 +75,12 @@ export function bearerFetch(oauth: UpstreamOAuth, base: FetchLike = fetch): Fetc
       return base(url, withBearer(init, token));
     };
     const first = await send(() => oauth.accessToken());
+    if (first.status === 403) return insufficientScope(oauth, first, init?.body);
     if (first.status !== 401 || token === undefined) return first;
     await first.body?.cancel().catch(() => undefined);
     const rejected = token;
     const second = await send(() => oauth.refresh(rejected));
+    if (second.status === 403) return insufficientScope(oauth, second, init?.body);
     if (second.status !== 401 || token === undefined) return second;
     await second.body?.cancel().catch(() => undefined);
     return refusedAnswer(

@@ -21,7 +21,8 @@ import { OAuthTokenStore, type StoredTokens } from './oauthTokenStore.js';
 import { StoredOAuthProvider } from './storedOAuthProvider.js';
 
 /** Why the client mode cannot authorize a request: the `reason` of its GW_UPSTREAM_AUTH and -32041. */
-export type UpstreamAuthReason = 'login_required' | 'issuer_drift' | 'metadata_invalid';
+export type UpstreamAuthReason =
+  'login_required' | 'issuer_drift' | 'metadata_invalid' | 'insufficient_scope';
 
 /** Options of {@link UpstreamOAuth}. */
 export interface UpstreamOAuthOptions {
@@ -88,9 +89,11 @@ export class UpstreamOAuth {
     const hint =
       reason === 'login_required'
         ? `; run: toolpin login ${pinFile}`
-        : reason === 'issuer_drift'
-          ? `; if the change is expected, review it, set auth.issuer in ${pinFile} and run: toolpin login ${pinFile}`
-          : '';
+        : reason === 'insufficient_scope'
+          ? `; add it to auth.scopes in ${pinFile} and run: toolpin login ${pinFile}`
+          : reason === 'issuer_drift'
+            ? `; if the change is expected, review it, set auth.issuer in ${pinFile} and run: toolpin login ${pinFile}`
+            : '';
     return new GatewayError(
       'GW_UPSTREAM_AUTH',
       `server ${server}: ${detail}${hint}`,
@@ -190,7 +193,7 @@ export class UpstreamOAuth {
       );
     const metadata = await this.serverMetadata(chosen, resource === undefined);
     return {
-      issuer: metadata?.issuer ?? chosen,
+      issuer: metadata === undefined || resource === undefined ? chosen : metadata.issuer,
       authorizationServerUrl: chosen,
       ...(metadata === undefined ? {} : { authorizationServerMetadata: metadata }),
       ...(resource === undefined ? {} : { resourceMetadata: resource }),
@@ -213,7 +216,9 @@ export class UpstreamOAuth {
         throw this.refusal('metadata_invalid', `cannot read the metadata of ${url}`, error);
       },
     );
-    if (metadata === undefined && legacy) return undefined;
+    // Without protected resource metadata, the metadata is the upstream's own (its origin's), and
+    // MCP 2025-03-26 asks no issuer of it: it is keyed by the URL it came from, as the SDK keys it.
+    if (legacy) return metadata;
     if (metadata === undefined || !sameIssuer(metadata.issuer, url))
       throw this.refusal(
         'metadata_invalid',

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GatewayError } from '../../src/errors.js';
+import { bearerFetch } from '../../src/transports/bearerFetch.js';
 import { OAuthFetchRefused, oauthFetch } from '../../src/transports/oauthFetch.js';
 import { OAuthTokenStore, defaultTokenStoreFile } from '../../src/transports/oauthTokenStore.js';
 import { UpstreamOAuth } from '../../src/transports/upstreamOAuth.js';
@@ -14,15 +15,21 @@ let server: Server;
 let base: string;
 const asked: string[] = [];
 /** What the server answers per path (JSON), or a status. */
-const answers = new Map<string, { status?: number; json?: unknown; body?: string; location?: string }>();
+const answers = new Map<
+  string,
+  { status?: number; json?: unknown; body?: string; location?: string; challenge?: string }
+>();
+const bearers: (string | undefined)[] = [];
 let dir: string;
 
 beforeAll(async () => {
   server = createServer((req, res) => {
     asked.push(req.url ?? '');
+    bearers.push(req.headers.authorization);
     const answer = answers.get(req.url ?? '') ?? { status: 404 };
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (answer.location !== undefined) headers.location = answer.location;
+    if (answer.challenge !== undefined) headers['www-authenticate'] = answer.challenge;
     res.writeHead(answer.status ?? 200, headers);
     res.end(answer.body ?? (answer.json === undefined ? '' : JSON.stringify(answer.json)));
   });
@@ -38,16 +45,32 @@ afterAll(async () => {
 
 beforeEach(() => {
   asked.length = 0;
+  bearers.length = 0;
   answers.clear();
 });
 
-function client(issuer?: string): UpstreamOAuth {
+function client(issuer?: string, store = new OAuthTokenStore(join(dir, 'unused.json'))): UpstreamOAuth {
   return new UpstreamOAuth({
     server: 'remote',
     pinFile: '/pins/remote.yaml',
     url: `${base}/mcp`,
     auth: { mode: 'client', ...(issuer === undefined ? {} : { issuer }) },
-    store: new OAuthTokenStore(join(dir, 'unused.json')),
+    store,
+  });
+}
+
+/** An upstream whose metadata names `${base}/idp`, and that authorization server's metadata. */
+function serveMetadata(): void {
+  answers.set('/.well-known/oauth-protected-resource/mcp', {
+    json: { resource: `${base}/mcp`, authorization_servers: [`${base}/idp`] },
+  });
+  answers.set('/.well-known/oauth-authorization-server/idp', {
+    json: {
+      issuer: `${base}/idp`,
+      authorization_endpoint: `${base}/idp/authorize`,
+      token_endpoint: `${base}/idp/token`,
+      response_types_supported: ['code'],
+    },
   });
 }
 
@@ -138,22 +161,49 @@ describe('UpstreamOAuth.discover: metadata checked before it is trusted', () => 
   });
 
   it('without a token, accessToken fails closed naming the toolpin login to run', async () => {
-    answers.set('/.well-known/oauth-protected-resource/mcp', {
-      json: { resource: `${base}/mcp`, authorization_servers: [`${base}/idp`] },
-    });
-    answers.set('/.well-known/oauth-authorization-server/idp', {
-      json: {
-        issuer: `${base}/idp`,
-        authorization_endpoint: `${base}/idp/authorize`,
-        token_endpoint: `${base}/idp/token`,
-        response_types_supported: ['code'],
-      },
-    });
+    serveMetadata();
     const refused = await refusal(client(`${base}/idp`).accessToken());
     expect(refused.data.reason).toBe('login_required');
     expect(refused.message).toBe(
       `server remote: no OAuth token for ${base}/idp; run: toolpin login /pins/remote.yaml`,
     );
+  });
+});
+
+describe('bearerFetch: the upstream requests of the client mode', () => {
+  it('sends the stored bearer, and refuses a 403 insufficient_scope -32041 naming the scope and the login', async () => {
+    serveMetadata();
+    answers.set('/mcp', { status: 403, challenge: 'Bearer error="insufficient_scope", scope="files:write"' });
+    const store = new OAuthTokenStore(join(dir, 'scoped.json'));
+    await store.update(`${base}/idp`, () => ({
+      resources: {
+        [`${base}/mcp`]: {
+          tokens: { access_token: 'stored-token', token_type: 'bearer' },
+          redirectUrl: 'http://127.0.0.1:1/callback',
+        },
+      },
+    }));
+    const answer = await bearerFetch(client(`${base}/idp`, store))(`${base}/mcp`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer the-clients-own' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'x' } }),
+    });
+    expect(bearers.at(-1)).toBe('Bearer stored-token');
+    expect(bearers).not.toContain('Bearer the-clients-own');
+    expect(answer.status).toBe(200);
+    const body = (await answer.json()) as {
+      id: number;
+      error: { code: number; message: string; data: unknown };
+    };
+    expect(body.id).toBe(7);
+    expect(body.error.code).toBe(-32041);
+    expect(body.error.data).toEqual({
+      reason: 'upstream_auth',
+      server: 'remote',
+      auth: 'insufficient_scope',
+    });
+    expect(body.error.message).toContain('the upstream asks for the scope "files:write"');
+    expect(body.error.message).not.toContain('stored-token');
   });
 });
 
