@@ -176,7 +176,7 @@ describe('client mode: toolpin login, then wrap and check with the stored token'
     expect(check.code).toBe(0);
   });
 
-  it("serve: the route's bridged upstream carries the stored bearer, never the client's Authorization", async () => {
+  it("serve: the route's bridged upstream carries the stored bearer, never the client's Authorization; no token in logs, /status, /metrics", async () => {
     const pin = {
       ...pinFor('remote', upstream.url, tools),
       auth: { mode: 'client', issuer: upstream.issuer },
@@ -195,6 +195,11 @@ describe('client mode: toolpin login, then wrap and check with the stored token'
       expect(upstream.bearers.slice(sent)).toEqual(upstream.bearers.slice(sent).map(() => token));
       expect(upstream.bearers).not.toContain('the-clients-own');
       expect(JSON.stringify(gateway.logs)).not.toContain(token);
+      for (const path of ['/status', '/metrics']) {
+        const answer = await fetch(`${gateway.running.adminUrl}${path}`);
+        expect(answer.status).toBe(200);
+        expect(await answer.text()).not.toContain(token);
+      }
     } finally {
       await gateway.close();
     }
