@@ -11,7 +11,7 @@ import { startGatewayHarness } from '../support/gatewayHarness.js';
 import { startOAuthUpstream, type OAuthUpstream } from '../support/oauthUpstream.js';
 import { pinFor } from '../support/pinFor.js';
 import { runToolpin } from '../support/runToolpin.js';
-import { connectWrap, type WrapHandle } from '../transports/support.js';
+import { connectWrap, eventually, type WrapHandle } from '../transports/support.js';
 import { rejectionOf } from '../support/rejection.js';
 
 // toolpin as the upstream's OAuth client (pin file auth.mode: client): `toolpin login` in front of
@@ -138,6 +138,8 @@ describe('client mode: toolpin login, then wrap and check with the stored token'
     const after = await accessToken();
     expect(after).not.toBe(before);
     expect(upstream.bearers.at(-1)).toBe(after);
+    await eventually(() => wrap!.events('upstream.oauth_refreshed').length > 0);
+    expect(wrap!.events('upstream.oauth_refreshed')).toEqual([expect.objectContaining({ server: 'remote' })]);
     expect(JSON.stringify(wrap!.logs)).not.toContain(after);
     expect(JSON.stringify(wrap!.logs)).not.toContain(before);
   });
@@ -217,6 +219,11 @@ describe('client mode: toolpin login, then wrap and check with the stored token'
       data: { reason: 'upstream_auth', server: 'remote', auth: 'login_required' },
     });
     expect(refused.message).toContain(`toolpin login ${pinFile}`);
+    await eventually(() => wrap!.events('upstream.auth_refused').length > 0);
+    expect(wrap!.events('upstream.auth_refused')[0]).toMatchObject({
+      server: 'remote',
+      reason: 'login_required',
+    });
     expect(upstream.calls.length).toBe(calls);
   });
 });

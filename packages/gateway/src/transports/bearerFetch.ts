@@ -41,17 +41,22 @@ async function insufficientScope(
   oauth: UpstreamOAuth,
   response: Response,
   body: RequestInit['body'],
+  report: BearerReport,
 ): Promise<Response> {
   const { error, scope } = extractWWWAuthenticateParams(response);
   if (error !== 'insufficient_scope') return response;
   await response.body?.cancel().catch(() => undefined);
   const asked = scope === undefined ? 'a scope its token does not carry' : `the scope "${scope}"`;
+  report('refused', 'insufficient_scope');
   return refusedAnswer(body, oauth.refusal('insufficient_scope', `the upstream asks for ${asked}`), 403);
 }
 
 function isAuthRefusal(error: unknown): error is GatewayError {
   return error instanceof GatewayError && error.code === 'GW_UPSTREAM_AUTH';
 }
+
+/** Told what the client mode did (for a log line): a token refreshed after a 401, or a request refused and why. Never a token. */
+export type BearerReport = (what: 'refreshed' | 'refused', reason: string) => void;
 
 /**
  * A fetch toward an upstream of `auth.mode: client`: every request carries the stored bearer
@@ -60,7 +65,11 @@ function isAuthRefusal(error: unknown): error is GatewayError {
  * again) and its JSON-RPC requests are answered -32041 (fail closed). Put under checkedFetch, so
  * what the SDK reads is still the gateway's parse.
  */
-export function bearerFetch(oauth: UpstreamOAuth, base: FetchLike = fetch): FetchLike {
+export function bearerFetch(
+  oauth: UpstreamOAuth,
+  base: FetchLike = fetch,
+  report: BearerReport = () => undefined,
+): FetchLike {
   return async (url, init) => {
     let token: string | undefined;
     /** Sends the request with the token `next` gives, or answers the refusal it throws. */
@@ -70,19 +79,22 @@ export function bearerFetch(oauth: UpstreamOAuth, base: FetchLike = fetch): Fetc
       } catch (error) {
         if (!isAuthRefusal(error)) throw error;
         token = undefined;
+        report('refused', String(error.data.reason));
         return refusedAnswer(init?.body, error);
       }
       return base(url, withBearer(init, token));
     };
     const first = await send(() => oauth.accessToken());
-    if (first.status === 403) return insufficientScope(oauth, first, init?.body);
+    if (first.status === 403) return insufficientScope(oauth, first, init?.body, report);
     if (first.status !== 401 || token === undefined) return first;
     await first.body?.cancel().catch(() => undefined);
     const rejected = token;
     const second = await send(() => oauth.refresh(rejected));
-    if (second.status === 403) return insufficientScope(oauth, second, init?.body);
+    if (token !== undefined) report('refreshed', 'upstream_401');
+    if (second.status === 403) return insufficientScope(oauth, second, init?.body, report);
     if (second.status !== 401 || token === undefined) return second;
     await second.body?.cancel().catch(() => undefined);
+    report('refused', 'login_required');
     return refusedAnswer(
       init?.body,
       oauth.refusal('login_required', 'the upstream refused its refreshed OAuth token (HTTP 401)'),

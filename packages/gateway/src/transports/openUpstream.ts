@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { isStdioUpstream, type UpstreamConfig } from '../config/index.js';
 import type { GatewayLogger } from '../observe/logger.js';
-import { bearerFetch } from './bearerFetch.js';
+import { bearerFetch, type BearerReport } from './bearerFetch.js';
 import { checkedFetch } from './checkedFetch.js';
 import type { UpstreamOAuth } from './upstreamOAuth.js';
 import { LegacySseClientTransport, LegacySseStreamError } from './legacySseClient.js';
@@ -82,11 +82,25 @@ export function openUpstream(upstream: UpstreamConfig, options: OpenUpstreamOpti
           answered,
         ),
     },
-    options.oauth === undefined ? fetch : bearerFetch(options.oauth),
+    options.oauth === undefined ? fetch : bearerFetch(options.oauth, fetch, oauthReport(options)),
   );
   return {
     transport: new StreamableHTTPClientTransport(new URL(upstream.url), { requestInit, fetch: checked }),
     isFatal: () => false,
+  };
+}
+
+/** The log lines of the client mode's bearer: `upstream.oauth_refreshed` (info), `upstream.auth_refused` (warn, `reason`). */
+function oauthReport(options: OpenUpstreamOptions): BearerReport {
+  const fields = { server: options.server, session: options.session };
+  return (what, reason) => {
+    if (what === 'refreshed')
+      options.logger.info({ event: 'upstream.oauth_refreshed', ...fields }, 'OAuth token refreshed');
+    else
+      options.logger.warn(
+        { event: 'upstream.auth_refused', ...fields, reason },
+        'request not sent: no usable OAuth token (toolpin login)',
+      );
   };
 }
 
