@@ -23,6 +23,7 @@ import {
   jsonRpcError,
   type JsonRpcId,
   type JsonRpcMessage,
+  type JsonRpcRequest,
   type JsonRpcResponse,
 } from '../wire/jsonRpc.js';
 import { upstreamFailureOf } from './exchange.js';
@@ -161,7 +162,7 @@ export class MessageBridge {
         );
       return;
     }
-    const { checkpoint, sessionKey } = this.#options;
+    const { checkpoint } = this.#options;
     if ('method' in message && typeof message.method === 'string')
       checkpoint.alerts.telemetry.onRequest(checkpoint.config.name, message.method);
     if (isRequestWithoutId(message)) {
@@ -169,43 +170,57 @@ export class MessageBridge {
       this.#log('warn', 'request.dropped', `dropped a ${message.method} request sent without an id`);
       return;
     }
-    if (isRequest(message)) {
-      this.#timedOut.delete(idKey(message.id));
-      this.#envelope = envelopeOf(message.params?._meta) ?? this.#envelope;
-      if (isScreened(checkpoint, message.method)) {
-        const refusal = await screenCall(
-          checkpoint,
-          sessionKey,
-          message.id,
-          message.params,
-          (listing) => this.#listUpstream(listing),
-          message.method,
+    if (isRequest(message) && !(await this.#admitRequest(message))) return;
+    await this.#sendUpstream(raw, message);
+  }
+
+  /**
+   * A client request before it goes upstream: screened (tools/call, prompts/get), answered here
+   * (`logging/setLevel` when the gateway holds the log level), or expected; then counted in flight.
+   * False when it was answered here and must not be sent.
+   */
+  async #admitRequest(message: JsonRpcRequest & { id: JsonRpcId }): Promise<boolean> {
+    const { checkpoint, sessionKey } = this.#options;
+    this.#timedOut.delete(idKey(message.id));
+    this.#envelope = envelopeOf(message.params?._meta) ?? this.#envelope;
+    if (isScreened(checkpoint, message.method)) {
+      const refusal = await screenCall(
+        checkpoint,
+        sessionKey,
+        message.id,
+        message.params,
+        (listing) => this.#listUpstream(listing),
+        message.method,
+      );
+      if (refusal !== undefined) {
+        this.#toClient(refusal);
+        this.#noticeRefusal(refusal);
+        return false;
+      }
+    } else if (message.method === 'logging/setLevel' && this.#options.notices !== undefined) {
+      const known = this.#options.notices.setLevel(message.params?.level);
+      if (!this.#upstreamLogs) {
+        this.#toClient(
+          known
+            ? { jsonrpc: '2.0', id: message.id, result: {} }
+            : jsonRpcError(message.id, ErrorCodes.INVALID_PARAMS, 'Invalid params: unknown log level'),
         );
-        if (refusal !== undefined) {
-          this.#toClient(refusal);
-          this.#noticeRefusal(refusal);
-          return;
-        }
-      } else if (message.method === 'logging/setLevel' && this.#options.notices !== undefined) {
-        const known = this.#options.notices.setLevel(message.params?.level);
-        if (!this.#upstreamLogs) {
-          this.#toClient(
-            known
-              ? { jsonrpc: '2.0', id: message.id, result: {} }
-              : jsonRpcError(message.id, ErrorCodes.INVALID_PARAMS, 'Invalid params: unknown log level'),
-          );
-          return;
-        }
-      } else checkpoint.expectAnswer(sessionKey, message.id, message.method, message.params);
-      const meta = message.params?._meta as { progressToken?: unknown } | undefined;
-      this.#inFlight.set(idKey(message.id), {
-        id: message.id,
-        method: message.method,
-        progressToken: meta?.progressToken,
-        sentAt: Date.now(),
-      });
-      this.#watchSilence();
-    }
+        return false;
+      }
+    } else checkpoint.expectAnswer(sessionKey, message.id, message.method, message.params);
+    const meta = message.params?._meta as { progressToken?: unknown } | undefined;
+    this.#inFlight.set(idKey(message.id), {
+      id: message.id,
+      method: message.method,
+      progressToken: meta?.progressToken,
+      sentAt: Date.now(),
+    });
+    this.#watchSilence();
+    return true;
+  }
+
+  /** Sends a client message upstream; a request that cannot be sent is answered -32041. */
+  async #sendUpstream(raw: JSONRPCMessage, message: JsonRpcMessage): Promise<void> {
     try {
       await this.#options.upstream.transport.send(raw);
     } catch (error) {
