@@ -12,6 +12,7 @@ import { GatewayError } from '../errors.js';
 import { isScreened, screenCall } from '../guard/screenCall.js';
 import { surfaceOfListing } from '../policy/pinSurface.js';
 import type { ServerGuard } from '../guard/serverGuard.js';
+import { endRequest, traceRequest, withTrace } from '../observe/tracing.js';
 import { collectToolPages } from '../state/collectToolPages.js';
 import type { SharedUpstream } from '../transports/sharedUpstream.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
@@ -101,7 +102,25 @@ export function createForwardingServer(options: ForwardingServerOptions): Server
     ...withInstructions(guard.deliveredInstructions(sessionKey, upstream.instructions)),
   });
 
+  /** One request, in its span when tracing is on (ended with the answer, or the error's code). */
   async function forward(request: JSONRPCRequest, ctx: ServerContext): Promise<Record<string, unknown>> {
+    const traced = traceRequest('stateless', guard.config.name, request);
+    if (traced === undefined) return forwardRequest(request, ctx);
+    try {
+      const result = await withTrace(traced, () => forwardRequest(request, ctx));
+      endRequest(traced);
+      return result;
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      endRequest(traced, { error: { code: typeof code === 'number' ? code : ErrorCodes.INTERNAL_ERROR } });
+      throw error;
+    }
+  }
+
+  async function forwardRequest(
+    request: JSONRPCRequest,
+    ctx: ServerContext,
+  ): Promise<Record<string, unknown>> {
     const params = request.params as Params;
     guard.alerts.telemetry.onRequest(guard.config.name, request.method);
     if (isScreened(guard, request.method)) {

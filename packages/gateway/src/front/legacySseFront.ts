@@ -58,7 +58,7 @@ export function legacySseFront(
     res.setHeader('x-accel-buffering', 'no');
     let bridge;
     try {
-      bridge = await openBridge(options, front, sessionKey, req.headers);
+      bridge = await openBridge(options, front, sessionKey, req.headers, 'sse');
     } catch {
       slot.release();
       if (!res.headersSent) refuseUnstartedUpstream(res, null, guard.config.name);

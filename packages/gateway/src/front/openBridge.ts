@@ -38,6 +38,7 @@ export async function openBridge(
   front: Transport,
   sessionKey: string,
   headers: IncomingHttpHeaders,
+  kind: 'streamable-http' | 'sse',
 ): Promise<MessageBridge> {
   const { guard, logger } = options;
   const config = guard.config;
@@ -54,6 +55,7 @@ export async function openBridge(
     guard,
     sessionKey,
     client: front,
+    front: kind,
     upstream,
     logger,
     timeoutMs: options.timeoutMs,

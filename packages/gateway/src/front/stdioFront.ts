@@ -84,6 +84,7 @@ export async function runStdioFront(options: StdioFrontOptions): Promise<StdioFr
     guard,
     sessionKey: STDIO_SESSION,
     client,
+    front: 'stdio',
     upstream,
     logger,
     timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,

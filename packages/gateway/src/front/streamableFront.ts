@@ -103,7 +103,7 @@ export function streamableFront(
     const sessionKey = sessionKeyOf({ authorization, cookie, 'mcp-session-id': id });
     let bridge;
     try {
-      bridge = await openBridge(options, front, sessionKey, req.headers);
+      bridge = await openBridge(options, front, sessionKey, req.headers, 'streamable-http');
     } catch {
       slot.release();
       return refuseUnstartedUpstream(res, initialize.id, guard.config.name);
