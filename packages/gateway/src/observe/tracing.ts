@@ -54,7 +54,8 @@ export interface RequestToTrace {
 /** The tool or prompt a request names, bounded; undefined for other requests. */
 function targetOf(method: string, params: unknown): string | undefined {
   if (method !== 'tools/call' && method !== 'prompts/get') return undefined;
-  const name = typeof params === 'object' && params !== null ? (params as { name?: unknown }).name : undefined;
+  const name =
+    typeof params === 'object' && params !== null ? (params as { name?: unknown }).name : undefined;
   return typeof name === 'string' ? name.slice(0, MAX_NAME_CHARS) : undefined;
 }
 
@@ -124,7 +125,8 @@ export function continueClientTrace(headers: IncomingHttpHeaders): Context {
  * as the MCP semantic conventions propagate it); the active context when there is none.
  */
 export function traceContextOfMeta(params: unknown): Context {
-  const meta = typeof params === 'object' && params !== null ? (params as { _meta?: unknown })._meta : undefined;
+  const meta =
+    typeof params === 'object' && params !== null ? (params as { _meta?: unknown })._meta : undefined;
   if (!active || typeof meta !== 'object' || meta === null) return context.active();
   return propagation.extract(context.active(), meta);
 }

@@ -71,7 +71,9 @@ async function openProvider(settings: TracingSettings, logger: GatewayLogger): P
   provider.register();
   setTracingActive(true);
   const endpoint =
-    settings.url === undefined ? '(OTEL_EXPORTER_OTLP_* variables, or the OTLP default)' : redactUrl(settings.url);
+    settings.url === undefined
+      ? '(OTEL_EXPORTER_OTLP_* variables, or the OTLP default)'
+      : redactUrl(settings.url);
   return { provider, endpoint, holders: 0 };
 }
 

@@ -1,0 +1,235 @@
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+  connectV1Client,
+  defaultTools,
+  startLegacySseServer,
+  startV1Server,
+  type PeerHandle,
+} from '../peers/index.js';
+import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
+import { pinFor } from '../support/pinFor.js';
+import { rejectionOf } from '../support/rejection.js';
+
+// One gateway with tracing on (its `telemetry` block), exporting over OTLP/HTTP to a receiver in
+// this process, in front of a real Streamable HTTP server (proxied) and a real HTTP+SSE server
+// (bridged): the spans and attributes of docs/telemetry.md, and the traceparent the upstreams saw.
+
+/** One span as OTLP/JSON carries it (the fields read here). */
+interface OtlpSpan {
+  readonly traceId: string;
+  readonly spanId: string;
+  readonly parentSpanId?: string;
+  readonly name: string;
+  readonly kind: number;
+  readonly status?: { readonly code?: number };
+  readonly attributes: readonly { key: string; value: Record<string, unknown> }[];
+}
+
+const SPAN_KIND_INTERNAL = 1;
+const SPAN_KIND_SERVER = 2;
+const STATUS_ERROR = 2;
+
+/** An OTLP/HTTP receiver on 127.0.0.1: every span of every JSON export, and the service names seen. */
+class OtlpReceiver {
+  readonly spans: OtlpSpan[] = [];
+  readonly services = new Set<string>();
+  readonly #server: Server;
+  #arrived: (() => void) | undefined;
+
+  constructor() {
+    this.#server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        this.#receive(req.url ?? '', req.headers['content-type'], Buffer.concat(chunks).toString('utf8'));
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+  }
+
+  async listen(): Promise<string> {
+    this.#server.listen(0, '127.0.0.1');
+    await once(this.#server, 'listening');
+    return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}/v1/traces`;
+  }
+
+  #receive(url: string, type: string | undefined, body: string): void {
+    if (url !== '/v1/traces' || type !== 'application/json') return;
+    const data = JSON.parse(body) as {
+      resourceSpans: {
+        resource: { attributes: OtlpSpan['attributes'] };
+        scopeSpans: { spans: OtlpSpan[] }[];
+      }[];
+    };
+    for (const resource of data.resourceSpans) {
+      const service = attributeOf({ attributes: resource.resource.attributes } as OtlpSpan, 'service.name');
+      if (typeof service === 'string') this.services.add(service);
+      for (const scope of resource.scopeSpans) this.spans.push(...scope.spans);
+    }
+    this.#arrived?.();
+  }
+
+  /** Waits (on exports, never on a clock) until `find` finds what it looks for; bounded by the test timeout. */
+  async waitFor<T>(find: (spans: readonly OtlpSpan[]) => T | undefined): Promise<T> {
+    for (;;) {
+      const found = find(this.spans);
+      if (found !== undefined) return found;
+      await new Promise<void>((resolve) => (this.#arrived = resolve));
+    }
+  }
+
+  close(): Promise<void> {
+    // The exporter keeps its connection alive: close it rather than wait for it to idle out.
+    this.#server.closeAllConnections();
+    return new Promise((resolve) => this.#server.close(() => resolve()));
+  }
+}
+
+function attributeOf(span: OtlpSpan, key: string): unknown {
+  const value = span.attributes.find((attribute) => attribute.key === key)?.value;
+  if (value === undefined) return undefined;
+  return value.stringValue ?? value.intValue ?? value.boolValue ?? value.doubleValue;
+}
+
+/** The attributes of a span as a plain object (what the docs list). */
+function attributesOf(span: OtlpSpan): Record<string, unknown> {
+  return Object.fromEntries(
+    span.attributes.map((attribute) => [attribute.key, attributeOf(span, attribute.key)]),
+  );
+}
+
+const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
+const CLIENT_SPAN_ID = '00f067aa0ba902b7';
+const SECRET_ARGUMENT = 'argument-that-must-not-be-traced';
+
+// `add` is pinned with another description than the upstream serves: its calls are refused (drift).
+const PINNED_TOOLS = defaultTools().map((tool) =>
+  tool.name === 'add' ? { ...tool, description: 'Adds two numbers.' } : tool,
+);
+
+describe('OpenTelemetry traces (telemetry block, OTLP/HTTP)', () => {
+  const receiver = new OtlpReceiver();
+  let proxied: PeerHandle;
+  let legacy: PeerHandle;
+  let gateway: GatewayHarness;
+  let client: Client;
+  let bridgedClient: Client;
+  const scheduleDelay = process.env.OTEL_BSP_SCHEDULE_DELAY;
+
+  beforeAll(async () => {
+    // Spans are exported 20 ms after they end rather than 5 s: the test waits on exports.
+    process.env.OTEL_BSP_SCHEDULE_DELAY = '20';
+    const endpoint = await receiver.listen();
+    proxied = await startV1Server({ mode: 'stateful-sse' });
+    legacy = await startLegacySseServer();
+    gateway = await startGatewayHarness(
+      [
+        pinFor('traced', proxied.url, PINNED_TOOLS),
+        { ...pinFor('bridged', legacy.url, defaultTools()), upstream: { url: legacy.url, transport: 'sse' } },
+      ],
+      { telemetry: { traces: 'otlp', endpoint, serviceName: 'toolpin-under-test' } },
+    );
+    const headers = { traceparent: `00-${TRACE_ID}-${CLIENT_SPAN_ID}-01` };
+    client = await connectV1Client(`${gateway.url}/traced/mcp`, { headers });
+    bridgedClient = await connectV1Client(`${gateway.url}/bridged/mcp`, { headers });
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    await bridgedClient?.close();
+    await gateway?.close();
+    await proxied?.close();
+    await legacy?.close();
+    await receiver.close();
+    if (scheduleDelay === undefined) delete process.env.OTEL_BSP_SCHEDULE_DELAY;
+    else process.env.OTEL_BSP_SCHEDULE_DELAY = scheduleDelay;
+  });
+
+  it('traces an allowed call as a child of the client traceparent, its decision under it, and the upstream sees the gateway span', async () => {
+    await client.callTool({ name: 'echo', arguments: { text: SECRET_ARGUMENT } });
+    const request = await receiver.waitFor((spans) => spans.find((span) => span.name === 'tools/call echo'));
+    expect(request).toMatchObject({
+      traceId: TRACE_ID,
+      parentSpanId: CLIENT_SPAN_ID,
+      kind: SPAN_KIND_SERVER,
+    });
+    expect(attributesOf(request)).toEqual({
+      'mcp.method.name': 'tools/call',
+      'jsonrpc.request.id': expect.any(String),
+      'network.transport': 'tcp',
+      'gen_ai.tool.name': 'echo',
+      'gen_ai.operation.name': 'execute_tool',
+      'toolpin.server': 'traced',
+      'toolpin.front': 'streamable-http',
+    });
+    const decision = await receiver.waitFor((spans) =>
+      spans.find((span) => span.name === 'toolpin.decision' && span.parentSpanId === request.spanId),
+    );
+    expect(decision).toMatchObject({ traceId: TRACE_ID, kind: SPAN_KIND_INTERNAL });
+    expect(attributesOf(decision)).toEqual({
+      'toolpin.server': 'traced',
+      'toolpin.tool': 'echo',
+      'toolpin.stage': 'call',
+      'toolpin.decision': 'allow',
+    });
+    // The upstream got the call, and the listing the gateway made first (fetch on miss), under the gateway's span.
+    const seen = `00-${TRACE_ID}-${request.spanId}-01`;
+    const call = proxied.requests.find((entry) => entry.method === 'tools/call');
+    expect(call?.headers.traceparent).toBe(seen);
+    const listing = proxied.requests.find(
+      (entry) =>
+        entry.method === 'tools/list' && typeof entry.id === 'string' && entry.id.startsWith('toolpin-'),
+    );
+    expect(listing?.headers.traceparent).toBe(seen);
+    expect(receiver.services).toEqual(new Set(['toolpin-under-test']));
+    // Arguments are never traced.
+    expect(JSON.stringify(receiver.spans)).not.toContain(SECRET_ARGUMENT);
+  });
+
+  it('traces a refused call: deny with its reason and severity, the request span an error with -32040', async () => {
+    const refusal = await rejectionOf(client.callTool({ name: 'add', arguments: { a: 1, b: 2 } }), McpError);
+    expect(refusal.code).toBe(-32040);
+    const data = refusal.data as { reason: string; severity: string };
+    expect(data.reason).toBe('tool_drifted');
+    const request = await receiver.waitFor((spans) => spans.find((span) => span.name === 'tools/call add'));
+    expect(request.status?.code).toBe(STATUS_ERROR);
+    expect(attributesOf(request)).toMatchObject({
+      'error.type': '-32040',
+      'rpc.response.status_code': '-32040',
+    });
+    const decision = await receiver.waitFor((spans) =>
+      spans.find((span) => span.name === 'toolpin.decision' && span.parentSpanId === request.spanId),
+    );
+    expect(attributesOf(decision)).toEqual({
+      'toolpin.server': 'traced',
+      'toolpin.tool': 'add',
+      'toolpin.stage': 'call',
+      'toolpin.decision': 'deny',
+      'toolpin.reason': 'tool_drifted',
+      'toolpin.severity': data.severity,
+    });
+    expect(proxied.callCount('add')).toBe(0);
+  });
+
+  it('traces a bridged request (HTTP+SSE upstream): the span under the client traceparent, its traceparent on the upstream POST', async () => {
+    await bridgedClient.callTool({ name: 'echo', arguments: { text: 'hi' } });
+    const request = await receiver.waitFor((spans) =>
+      spans.find(
+        (span) => span.name === 'tools/call echo' && attributeOf(span, 'toolpin.server') === 'bridged',
+      ),
+    );
+    expect(request).toMatchObject({
+      traceId: TRACE_ID,
+      parentSpanId: CLIENT_SPAN_ID,
+      kind: SPAN_KIND_SERVER,
+    });
+    expect(attributeOf(request, 'toolpin.front')).toBe('streamable-http');
+    const call = legacy.requests.find((entry) => entry.method === 'tools/call');
+    expect(call?.headers.traceparent).toBe(`00-${TRACE_ID}-${request.spanId}-01`);
+    expect(legacy.callCount('echo')).toBe(1);
+  });
+});
