@@ -49,6 +49,11 @@ export async function runWrap(options: WrapCommandOptions, io: CliIo): Promise<n
   // Traces only by the OTEL_* variables here (no gateway file); spans go to the collector, never stdout.
   const settings = tracingSettings(undefined, process.env);
   const tracing = settings === undefined ? undefined : await startTracing(settings, logger);
+  if (tracing !== undefined)
+    logger.info(
+      { event: 'telemetry.started', endpoint: tracing.endpoint, service: settings?.serviceName },
+      'OpenTelemetry tracing on',
+    );
   const finish = async (code: number): Promise<number> => {
     await tracing?.close();
     logger.flush?.();
