@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -231,5 +232,19 @@ describe('OpenTelemetry traces (telemetry block, OTLP/HTTP)', () => {
     const call = legacy.requests.find((entry) => entry.method === 'tools/call');
     expect(call?.headers.traceparent).toBe(`00-${TRACE_ID}-${request.spanId}-01`);
     expect(legacy.callCount('echo')).toBe(1);
+  });
+
+  it('carries only attributes docs/telemetry.md lists, and spans only of the names it gives', () => {
+    const page = readFileSync(new URL('../../docs/telemetry.md', import.meta.url), 'utf8');
+    const documented = new Set([...page.matchAll(/^\| `([a-z_.]+)` +\|/gm)].map((match) => match[1]));
+    expect(documented.size).toBeGreaterThan(10);
+    const carried = new Set(
+      receiver.spans.flatMap((span) => span.attributes.map((attribute) => attribute.key)),
+    );
+    expect([...carried].filter((key) => !documented.has(key))).toEqual([]);
+    const names = new Set(receiver.spans.map((span) => span.name));
+    expect([...names].filter((name) => !/^(?:toolpin\.decision|[a-z/]+(?: [a-z_]+)?)$/.test(name))).toEqual(
+      [],
+    );
   });
 });
