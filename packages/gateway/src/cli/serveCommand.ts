@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { loadGatewayConfig, loadSinglePinConfig, type GatewayConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
-import { startGateway, type RunningGateway } from '../front/startGateway.js';
+import { startGateway, type RunningGateway } from '../ingress/startGateway.js';
 import { logUnhandledRejections } from '../observe/lastResort.js';
 import { createLogger, type LogFormat } from '../observe/logger.js';
 import type { CliIo } from './cliIo.js';

@@ -155,7 +155,7 @@ const HEADERS_SETTER = { set: (carrier: Headers, key: string, value: string) => 
 export type DecisionStage = 'call' | 'result';
 
 /**
- * Records one decision of the guard as a span (`toolpin.decision`, kind INTERNAL), child of the
+ * Records one decision of the checkpoint as a span (`toolpin.decision`, kind INTERNAL), child of the
  * request's: `toolpin.server`, `toolpin.tool` or `toolpin.prompt`, `toolpin.decision` (allow, flag,
  * deny), and for a flag or a denial `toolpin.reason` and, when known, `toolpin.severity`.
  */

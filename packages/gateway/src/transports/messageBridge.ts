@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayError } from '../errors.js';
-import { isScreened, screenCall } from '../guard/screenCall.js';
-import type { ServerGuard } from '../guard/serverGuard.js';
+import { isScreened, screenCall } from '../checkpoint/screenCall.js';
+import type { ServerCheckpoint } from '../checkpoint/serverCheckpoint.js';
 import type { ClientNotices } from '../observe/clientNotices.js';
 import { errorSummary } from '../observe/errorSummary.js';
 import type { GatewayLogger } from '../observe/logger.js';
@@ -54,7 +54,7 @@ const MAX_TIMED_OUT = 1024;
 
 /** Options of {@link MessageBridge}. */
 export interface MessageBridgeOptions {
-  readonly guard: ServerGuard;
+  readonly checkpoint: ServerCheckpoint;
   /** Whose catalog this connection acts on. */
   readonly sessionKey: string;
   /** The client-facing transport (Streamable HTTP server, stdio server, HTTP+SSE server). */
@@ -103,8 +103,8 @@ interface InFlight {
 
 /**
  * Joins a client-facing and an upstream-facing MCP transport at the JSON-RPC message level and puts
- * the server's guard between them: every tools/call is decided before it is sent (a refusal is
- * answered here), every tools/list result is replaced by the value the guard verified. Client
+ * the server's checkpoint between them: every tools/call is decided before it is sent (a refusal is
+ * answered here), every tools/list result is replaced by the value the checkpoint verified. Client
  * messages are handled one at a time, in order, so a call waiting for a fetch on miss is not
  * overtaken. One bridge is one session; either side closing ends both.
  */
@@ -174,9 +174,9 @@ export class MessageBridge {
         );
       return;
     }
-    const { guard } = this.#options;
+    const { checkpoint } = this.#options;
     if ('method' in message && typeof message.method === 'string')
-      guard.alerts.telemetry.onRequest(guard.config.name, message.method);
+      checkpoint.alerts.telemetry.onRequest(checkpoint.config.name, message.method);
     if (isRequestWithoutId(message)) {
       // A request sent as a notification could be run upstream with no answer to refuse it by.
       this.#log('warn', 'request.dropped', `dropped a ${message.method} request sent without an id`);
@@ -190,7 +190,7 @@ export class MessageBridge {
     } catch (error) {
       this.#log('warn', 'upstream.send_failed', (error as Error).message);
       if (isRequest(message) && this.#inFlight.delete(idKey(message.id))) {
-        this.#options.guard.forgetCalls(this.#options.sessionKey, [message.id]);
+        this.#options.checkpoint.forgetCalls(this.#options.sessionKey, [message.id]);
         this.#toClient(
           jsonRpcError(
             message.id,
@@ -207,18 +207,18 @@ export class MessageBridge {
    * answered here; else the request is in flight, to be sent upstream.
    */
   async #answeredHere(message: JsonRpcRequest & { id: JsonRpcId }): Promise<boolean> {
-    const { guard, sessionKey } = this.#options;
+    const { checkpoint, sessionKey } = this.#options;
     const front = this.#options.front ?? 'stdio';
     this.#timedOut.delete(idKey(message.id));
     this.#envelope = envelopeOf(message.params?._meta) ?? this.#envelope;
     // A stdio client's trace context travels in params._meta; an HTTP client's is already active.
     const parent = front === 'stdio' ? traceContextOfMeta(message.params) : undefined;
-    const traced = traceRequest(front, guard.config.name, message, parent);
+    const traced = traceRequest(front, checkpoint.config.name, message, parent);
     if (traced !== undefined) this.#traced.set(idKey(message.id), traced);
-    if (isScreened(guard, message.method)) {
+    if (isScreened(checkpoint, message.method)) {
       const refusal = await withTrace(traced, () =>
         screenCall(
-          guard,
+          checkpoint,
           sessionKey,
           message.id,
           message.params,
@@ -241,7 +241,7 @@ export class MessageBridge {
         );
         return true;
       }
-    } else guard.expectAnswer(sessionKey, message.id, message.method, message.params);
+    } else checkpoint.expectAnswer(sessionKey, message.id, message.method, message.params);
     const meta = message.params?._meta as { progressToken?: unknown } | undefined;
     this.#inFlight.set(idKey(message.id), {
       id: message.id,
@@ -294,7 +294,7 @@ export class MessageBridge {
   /** Drops an invalid upstream message; the request it answers (the client's or the gateway's own) gets -32042. */
   #dropInvalid(invalid: InvalidUpstreamMessage): void {
     const id = invalid.id;
-    const server = this.#options.guard.config.name;
+    const server = this.#options.checkpoint.config.name;
     let answered = false;
     if (id !== undefined) {
       const refusal = unverifiableAnswer(id, invalid, server);
@@ -317,7 +317,7 @@ export class MessageBridge {
     );
     if (this.#own.settle(failure)) return;
     if (this.#inFlight.delete(idKey(message.id))) {
-      this.#options.guard.forgetCalls(this.#options.sessionKey, [message.id]);
+      this.#options.checkpoint.forgetCalls(this.#options.sessionKey, [message.id]);
       this.#toClient(failure, message.id);
     }
   }
@@ -325,7 +325,7 @@ export class MessageBridge {
   #relay(message: JsonRpcMessage): void {
     let related: JsonRpcId | undefined;
     if (isResponse(message)) {
-      // The gateway's own listing is the guard's to inspect; the client never asked for it.
+      // The gateway's own listing is the checkpoint's to inspect; the client never asked for it.
       if (this.#own.settle(message)) return;
       // The client already has its answer (-32041 timeout): a second one is not sent.
       if (this.#timedOut.delete(idKey(message.id))) {
@@ -335,7 +335,7 @@ export class MessageBridge {
       const request = this.#inFlight.get(idKey(message.id));
       // Inspected before it counts as answered: if inspection throws, the request still gets an error.
       const replaced = withTrace(this.#traced.get(idKey(message.id)), () =>
-        this.#options.guard.inspectUpstreamMessage(this.#options.sessionKey, message),
+        this.#options.checkpoint.inspectUpstreamMessage(this.#options.sessionKey, message),
       );
       this.#inFlight.delete(idKey(message.id));
       related = message.id;
@@ -349,7 +349,7 @@ export class MessageBridge {
       return;
     }
     related = this.#relatedRequest(message);
-    const replaced = this.#options.guard.inspectUpstreamMessage(this.#options.sessionKey, message);
+    const replaced = this.#options.checkpoint.inspectUpstreamMessage(this.#options.sessionKey, message);
     this.#toClient(replaced ?? message, related);
   }
 
@@ -463,14 +463,14 @@ export class MessageBridge {
   #timeOutSilent(): void {
     const idleMs = this.#idleMs;
     const now = Date.now();
-    const server = this.#options.guard.config.name;
+    const server = this.#options.checkpoint.config.name;
     const message = `toolpin: the upstream sent nothing for ${idleMs} ms`;
     let count = 0;
     for (const [key, request] of this.#inFlight) {
       if (Math.max(request.sentAt, this.#heardAt) + idleMs > now) continue;
       this.#inFlight.delete(key);
       this.#timedOut.add(key);
-      this.#options.guard.forgetCalls(this.#options.sessionKey, [request.id]);
+      this.#options.checkpoint.forgetCalls(this.#options.sessionKey, [request.id]);
       count += 1;
       this.#toClient(upstreamFailureOf(server, request.id, 'timeout', message), request.id);
       if (request.method !== 'initialize')
@@ -547,7 +547,7 @@ export class MessageBridge {
   }
 
   async #shutdown(by: BridgeEnd): Promise<void> {
-    const { client, upstream, guard, sessionKey } = this.#options;
+    const { client, upstream, checkpoint, sessionKey } = this.#options;
     const reason = describeUpstreamEnd(by, upstream.transport);
     this.#log(by === 'upstream' ? 'warn' : 'info', 'session.ended', reason);
     this.#own.rejectAll(new GatewayError('GW_UPSTREAM_EXITED', reason));
@@ -569,13 +569,13 @@ export class MessageBridge {
     // A client that stopped reading must not hold the session open forever.
     await settleWithin(this.#outbound, CLIENT_FLUSH_MS);
     await client.close().catch((error: Error) => this.#log('debug', 'client.close_failed', error.message));
-    guard.forgetSession(sessionKey);
+    checkpoint.forgetSession(sessionKey);
     this.onclose?.(by);
   }
 
   #fields(): Record<string, unknown> {
-    const { guard, sessionKey } = this.#options;
-    return { server: guard.config.name, session: sessionLabel(sessionKey) };
+    const { checkpoint, sessionKey } = this.#options;
+    return { server: checkpoint.config.name, session: sessionLabel(sessionKey) };
   }
 
   #log(level: 'debug' | 'info' | 'warn' | 'error', event: string, message: string): void {

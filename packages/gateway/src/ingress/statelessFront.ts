@@ -35,7 +35,7 @@ export function statelessFront(
   options: BridgeFrontOptions,
   sessions: BridgeSessions<StatelessSession>,
 ): StatelessFront {
-  const { guard, logger } = options;
+  const { checkpoint, logger } = options;
   const opening = new Map<string, Promise<StatelessSession>>();
 
   /** Opens the credential's upstream in a reserved slot; rejects with what to answer when it cannot. */
@@ -46,7 +46,7 @@ export function statelessFront(
     let session: StatelessSession;
     try {
       session = await StatelessSession.open({
-        guard,
+        checkpoint,
         logger,
         credential,
         headers: passedCredentials(req.headers),
@@ -58,7 +58,7 @@ export function statelessFront(
       slot.release();
       throw error;
     }
-    if (!slot.fill(credential, { carrier: session, front: session, credential }))
+    if (!slot.fill(credential, { carrier: session, handler: session, credential }))
       throw new Refused({ refused: 'closing' }, client);
     return session;
   }
@@ -66,7 +66,7 @@ export function statelessFront(
   /** The credential's live upstream, or the one being opened for it (concurrent first requests share it). */
   function sessionFor(req: Request, credential: string): Promise<StatelessSession> {
     const live = sessions.get(credential, req.headers);
-    if (live !== undefined) return Promise.resolve(live.front);
+    if (live !== undefined) return Promise.resolve(live.handler);
     let pending = opening.get(credential);
     if (pending === undefined) {
       pending = openSession(req, credential);
@@ -83,10 +83,11 @@ export function statelessFront(
     try {
       session = await sessionFor(req, credential);
     } catch (error) {
-      if (!(error instanceof Refused)) return refuseUnstartedUpstream(res, idOf(body), guard.config.name);
+      if (!(error instanceof Refused))
+        return refuseUnstartedUpstream(res, idOf(body), checkpoint.config.name);
       return refuseSession(res, error.refusal, {
         logger,
-        server: guard.config.name,
+        server: checkpoint.config.name,
         id: idOf(body),
         client: error.client,
         sessions: sessions.size,

@@ -5,7 +5,7 @@ import { toNodeHandler, type NodeMcpRequestHandler } from '@modelcontextprotocol
 import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
 import type { Request } from 'express';
 import { GatewayError } from '../errors.js';
-import type { ServerGuard } from '../guard/serverGuard.js';
+import type { ServerCheckpoint } from '../checkpoint/serverCheckpoint.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { errorSummary } from '../observe/errorSummary.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
@@ -19,7 +19,7 @@ import { CLIENT_FLUSH_MS } from '../defaults.js';
 
 /** Options of {@link StatelessSession.open}. */
 export interface StatelessSessionOptions {
-  readonly guard: ServerGuard;
+  readonly checkpoint: ServerCheckpoint;
   readonly logger: GatewayLogger;
   /** The credential whose requests share this upstream (hashed, see credentialOf). */
   readonly credential: string;
@@ -37,7 +37,7 @@ export interface StatelessSessionOptions {
  * The upstream of one credential's 2026-07-28 clients on a bridged route: a child (or a legacy
  * HTTP+SSE session) the gateway initialized itself, kept warm across requests, and the SDK's
  * 2026-07-28 handler in front of it (discover, per-request envelope, subscriptions/listen). The
- * upstream's list_changed notifications reach this credential's listen streams, and the guard.
+ * upstream's list_changed notifications reach this credential's listen streams, and the checkpoint.
  */
 export class StatelessSession {
   /** Called once when the session ends, with the side that ended it. */
@@ -57,9 +57,9 @@ export class StatelessSession {
     this.#options = options;
     this.#sessionKey = sessionKey;
     this.#upstream = upstream;
-    const { guard, timeoutMs } = options;
+    const { checkpoint, timeoutMs } = options;
     this.#handler = createMcpHandler(
-      () => createForwardingServer({ guard, sessionKey, upstream, timeoutMs }),
+      () => createForwardingServer({ checkpoint, sessionKey, upstream, timeoutMs }),
       {
         legacy: 'reject',
         onerror: (error) => this.#log('debug', 'stateless.handler_error', errorSummary(error)),
@@ -73,8 +73,8 @@ export class StatelessSession {
 
   /** Starts the upstream and initializes it; rejects, after logging why, when it cannot be started. */
   static async open(options: StatelessSessionOptions): Promise<StatelessSession> {
-    const { guard, logger } = options;
-    const config = guard.config;
+    const { checkpoint, logger } = options;
+    const config = checkpoint.config;
     const sessionKey = `${options.credential}:upstream:${randomUUID()}`;
     // A notification sent before initialize completes has no listener yet to reach.
     let deliver: (method: string, params: Record<string, unknown> | undefined) => void = () => undefined;
@@ -154,12 +154,12 @@ export class StatelessSession {
     return this.#end(endedBy);
   }
 
-  /** Change notifications go to the credential's listen streams; the guard learns its catalog is stale. */
+  /** Change notifications go to the credential's listen streams; the checkpoint learns its catalog is stale. */
   #fromUpstream(method: string, params: Record<string, unknown> | undefined): void {
     const notify = this.#handler.notify;
-    // A list_changed makes the guard's catalog of that surface stale before the client hears of it.
+    // A list_changed makes the checkpoint's catalog of that surface stale before the client hears of it.
     if (method.endsWith('/list_changed'))
-      this.#options.guard.inspectUpstreamMessage(this.#sessionKey, { jsonrpc: '2.0', method });
+      this.#options.checkpoint.inspectUpstreamMessage(this.#sessionKey, { jsonrpc: '2.0', method });
     if (method === 'notifications/tools/list_changed') notify.toolsChanged();
     else if (method === 'notifications/prompts/list_changed') notify.promptsChanged();
     else if (method === 'notifications/resources/list_changed') notify.resourcesChanged();
@@ -181,14 +181,17 @@ export class StatelessSession {
         // The requests the upstream left unanswered are failing with -32041 now: let those answers out.
         await settleWithin(Promise.allSettled(this.#answering), CLIENT_FLUSH_MS);
         await this.#handler.close().catch(() => undefined);
-        this.#options.guard.forgetSession(this.#sessionKey);
+        this.#options.checkpoint.forgetSession(this.#sessionKey);
       })
       .catch((error: unknown) => this.#log('error', 'session.failed', errorSummary(error)));
     return this.#closing;
   }
 
   #log(level: 'debug' | 'info' | 'warn' | 'error', event: string, message: string): void {
-    const { guard, logger } = this.#options;
-    logger[level]({ event, server: guard.config.name, session: sessionLabel(this.#sessionKey) }, message);
+    const { checkpoint, logger } = this.#options;
+    logger[level](
+      { event, server: checkpoint.config.name, session: sessionLabel(this.#sessionKey) },
+      message,
+    );
   }
 }

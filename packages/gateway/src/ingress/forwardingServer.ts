@@ -9,9 +9,9 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { GatewayError } from '../errors.js';
-import { isScreened, screenCall } from '../guard/screenCall.js';
+import { isScreened, screenCall } from '../checkpoint/screenCall.js';
 import { surfaceOfListing } from '../policy/pinSurface.js';
-import type { ServerGuard } from '../guard/serverGuard.js';
+import type { ServerCheckpoint } from '../checkpoint/serverCheckpoint.js';
 import { endRequest, traceRequest, withTrace } from '../observe/tracing.js';
 import { collectToolPages } from '../state/collectToolPages.js';
 import type { SharedUpstream } from '../transports/sharedUpstream.js';
@@ -21,7 +21,7 @@ import { DEFAULT_MAX_PAGES } from '../defaults.js';
 
 /** What one forwarding server instance acts for. */
 export interface ForwardingServerOptions {
-  readonly guard: ServerGuard;
+  readonly checkpoint: ServerCheckpoint;
   /** Whose catalog the requests act on (the credential). */
   readonly sessionKey: string;
   readonly upstream: SharedUpstream;
@@ -88,23 +88,23 @@ function refusalError(refusal: JsonRpcResponse): ProtocolError {
 /**
  * Builds the SDK v2 server that answers one 2026-07-28 request for a bridged upstream. It speaks
  * for the upstream (its name, capabilities and instructions) and forwards every request to the
- * shared upstream connection, with the server's guard in between: a tools/call is decided before
- * it is sent, and a tools/list result is replaced by the value the guard verified. The SDK turns
+ * shared upstream connection, with the server's checkpoint in between: a tools/call is decided before
+ * it is sent, and a tools/list result is replaced by the value the checkpoint verified. The SDK turns
  * the 2025-era results into 2026-07-28 ones (resultType, cache fields, server identity).
  */
 export function createForwardingServer(options: ForwardingServerOptions): Server {
-  const { guard, sessionKey, upstream, timeoutMs } = options;
+  const { checkpoint, sessionKey, upstream, timeoutMs } = options;
   const maxPages = options.maxPages ?? DEFAULT_MAX_PAGES;
-  const server = new Server(upstream.serverInfo ?? { name: guard.config.name, version: '0.0.0' }, {
+  const server = new Server(upstream.serverInfo ?? { name: checkpoint.config.name, version: '0.0.0' }, {
     // The 2025 and 2026 capability shapes agree on what a forwarding server can declare.
     capabilities: forwardedCapabilities(upstream.capabilities),
     // The upstream's instructions only when the pin lets them through (unchanged, or not pinned).
-    ...withInstructions(guard.deliveredInstructions(sessionKey, upstream.instructions)),
+    ...withInstructions(checkpoint.deliveredInstructions(sessionKey, upstream.instructions)),
   });
 
   /** One request, in its span when tracing is on (ended with the answer, or the error's code). */
   async function forward(request: JSONRPCRequest, ctx: ServerContext): Promise<Record<string, unknown>> {
-    const traced = traceRequest('stateless', guard.config.name, request);
+    const traced = traceRequest('stateless', checkpoint.config.name, request);
     if (traced === undefined) return forwardRequest(request, ctx);
     try {
       const result = await withTrace(traced, () => forwardRequest(request, ctx));
@@ -122,10 +122,10 @@ export function createForwardingServer(options: ForwardingServerOptions): Server
     ctx: ServerContext,
   ): Promise<Record<string, unknown>> {
     const params = request.params as Params;
-    guard.alerts.telemetry.onRequest(guard.config.name, request.method);
-    if (isScreened(guard, request.method)) {
+    checkpoint.alerts.telemetry.onRequest(checkpoint.config.name, request.method);
+    if (isScreened(checkpoint, request.method)) {
       const refusal = await screenCall(
-        guard,
+        checkpoint,
         sessionKey,
         request.id,
         params,
@@ -153,8 +153,8 @@ export function createForwardingServer(options: ForwardingServerOptions): Server
       })
       .catch((error: unknown) => {
         // The gateway answers this call itself: no later call under its id inherits its check.
-        if (request.method === 'tools/call') guard.forgetCalls(sessionKey, [request.id]);
-        throw asProtocolError(error, guard.config.name);
+        if (request.method === 'tools/call') checkpoint.forgetCalls(sessionKey, [request.id]);
+        throw asProtocolError(error, checkpoint.config.name);
       });
     const forwarded = withoutRevisionFields(result);
     if (request.method === 'tools/call') return checkedResult(request.id, forwarded);
@@ -163,31 +163,31 @@ export function createForwardingServer(options: ForwardingServerOptions): Server
       : verifiedListing(request.method, params, forwarded);
   }
 
-  /** A call's result as the guard decided it (checked against the pinned outputSchema when expected). */
+  /** A call's result as the checkpoint decided it (checked against the pinned outputSchema when expected). */
   function checkedResult(id: JSONRPCRequest['id'], result: Record<string, unknown>): Record<string, unknown> {
-    const replaced = guard.checkCallResult(sessionKey, id, result);
+    const replaced = checkpoint.checkCallResult(sessionKey, id, result);
     if (replaced !== undefined) throw refusalError(replaced);
     return result;
   }
 
-  /** The listing the guard verified in place of the upstream's (drifted and unpinned tools filtered). */
+  /** The listing the checkpoint verified in place of the upstream's (drifted and unpinned tools filtered). */
   function verifiedListing(
     method: string,
     params: Params,
     result: Record<string, unknown>,
   ): Record<string, unknown> {
-    // The guard recognises a listing by the id it was expected under; this one never goes on a wire.
+    // The checkpoint recognises a listing by the id it was expected under; this one never goes on a wire.
     const id = `toolpin-${randomUUID()}`;
-    guard.expectAnswer(sessionKey, id, method, params);
-    const replaced = guard.inspectUpstreamMessage(sessionKey, { jsonrpc: '2.0', id, result }) as
+    checkpoint.expectAnswer(sessionKey, id, method, params);
+    const replaced = checkpoint.inspectUpstreamMessage(sessionKey, { jsonrpc: '2.0', id, result }) as
       JsonRpcResponse | undefined;
     // A surface the pin does not pin passes as served (not enforced).
     if (replaced === undefined && method !== 'tools/list') return result;
-    // The guard answers every tools listing it expected; a listing it did not inspect is not handed out.
+    // The checkpoint answers every tools listing it expected; a listing it did not inspect is not handed out.
     if (replaced === undefined)
       throw new ProtocolError(ErrorCodes.PIN_POLICY_BLOCKED, 'toolpin: the listing could not be verified', {
         reason: 'unverifiable',
-        server: guard.config.name,
+        server: checkpoint.config.name,
       });
     if (replaced.error !== undefined) throw refusalError(replaced);
     return replaced.result as Record<string, unknown>;

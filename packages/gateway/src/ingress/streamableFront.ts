@@ -38,12 +38,12 @@ export function streamableFront(
   sessions: BridgeSessions<StreamableHTTPServerTransport>,
   stateless: StatelessFront,
 ): Router {
-  const { guard, logger } = options;
+  const { checkpoint, logger } = options;
   const router = express.Router();
   // The proxy's framing rules, before anything of the request is read: 405, 400 (a body on GET or
   // DELETE), 415 (not UTF-8 JSON).
   router.all('/', (req, res, next) => {
-    if (!refuseBadFraming(req, res, { logger, server: guard.config.name })) next();
+    if (!refuseBadFraming(req, res, { logger, server: checkpoint.config.name })) next();
   });
   router.post('/', express.raw({ type: () => true, limit: options.maxBodyBytes }), (req, res, next) => {
     handle(req, res).catch(next);
@@ -64,7 +64,7 @@ export function streamableFront(
       if (session === undefined)
         return answer(res, 404, null, ErrorCodes.SESSION_NOT_FOUND, 'Session not found');
       sessions.track(id, res);
-      await session.front.handleRequest(req, res, body);
+      await session.handler.handleRequest(req, res, body);
       return;
     }
     if (req.method !== 'POST' || !isInitializeRequest(body) || !('id' in body)) {
@@ -77,7 +77,7 @@ export function streamableFront(
     const slot = sessions.reserve(client, addressKeyOf(req));
     const refusalContext = {
       logger,
-      server: guard.config.name,
+      server: checkpoint.config.name,
       id: (body as { id: JsonRpcId }).id,
       client,
       sessions: sessions.size,
@@ -97,23 +97,23 @@ export function streamableFront(
     const id = randomUUID();
     // Each session keeps its own bounded event history, so a cut stream resumes with Last-Event-ID.
     const events = new SessionEventStore();
-    const front = new StreamableHTTPServerTransport({ sessionIdGenerator: () => id, eventStore: events });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => id, eventStore: events });
     // A bridged upstream receives the credential alone (Authorization, Cookie): that is the caller.
     const { authorization, cookie } = req.headers;
     const sessionKey = sessionKeyOf({ authorization, cookie, 'mcp-session-id': id });
     let bridge;
     try {
-      bridge = await openBridge(options, front, sessionKey, req.headers, 'streamable-http');
+      bridge = await openBridge(options, transport, sessionKey, req.headers, 'streamable-http');
     } catch {
       slot.release();
-      return refuseUnstartedUpstream(res, initialize.id, guard.config.name);
+      return refuseUnstartedUpstream(res, initialize.id, checkpoint.config.name);
     }
     // Set before registration, which wraps it: the registry forgets the session, then this runs.
     bridge.onclose = () => events.close();
-    if (!slot.fill(id, { carrier: bridge, front, credential: credentialOf(req.headers) }))
+    if (!slot.fill(id, { carrier: bridge, handler: transport, credential: credentialOf(req.headers) }))
       return refuseSession(res, { refused: 'closing' }, refusalContext);
     sessions.track(id, res);
-    await front.handleRequest(req, res, initialize);
+    await transport.handleRequest(req, res, initialize);
   }
 
   return router;

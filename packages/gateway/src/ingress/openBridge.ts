@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { dirname, isAbsolute } from 'node:path';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { ServerGuard } from '../guard/serverGuard.js';
+import type { ServerCheckpoint } from '../checkpoint/serverCheckpoint.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
 import { MessageBridge } from '../transports/messageBridge.js';
@@ -9,7 +9,7 @@ import { openUpstream } from '../transports/openUpstream.js';
 
 /** What the HTTP fronts over a bridged upstream share. */
 export interface BridgeFrontOptions {
-  readonly guard: ServerGuard;
+  readonly checkpoint: ServerCheckpoint;
   readonly logger: GatewayLogger;
   /** Bound on a request body. */
   readonly maxBodyBytes: number;
@@ -31,17 +31,17 @@ export function passedCredentials(headers: IncomingHttpHeaders): Record<string, 
 
 /**
  * Opens the upstream of a new client session (spawns the child, or connects to the URL) and
- * bridges it to the session's front transport. Rejects, after logging why, when the upstream cannot be started.
+ * bridges it to the session's client transport. Rejects, after logging why, when the upstream cannot be started.
  */
 export async function openBridge(
   options: BridgeFrontOptions,
-  front: Transport,
+  clientTransport: Transport,
   sessionKey: string,
   headers: IncomingHttpHeaders,
   kind: 'streamable-http' | 'sse',
 ): Promise<MessageBridge> {
-  const { guard, logger } = options;
-  const config = guard.config;
+  const { checkpoint, logger } = options;
+  const config = checkpoint.config;
   const upstream = openUpstream(config.upstream, {
     logger,
     server: config.name,
@@ -52,9 +52,9 @@ export async function openBridge(
     timeoutMs: options.timeoutMs,
   });
   const bridge = new MessageBridge({
-    guard,
+    checkpoint,
     sessionKey,
-    client: front,
+    client: clientTransport,
     front: kind,
     upstream,
     logger,

@@ -22,14 +22,14 @@ export function legacySseFront(
   options: BridgeFrontOptions,
   sessions: BridgeSessions<SSEServerTransport>,
 ): Router {
-  const { guard, logger } = options;
+  const { checkpoint, logger } = options;
   const router = express.Router();
   // The proxy's framing rules on both paths: GET /sse without a body, POST /messages in UTF-8 JSON.
   router.all('/sse', (req, res, next) => {
-    if (!refuseBadFraming(req, res, { logger, server: guard.config.name, allowed: 'GET' })) next();
+    if (!refuseBadFraming(req, res, { logger, server: checkpoint.config.name, allowed: 'GET' })) next();
   });
   router.all('/messages', (req, res, next) => {
-    if (!refuseBadFraming(req, res, { logger, server: guard.config.name, allowed: 'POST' })) next();
+    if (!refuseBadFraming(req, res, { logger, server: checkpoint.config.name, allowed: 'POST' })) next();
   });
   router.get('/sse', (req, res, next) => void openStream(req, res).catch(next));
   router.post(
@@ -46,29 +46,35 @@ export function legacySseFront(
     if (isRefusal(slot))
       return refuseSession(res, slot, {
         logger,
-        server: guard.config.name,
+        server: checkpoint.config.name,
         id: null,
         client,
         sessions: sessions.size,
         retryAfterSeconds: sessions.retryAfterSeconds,
       });
     // The endpoint is relative to wherever the front is mounted, so clients POST back to the gateway.
-    const front = new SSEServerTransport(`${req.baseUrl}/messages`, res);
-    const sessionKey = sessionKeyOf({ ...req.headers, 'mcp-session-id': `sse:${front.sessionId}` });
+    const transport = new SSEServerTransport(`${req.baseUrl}/messages`, res);
+    const sessionKey = sessionKeyOf({ ...req.headers, 'mcp-session-id': `sse:${transport.sessionId}` });
     res.setHeader('x-accel-buffering', 'no');
     let bridge;
     try {
-      bridge = await openBridge(options, front, sessionKey, req.headers, 'sse');
+      bridge = await openBridge(options, transport, sessionKey, req.headers, 'sse');
     } catch {
       slot.release();
-      if (!res.headersSent) refuseUnstartedUpstream(res, null, guard.config.name);
+      if (!res.headersSent) refuseUnstartedUpstream(res, null, checkpoint.config.name);
       else res.end();
       return;
     }
-    // A front closed meanwhile closes the session, and with it this stream.
-    if (!slot.fill(front.sessionId, { carrier: bridge, front, credential: credentialOf(req.headers) }))
+    // Sessions closed meanwhile (shutdown) close this one, and with it this stream.
+    if (
+      !slot.fill(transport.sessionId, {
+        carrier: bridge,
+        handler: transport,
+        credential: credentialOf(req.headers),
+      })
+    )
       return;
-    sessions.track(front.sessionId, res);
+    sessions.track(transport.sessionId, res);
     const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
     keepAlive.unref();
     res.once('close', () => clearInterval(keepAlive));
@@ -88,7 +94,7 @@ export function legacySseFront(
         jsonRpcError(null, ErrorCodes.INVALID_REQUEST, 'Invalid Request: batches are not accepted here'),
       );
     sessions.track(id, res);
-    await session.front.handlePostMessage(req, res, parsed.body.messages[0]);
+    await session.handler.handlePostMessage(req, res, parsed.body.messages[0]);
   }
 
   return router;

@@ -18,13 +18,13 @@ export interface CreateGatewayOptions {
   readonly logger?: GatewayLogger;
 }
 
-/** A multi-server gateway app: routes `/<name>/mcp`, one guard per pinned server. */
+/** A multi-server gateway app: routes `/<name>/mcp`, one checkpoint per pinned server. */
 export interface Gateway {
   readonly app: Express;
   readonly logger: GatewayLogger;
   readonly alerts: Alerts;
   readonly sessions: SessionStore;
-  /** The guard of each routed server, by name. */
+  /** The checkpoint of each routed server, by name. */
   readonly routes: ReadonlyMap<string, PinGuardRouter>;
   /** Adds a server's route, or puts its new pin in force (the route and its streams stay up). */
   upsertServer(server: ServerConfig): void;
@@ -86,9 +86,9 @@ export function createGateway(config: GatewayConfig, options: CreateGatewayOptio
       const existing = routes.get(server.name);
       if (
         existing !== undefined &&
-        upstreamIdentity(existing.guard.config.upstream) === upstreamIdentity(server.upstream)
+        upstreamIdentity(existing.checkpoint.config.upstream) === upstreamIdentity(server.upstream)
       ) {
-        existing.guard.replaceConfig(server);
+        existing.checkpoint.replaceConfig(server);
         return;
       }
       void closers.get(server.name)?.();
