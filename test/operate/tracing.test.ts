@@ -2,6 +2,10 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
+} from '@modelcontextprotocol/client';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import {
@@ -232,6 +236,42 @@ describe('OpenTelemetry traces (telemetry block, OTLP/HTTP)', () => {
     const call = legacy.requests.find((entry) => entry.method === 'tools/call');
     expect(call?.headers.traceparent).toBe(`00-${TRACE_ID}-${request.spanId}-01`);
     expect(legacy.callCount('echo')).toBe(1);
+  });
+
+  it('traces a 2026-07-28 request on a bridged route (stateless front) under the client traceparent, with its decision', async () => {
+    const v2 = new ClientV2(
+      { name: 'tracing-test-v2', version: '1.0.0' },
+      { versionNegotiation: { mode: 'auto' } },
+    );
+    await v2.connect(
+      new StreamableHTTPClientTransportV2(new URL(`${gateway.url}/bridged/mcp`), {
+        requestInit: { headers: { traceparent: `00-${TRACE_ID}-${CLIENT_SPAN_ID}-01` } },
+      }),
+    );
+    try {
+      await v2.callTool({ name: 'add', arguments: { a: 1, b: 2 } });
+    } finally {
+      await v2.close();
+    }
+    const request = await receiver.waitFor((spans) =>
+      spans.find(
+        (span) => span.name === 'tools/call add' && attributeOf(span, 'toolpin.front') === 'stateless',
+      ),
+    );
+    expect(request).toMatchObject({
+      traceId: TRACE_ID,
+      parentSpanId: CLIENT_SPAN_ID,
+      kind: SPAN_KIND_SERVER,
+    });
+    expect(attributeOf(request, 'toolpin.server')).toBe('bridged');
+    const decision = await receiver.waitFor((spans) =>
+      spans.find((span) => span.name === 'toolpin.decision' && span.parentSpanId === request.spanId),
+    );
+    expect(attributeOf(decision, 'toolpin.decision')).toBe('allow');
+    const call = legacy.requests.find(
+      (entry) => entry.method === 'tools/call' && entry.headers.traceparent?.includes(request.spanId),
+    );
+    expect(call?.headers.traceparent).toBe(`00-${TRACE_ID}-${request.spanId}-01`);
   });
 
   it('carries only attributes docs/telemetry.md lists, and spans only of the names it gives', () => {
