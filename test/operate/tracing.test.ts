@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -17,6 +18,9 @@ import {
 } from '../peers/index.js';
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { pinFor } from '../support/pinFor.js';
+import { fixtureCommand, stdioPinFor } from '../transports/support.js';
+import { createLogger, parseServerConfig } from '@toolpin/gateway';
+import { runStdioFront } from '@toolpin/gateway/transports';
 import { rejectionOf } from '../support/rejection.js';
 
 // One gateway with tracing on (its `telemetry` block), exporting over OTLP/HTTP to a receiver in
@@ -109,6 +113,7 @@ function attributesOf(span: OtlpSpan): Record<string, unknown> {
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CLIENT_SPAN_ID = '00f067aa0ba902b7';
+const STDIO_CLIENT_SPAN_ID = 'a1b2c3d4e5f60718';
 const SECRET_ARGUMENT = 'argument-that-must-not-be-traced';
 
 // `add` is pinned with another description than the upstream serves: its calls are refused (drift).
@@ -272,6 +277,71 @@ describe('OpenTelemetry traces (telemetry block, OTLP/HTTP)', () => {
       (entry) => entry.method === 'tools/call' && entry.headers.traceparent?.includes(request.spanId),
     );
     expect(call?.headers.traceparent).toBe(`00-${TRACE_ID}-${request.spanId}-01`);
+  });
+
+  it('traces a stdio front request (wrap) as a child of the traceparent in its params._meta', async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    const answers = new Map<unknown, Record<string, unknown>>();
+    const answered = new Set<() => void>();
+    let partial = '';
+    output.on('data', (chunk: Buffer) => {
+      const lines = (partial + chunk.toString('utf8')).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) {
+        const message = JSON.parse(line) as Record<string, unknown>;
+        if ('id' in message) answers.set(message.id, message);
+      }
+      for (const wake of answered) wake();
+    });
+    const answerTo = async (id: number): Promise<Record<string, unknown>> => {
+      for (;;) {
+        const found = answers.get(id);
+        if (found !== undefined) return found;
+        await new Promise<void>((resolve) => answered.add(resolve));
+      }
+    };
+    const server = parseServerConfig(stdioPinFor('wrapped', fixtureCommand(), defaultTools()), '(test)');
+    const front = await runStdioFront({ server, logger: createLogger({ level: 'silent' }), input, output });
+    const meta = { traceparent: `00-${TRACE_ID}-${STDIO_CLIENT_SPAN_ID}-01` };
+    const send = (message: object): boolean => input.write(`${JSON.stringify(message)}\n`);
+    try {
+      send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      });
+      await answerTo(1);
+      send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      send({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'echo', arguments: { text: 'hi' }, _meta: meta },
+      });
+      const answer = await answerTo(2);
+      const request = await receiver.waitFor((spans) =>
+        spans.find(
+          (span) => span.name === 'tools/call echo' && attributeOf(span, 'toolpin.front') === 'stdio',
+        ),
+      );
+      expect(request).toMatchObject({
+        traceId: TRACE_ID,
+        parentSpanId: STDIO_CLIENT_SPAN_ID,
+        kind: SPAN_KIND_SERVER,
+      });
+      expect(attributesOf(request)).toMatchObject({
+        'network.transport': 'pipe',
+        'toolpin.server': 'wrapped',
+      });
+      const decision = await receiver.waitFor((spans) =>
+        spans.find((span) => span.name === 'toolpin.decision' && span.parentSpanId === request.spanId),
+      );
+      expect(attributeOf(decision, 'toolpin.decision')).toBe('error' in answer ? 'deny' : 'allow');
+    } finally {
+      await front.close();
+    }
   });
 
   it('carries only attributes docs/telemetry.md lists, and spans only of the names it gives', () => {
