@@ -116,8 +116,20 @@ const CLIENT_SPAN_ID = '00f067aa0ba902b7';
 const STDIO_CLIENT_SPAN_ID = 'a1b2c3d4e5f60718';
 const SECRET_ARGUMENT = 'argument-that-must-not-be-traced';
 
+// A tool with an outputSchema: its result is checked against the pin (onBadOutput: flag).
+const WEATHER = {
+  name: 'weather',
+  description: 'The temperature, as structured content.',
+  inputSchema: { type: 'object' as const, properties: { structured: { type: 'object' } } },
+  outputSchema: {
+    type: 'object' as const,
+    properties: { temp: { type: 'number' } },
+    required: ['temp'],
+  },
+};
+
 // `add` is pinned with another description than the upstream serves: its calls are refused (drift).
-const PINNED_TOOLS = defaultTools().map((tool) =>
+const PINNED_TOOLS = [...defaultTools(), WEATHER].map((tool) =>
   tool.name === 'add' ? { ...tool, description: 'Adds two numbers.' } : tool,
 );
 
@@ -134,7 +146,7 @@ describe('OpenTelemetry traces (telemetry block, OTLP/HTTP)', () => {
     // Spans are exported 20 ms after they end rather than 5 s: the test waits on exports.
     process.env.OTEL_BSP_SCHEDULE_DELAY = '20';
     const endpoint = await receiver.listen();
-    proxied = await startV1Server({ mode: 'stateful-sse' });
+    proxied = await startV1Server({ mode: 'stateful-sse', tools: [...defaultTools(), WEATHER] });
     legacy = await startLegacySseServer();
     gateway = await startGatewayHarness(
       [
@@ -223,6 +235,31 @@ describe('OpenTelemetry traces (telemetry block, OTLP/HTTP)', () => {
       'toolpin.severity': data.severity,
     });
     expect(proxied.callCount('add')).toBe(0);
+  });
+
+  it('traces the check of a result against its pinned outputSchema as a result-stage decision', async () => {
+    await client.callTool({ name: 'weather', arguments: { structured: { temp: 'hot' } } });
+    const request = await receiver.waitFor((spans) =>
+      spans.find((span) => span.name === 'tools/call weather'),
+    );
+    const decisions = await receiver.waitFor((spans) => {
+      const found = spans.filter(
+        (span) => span.name === 'toolpin.decision' && span.parentSpanId === request.spanId,
+      );
+      return found.length === 2 ? found : undefined;
+    });
+    expect(decisions.map(attributesOf)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ 'toolpin.stage': 'call', 'toolpin.decision': 'allow' }),
+        {
+          'toolpin.server': 'traced',
+          'toolpin.tool': 'weather',
+          'toolpin.stage': 'result',
+          'toolpin.decision': 'flag',
+          'toolpin.reason': 'output_invalid',
+        },
+      ]),
+    );
   });
 
   it('traces a bridged request (HTTP+SSE upstream): the span under the client traceparent, its traceparent on the upstream POST', async () => {
