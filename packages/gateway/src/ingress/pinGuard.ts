@@ -369,7 +369,9 @@ class PinGuardHandler {
     // as the bridged routes answer (nothing screened, nothing forwarded).
     const refresh = await listWithoutSession(
       req.headers,
-      !stateless && typeof params?.name === 'string' && !checkpoint.knowsCatalogFor(sessionKey, params.name, spec),
+      !stateless &&
+        typeof params?.name === 'string' &&
+        !checkpoint.knowsCatalogFor(sessionKey, params.name, spec),
       this.#refreshFor(req, stateless, message.params?._meta, onChallenge),
       spec,
     );
