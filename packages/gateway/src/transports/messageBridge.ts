@@ -184,7 +184,7 @@ export class MessageBridge {
     }
     if (isRequest(message) && (await this.#answeredHere(message))) return;
     try {
-      const traced = isRequest(message) ? this.#traced.get(idKey(message.id)) : undefined;
+      const traced = isRequest(message) ? this.#spanOf(message.id) : undefined;
       // Within the request's span: an HTTP upstream's request carries its traceparent.
       await withTrace(traced, () => this.#options.upstream.transport.send(raw));
     } catch (error) {
@@ -200,6 +200,11 @@ export class MessageBridge {
         );
       }
     }
+  }
+
+  /** The span of a request not answered yet; none (without computing its key) when tracing is off. */
+  #spanOf(id: JsonRpcId): TracedRequest | undefined {
+    return this.#traced.size === 0 || id === null ? undefined : this.#traced.get(idKey(id));
   }
 
   /**
@@ -334,7 +339,7 @@ export class MessageBridge {
       }
       const request = this.#inFlight.get(idKey(message.id));
       // Inspected before it counts as answered: if inspection throws, the request still gets an error.
-      const replaced = withTrace(this.#traced.get(idKey(message.id)), () =>
+      const replaced = withTrace(this.#spanOf(message.id), () =>
         this.#options.checkpoint.inspectUpstreamMessage(this.#options.sessionKey, message),
       );
       this.#inFlight.delete(idKey(message.id));
