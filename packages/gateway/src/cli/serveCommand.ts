@@ -75,6 +75,14 @@ export async function runServe(options: ServeCommandOptions, io: CliIo): Promise
   }
   printRoutes(running, io);
   logUnhandledRejections(running.gateway.logger);
+  return untilStopped(running, io);
+}
+
+/**
+ * Serves until SIGINT or SIGTERM (SIGHUP reloads the pin files); resolves with the exit code once
+ * stopped: 0 drained, 1 on a second signal or a failed shutdown.
+ */
+function untilStopped(running: RunningGateway, io: CliIo): Promise<number> {
   const { logger } = running.gateway;
   return new Promise<number>((resolve) => {
     let stopping = false;

@@ -35,36 +35,88 @@ function formatUrl(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
+/** A request on a kept-alive connection after shutdown began: another replica should take it. */
+function refuseWhileDraining(res: ServerResponse): void {
+  const body = JSON.stringify({
+    error: 'shutting_down',
+    message: 'toolpin is shutting down; retry on another replica',
+  });
+  res.writeHead(503, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    connection: 'close',
+    'retry-after': '1',
+  });
+  res.end(body);
+}
+
+/** The responses in flight, and who waits for there to be none. */
+class Inflight {
+  readonly #open = new Set<ServerResponse>();
+  readonly #idle: (() => void)[] = [];
+
+  get size(): number {
+    return this.#open.size;
+  }
+
+  /** Counts `res` in flight until it closes. */
+  track(res: ServerResponse): void {
+    this.#open.add(res);
+    res.once('close', () => {
+      this.#open.delete(res);
+      if (this.#open.size === 0) for (const resolve of this.#idle.splice(0)) resolve();
+    });
+  }
+
+  /** True once nothing is in flight, false when `graceMs` passed first. */
+  whenIdle(graceMs: number): Promise<boolean> {
+    if (this.#open.size === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), graceMs);
+      this.#idle.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  }
+}
+
+/** Stops accepting, ends listening streams, waits for `inflight` up to the grace, then closes every connection. */
+async function drainServer(server: Server, inflight: Inflight, options: DrainOptions): Promise<DrainResult> {
+  const { graceMs, streams, logger } = options;
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  // A listening stream has nothing in flight: it ends now, cleanly, and the client reconnects elsewhere.
+  const ended = streams.end('listen');
+  logger.info(
+    { event: 'gateway.draining', inflight: inflight.size, streamsEnded: ended, graceMs },
+    'draining: no new connections',
+  );
+  const drained = await inflight.whenIdle(graceMs);
+  const forced = inflight.size;
+  if (!drained) {
+    streams.end();
+    logger.warn(
+      { event: 'gateway.drain_timeout', forced, graceMs },
+      'grace period over: closing the requests still in flight',
+    );
+  }
+  server.closeAllConnections();
+  await closed;
+  return { drained, forced };
+}
+
 /** Listens on host:port (0 = a free port) with in-flight tracking, for graceful shutdown. */
 export async function listenDrainable(
   handler: RequestListener,
   host: string,
   port: number,
 ): Promise<DrainableServer> {
-  const open = new Set<ServerResponse>();
-  const idle: (() => void)[] = [];
+  const inflight = new Inflight();
   let draining = false;
   const server = http.createServer((req, res) => {
-    if (draining) {
-      // A request on a kept-alive connection after shutdown began: another replica should take it.
-      const body = JSON.stringify({
-        error: 'shutting_down',
-        message: 'toolpin is shutting down; retry on another replica',
-      });
-      res.writeHead(503, {
-        'content-type': 'application/json',
-        'content-length': Buffer.byteLength(body),
-        connection: 'close',
-        'retry-after': '1',
-      });
-      res.end(body);
-      return;
-    }
-    open.add(res);
-    res.once('close', () => {
-      open.delete(res);
-      if (open.size === 0) for (const resolve of idle.splice(0)) resolve();
-    });
+    if (draining) return refuseWhileDraining(res);
+    inflight.track(res);
     handler(req, res);
   });
   await new Promise<void>((resolve, reject) => {
@@ -74,47 +126,15 @@ export async function listenDrainable(
       resolve();
     });
   });
-  const url = formatUrl(host, (server.address() as AddressInfo).port);
-
-  const whenIdle = (graceMs: number): Promise<boolean> => {
-    if (open.size === 0) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(false), graceMs);
-      idle.push(() => {
-        clearTimeout(timer);
-        resolve(true);
-      });
-    });
-  };
-
   return {
     server,
-    url,
+    url: formatUrl(host, (server.address() as AddressInfo).port),
     get inflight() {
-      return open.size;
+      return inflight.size;
     },
-    async drain({ graceMs, streams, logger }) {
+    drain(options) {
       draining = true;
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      // A listening stream has nothing in flight: it ends now, cleanly, and the client reconnects elsewhere.
-      const ended = streams.end('listen');
-      logger.info(
-        { event: 'gateway.draining', inflight: open.size, streamsEnded: ended, graceMs },
-        'draining: no new connections',
-      );
-      const drained = await whenIdle(graceMs);
-      const forced = open.size;
-      if (!drained) {
-        streams.end();
-        logger.warn(
-          { event: 'gateway.drain_timeout', forced, graceMs },
-          'grace period over: closing the requests still in flight',
-        );
-      }
-      server.closeAllConnections();
-      await closed;
-      return { drained, forced };
+      return drainServer(server, inflight, options);
     },
   };
 }

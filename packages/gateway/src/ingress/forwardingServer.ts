@@ -93,21 +93,32 @@ function refusalError(refusal: JsonRpcResponse): ProtocolError {
  * the 2025-era results into 2026-07-28 ones (resultType, cache fields, server identity).
  */
 export function createForwardingServer(options: ForwardingServerOptions): Server {
-  const { checkpoint, sessionKey, upstream, timeoutMs } = options;
-  const maxPages = options.maxPages ?? DEFAULT_MAX_PAGES;
+  const { checkpoint, sessionKey, upstream } = options;
   const server = new Server(upstream.serverInfo ?? { name: checkpoint.config.name, version: '0.0.0' }, {
     // The 2025 and 2026 capability shapes agree on what a forwarding server can declare.
     capabilities: forwardedCapabilities(upstream.capabilities),
     // The upstream's instructions only when the pin lets them through (unchanged, or not pinned).
     ...withInstructions(checkpoint.deliveredInstructions(sessionKey, upstream.instructions)),
   });
+  const forwarder = new Forwarder(options);
+  server.fallbackRequestHandler = (request, ctx) => forwarder.forward(request, ctx);
+  return server;
+}
+
+/** Forwards the requests of one forwarding server, through the server's checkpoint. */
+class Forwarder {
+  readonly #options: ForwardingServerOptions;
+
+  constructor(options: ForwardingServerOptions) {
+    this.#options = options;
+  }
 
   /** One request, in its span when tracing is on (ended with the answer, or the error's code). */
-  async function forward(request: JSONRPCRequest, ctx: ServerContext): Promise<Record<string, unknown>> {
-    const traced = traceRequest('stateless', checkpoint.config.name, request);
-    if (traced === undefined) return forwardRequest(request, ctx);
+  async forward(request: JSONRPCRequest, ctx: ServerContext): Promise<Record<string, unknown>> {
+    const traced = traceRequest('stateless', this.#options.checkpoint.config.name, request);
+    if (traced === undefined) return this.#forward(request, ctx);
     try {
-      const result = await withTrace(traced, () => forwardRequest(request, ctx));
+      const result = await withTrace(traced, () => this.#forward(request, ctx));
       endRequest(traced);
       return result;
     } catch (error) {
@@ -117,29 +128,43 @@ export function createForwardingServer(options: ForwardingServerOptions): Server
     }
   }
 
-  async function forwardRequest(
-    request: JSONRPCRequest,
-    ctx: ServerContext,
-  ): Promise<Record<string, unknown>> {
+  /** Screens, sends, and answers with the result the checkpoint let through. */
+  async #forward(request: JSONRPCRequest, ctx: ServerContext): Promise<Record<string, unknown>> {
+    const { checkpoint } = this.#options;
     const params = request.params as Params;
     checkpoint.alerts.telemetry.onRequest(checkpoint.config.name, request.method);
-    if (isScreened(checkpoint, request.method)) {
-      const refusal = await screenCall(
-        checkpoint,
-        sessionKey,
-        request.id,
-        params,
-        ({ method, surface }) =>
-          collectToolPages(
-            (cursor) => upstream.request(method, cursor === undefined ? {} : { cursor }, { timeoutMs }),
-            { maxPages, timeoutMs, surface },
-          ),
-        request.method,
-      );
-      if (refusal !== undefined) throw refusalError(refusal);
-    }
+    if (isScreened(checkpoint, request.method)) await this.#screen(request, params);
+    const forwarded = withoutRevisionFields(await this.#send(request, params, ctx));
+    if (request.method === 'tools/call') return this.#checkedResult(request.id, forwarded);
+    return surfaceOfListing(request.method) === undefined
+      ? forwarded
+      : this.#verifiedListing(request.method, params, forwarded);
+  }
+
+  /** Decides a screened request (fetching the listing on a miss); throws its refusal. */
+  async #screen(request: JSONRPCRequest, params: Params): Promise<void> {
+    const { checkpoint, sessionKey, upstream, timeoutMs } = this.#options;
+    const maxPages = this.#options.maxPages ?? DEFAULT_MAX_PAGES;
+    const refusal = await screenCall(
+      checkpoint,
+      sessionKey,
+      request.id,
+      params,
+      ({ method, surface }) =>
+        collectToolPages(
+          (cursor) => upstream.request(method, cursor === undefined ? {} : { cursor }, { timeoutMs }),
+          { maxPages, timeoutMs, surface },
+        ),
+      request.method,
+    );
+    if (refusal !== undefined) throw refusalError(refusal);
+  }
+
+  /** Sends the request upstream, relaying its progress; a failure is the client's JSON-RPC error. */
+  #send(request: JSONRPCRequest, params: Params, ctx: ServerContext): Promise<Record<string, unknown>> {
+    const { checkpoint, sessionKey, upstream } = this.#options;
     const token = (params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
-    const result = await upstream
+    return upstream
       .request(request.method, params, {
         signal: ctx.mcpReq.signal,
         ...(typeof token === 'string' || typeof token === 'number'
@@ -156,26 +181,18 @@ export function createForwardingServer(options: ForwardingServerOptions): Server
         if (request.method === 'tools/call') checkpoint.forgetCalls(sessionKey, [request.id]);
         throw asProtocolError(error, checkpoint.config.name);
       });
-    const forwarded = withoutRevisionFields(result);
-    if (request.method === 'tools/call') return checkedResult(request.id, forwarded);
-    return surfaceOfListing(request.method) === undefined
-      ? forwarded
-      : verifiedListing(request.method, params, forwarded);
   }
 
   /** A call's result as the checkpoint decided it (checked against the pinned outputSchema when expected). */
-  function checkedResult(id: JSONRPCRequest['id'], result: Record<string, unknown>): Record<string, unknown> {
-    const replaced = checkpoint.checkCallResult(sessionKey, id, result);
+  #checkedResult(id: JSONRPCRequest['id'], result: Record<string, unknown>): Record<string, unknown> {
+    const replaced = this.#options.checkpoint.checkCallResult(this.#options.sessionKey, id, result);
     if (replaced !== undefined) throw refusalError(replaced);
     return result;
   }
 
   /** The listing the checkpoint verified in place of the upstream's (drifted and unpinned tools filtered). */
-  function verifiedListing(
-    method: string,
-    params: Params,
-    result: Record<string, unknown>,
-  ): Record<string, unknown> {
+  #verifiedListing(method: string, params: Params, result: Record<string, unknown>): Record<string, unknown> {
+    const { checkpoint, sessionKey } = this.#options;
     // The checkpoint recognises a listing by the id it was expected under; this one never goes on a wire.
     const id = `toolpin-${randomUUID()}`;
     checkpoint.expectAnswer(sessionKey, id, method, params);
@@ -192,7 +209,4 @@ export function createForwardingServer(options: ForwardingServerOptions): Server
     if (replaced.error !== undefined) throw refusalError(replaced);
     return replaced.result as Record<string, unknown>;
   }
-
-  server.fallbackRequestHandler = forward;
-  return server;
 }

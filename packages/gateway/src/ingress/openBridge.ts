@@ -5,7 +5,7 @@ import type { ServerCheckpoint } from '../checkpoint/serverCheckpoint.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
 import { MessageBridge } from '../transports/messageBridge.js';
-import { openUpstream } from '../transports/openUpstream.js';
+import { openUpstream, type UpstreamConnection } from '../transports/openUpstream.js';
 
 /** What the HTTP fronts over a bridged upstream share. */
 export interface BridgeFrontOptions {
@@ -30,6 +30,27 @@ export function passedCredentials(headers: IncomingHttpHeaders): Record<string, 
 }
 
 /**
+ * Opens the server's upstream for one session (spawns the child, relative to the pin file's folder,
+ * or connects to the URL with the client's `headers`); its stderr and failures logged under the session.
+ */
+export function openSessionUpstream(
+  options: Pick<BridgeFrontOptions, 'checkpoint' | 'logger' | 'timeoutMs' | 'graceMs'>,
+  sessionKey: string,
+  headers: Readonly<Record<string, string>>,
+): UpstreamConnection {
+  const config = options.checkpoint.config;
+  return openUpstream(config.upstream, {
+    logger: options.logger,
+    server: config.name,
+    session: sessionLabel(sessionKey),
+    headers,
+    ...(isAbsolute(config.file) ? { baseDir: dirname(config.file) } : {}),
+    ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
+    timeoutMs: options.timeoutMs,
+  });
+}
+
+/**
  * Opens the upstream of a new client session (spawns the child, or connects to the URL) and
  * bridges it to the session's client transport. Rejects, after logging why, when the upstream cannot be started.
  */
@@ -42,15 +63,7 @@ export async function openBridge(
 ): Promise<MessageBridge> {
   const { checkpoint, logger } = options;
   const config = checkpoint.config;
-  const upstream = openUpstream(config.upstream, {
-    logger,
-    server: config.name,
-    session: sessionLabel(sessionKey),
-    headers: passedCredentials(headers),
-    ...(isAbsolute(config.file) ? { baseDir: dirname(config.file) } : {}),
-    ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
-    timeoutMs: options.timeoutMs,
-  });
+  const upstream = openSessionUpstream(options, sessionKey, passedCredentials(headers));
   const bridge = new MessageBridge({
     checkpoint,
     sessionKey,

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { isAbsolute, dirname } from 'node:path';
 import { toNodeHandler, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
 import type { Request } from 'express';
@@ -10,10 +9,10 @@ import type { GatewayLogger } from '../observe/logger.js';
 import { errorSummary } from '../observe/errorSummary.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
 import type { BridgeEnd } from '../transports/messageBridge.js';
-import { openUpstream } from '../transports/openUpstream.js';
 import { SharedUpstream } from '../transports/sharedUpstream.js';
 import { logInvalidMessage } from '../observe/invalidMessage.js';
 import { createForwardingServer } from './forwardingServer.js';
+import { openSessionUpstream } from './openBridge.js';
 import { settleWithin } from '../transports/settleWithin.js';
 import { CLIENT_FLUSH_MS } from '../defaults.js';
 
@@ -31,6 +30,20 @@ export interface StatelessSessionOptions {
   readonly streamIdleMs?: number;
   /** stdio: how long a child gets to exit on its own when the session ends. */
   readonly graceMs?: number;
+}
+
+/** Logs a failure the shared upstream reported (it closes itself, and with it the session, when fatal). */
+function logUpstreamError(
+  logger: GatewayLogger,
+  fields: { readonly server: string; readonly session: string },
+  error: Error,
+): void {
+  // A handler failed on an upstream message: the upstream is closed, and with it the session.
+  if (error instanceof GatewayError && error.code === 'GW_SESSION_FAILED')
+    logger.error({ event: 'session.failed', ...fields }, errorSummary(error));
+  else if (error instanceof GatewayError && error.data.reason === 'timeout')
+    logger.warn({ event: 'upstream.timeout', ...fields, requests: error.data.requests }, error.message);
+  else logger.warn({ event: 'upstream.error', ...fields }, errorSummary(error));
 }
 
 /**
@@ -73,67 +86,34 @@ export class StatelessSession {
 
   /** Starts the upstream and initializes it; rejects, after logging why, when it cannot be started. */
   static async open(options: StatelessSessionOptions): Promise<StatelessSession> {
-    const { checkpoint, logger } = options;
-    const config = checkpoint.config;
+    const { logger } = options;
+    const config = options.checkpoint.config;
     const sessionKey = `${options.credential}:upstream:${randomUUID()}`;
+    const fields = { server: config.name, session: sessionLabel(sessionKey) };
     // A notification sent before initialize completes has no listener yet to reach.
     let deliver: (method: string, params: Record<string, unknown> | undefined) => void = () => undefined;
-    const connection = openUpstream(config.upstream, {
-      logger,
-      server: config.name,
-      session: sessionLabel(sessionKey),
-      headers: options.headers,
-      ...(isAbsolute(config.file) ? { baseDir: dirname(config.file) } : {}),
-      ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
-      timeoutMs: options.timeoutMs,
-    });
     let upstream: SharedUpstream;
     try {
       upstream = await SharedUpstream.open({
-        connection,
+        connection: openSessionUpstream(options, sessionKey, options.headers),
         timeoutMs: options.timeoutMs,
         ...(config.clientCapabilities === undefined ? {} : { capabilities: config.clientCapabilities }),
         ...(options.streamIdleMs === undefined ? {} : { streamIdleMs: options.streamIdleMs }),
         onNotification: (method, params) => deliver(method, params),
-        onError: (error) => {
-          const fields = { server: config.name, session: sessionLabel(sessionKey) };
-          // A handler failed on an upstream message: the upstream is closed, and with it the session.
-          if (error instanceof GatewayError && error.code === 'GW_SESSION_FAILED')
-            logger.error({ event: 'session.failed', ...fields }, errorSummary(error));
-          else if (error instanceof GatewayError && error.data.reason === 'timeout')
-            logger.warn(
-              { event: 'upstream.timeout', ...fields, requests: error.data.requests },
-              error.message,
-            );
-          else logger.warn({ event: 'upstream.error', ...fields }, errorSummary(error));
-        },
+        onError: (error) => logUpstreamError(logger, fields, error),
         server: config.name,
-        onInvalid: (invalid) =>
-          logInvalidMessage(
-            logger,
-            { server: config.name, session: sessionLabel(sessionKey) },
-            invalid,
-            invalid.id !== undefined,
-          ),
+        onInvalid: (invalid) => logInvalidMessage(logger, fields, invalid, invalid.id !== undefined),
       });
     } catch (error) {
       logger.error(
-        {
-          event: 'upstream.start_failed',
-          server: config.name,
-          session: sessionLabel(sessionKey),
-          err: errorSummary(error),
-        },
+        { event: 'upstream.start_failed', ...fields, err: errorSummary(error) },
         'upstream could not be started',
       );
       throw error;
     }
     const session = new StatelessSession(options, sessionKey, upstream);
     deliver = (method, params) => session.#fromUpstream(method, params);
-    logger.info(
-      { event: 'session.opened', server: config.name, session: sessionLabel(sessionKey), era: '2026-07-28' },
-      'stateless upstream opened',
-    );
+    logger.info({ event: 'session.opened', ...fields, era: '2026-07-28' }, 'stateless upstream opened');
     return session;
   }
 
