@@ -91,6 +91,23 @@ class OtlpReceiver {
     }
   }
 
+  /** The first span of this name (and, when given, this `toolpin.*` attribute value), once exported. */
+  span(name: string, attribute?: readonly [string, string]): Promise<OtlpSpan> {
+    return this.waitFor((spans) =>
+      spans.find(
+        (span) =>
+          span.name === name && (attribute === undefined || attributeOf(span, attribute[0]) === attribute[1]),
+      ),
+    );
+  }
+
+  /** The first decision span under `request`, once exported. */
+  decisionUnder(request: OtlpSpan): Promise<OtlpSpan> {
+    return this.waitFor((spans) =>
+      spans.find((span) => span.name === 'toolpin.decision' && span.parentSpanId === request.spanId),
+    );
+  }
+
   close(): Promise<void> {
     // The exporter keeps its connection alive: close it rather than wait for it to idle out.
     this.#server.closeAllConnections();
@@ -173,7 +190,7 @@ describe('OpenTelemetry traces (telemetry block, OTLP/HTTP)', () => {
 
   it('traces an allowed call as a child of the client traceparent, its decision under it, and the upstream sees the gateway span', async () => {
     await client.callTool({ name: 'echo', arguments: { text: SECRET_ARGUMENT } });
-    const request = await receiver.waitFor((spans) => spans.find((span) => span.name === 'tools/call echo'));
+    const request = await receiver.span('tools/call echo');
     expect(request).toMatchObject({
       traceId: TRACE_ID,
       parentSpanId: CLIENT_SPAN_ID,
@@ -188,9 +205,7 @@ describe('OpenTelemetry traces (telemetry block, OTLP/HTTP)', () => {
       'toolpin.server': 'traced',
       'toolpin.front': 'streamable-http',
     });
-    const decision = await receiver.waitFor((spans) =>
-      spans.find((span) => span.name === 'toolpin.decision' && span.parentSpanId === request.spanId),
-    );
+    const decision = await receiver.decisionUnder(request);
     expect(decision).toMatchObject({ traceId: TRACE_ID, kind: SPAN_KIND_INTERNAL });
     expect(attributesOf(decision)).toEqual({
       'toolpin.server': 'traced',
@@ -217,15 +232,13 @@ describe('OpenTelemetry traces (telemetry block, OTLP/HTTP)', () => {
     expect(refusal.code).toBe(-32040);
     const data = refusal.data as { reason: string; severity: string };
     expect(data.reason).toBe('tool_drifted');
-    const request = await receiver.waitFor((spans) => spans.find((span) => span.name === 'tools/call add'));
+    const request = await receiver.span('tools/call add');
     expect(request.status?.code).toBe(STATUS_ERROR);
     expect(attributesOf(request)).toMatchObject({
       'error.type': '-32040',
       'rpc.response.status_code': '-32040',
     });
-    const decision = await receiver.waitFor((spans) =>
-      spans.find((span) => span.name === 'toolpin.decision' && span.parentSpanId === request.spanId),
-    );
+    const decision = await receiver.decisionUnder(request);
     expect(attributesOf(decision)).toEqual({
       'toolpin.server': 'traced',
       'toolpin.tool': 'add',
@@ -239,9 +252,7 @@ describe('OpenTelemetry traces (telemetry block, OTLP/HTTP)', () => {
 
   it('traces the check of a result against its pinned outputSchema as a result-stage decision', async () => {
     await client.callTool({ name: 'weather', arguments: { structured: { temp: 'hot' } } });
-    const request = await receiver.waitFor((spans) =>
-      spans.find((span) => span.name === 'tools/call weather'),
-    );
+    const request = await receiver.span('tools/call weather');
     const decisions = await receiver.waitFor((spans) => {
       const found = spans.filter(
         (span) => span.name === 'toolpin.decision' && span.parentSpanId === request.spanId,
@@ -264,11 +275,7 @@ describe('OpenTelemetry traces (telemetry block, OTLP/HTTP)', () => {
 
   it('traces a bridged request (HTTP+SSE upstream): the span under the client traceparent, its traceparent on the upstream POST', async () => {
     await bridgedClient.callTool({ name: 'echo', arguments: { text: 'hi' } });
-    const request = await receiver.waitFor((spans) =>
-      spans.find(
-        (span) => span.name === 'tools/call echo' && attributeOf(span, 'toolpin.server') === 'bridged',
-      ),
-    );
+    const request = await receiver.span('tools/call echo', ['toolpin.server', 'bridged']);
     expect(request).toMatchObject({
       traceId: TRACE_ID,
       parentSpanId: CLIENT_SPAN_ID,
@@ -295,20 +302,14 @@ describe('OpenTelemetry traces (telemetry block, OTLP/HTTP)', () => {
     } finally {
       await v2.close();
     }
-    const request = await receiver.waitFor((spans) =>
-      spans.find(
-        (span) => span.name === 'tools/call add' && attributeOf(span, 'toolpin.front') === 'stateless',
-      ),
-    );
+    const request = await receiver.span('tools/call add', ['toolpin.front', 'stateless']);
     expect(request).toMatchObject({
       traceId: TRACE_ID,
       parentSpanId: CLIENT_SPAN_ID,
       kind: SPAN_KIND_SERVER,
     });
     expect(attributeOf(request, 'toolpin.server')).toBe('bridged');
-    const decision = await receiver.waitFor((spans) =>
-      spans.find((span) => span.name === 'toolpin.decision' && span.parentSpanId === request.spanId),
-    );
+    const decision = await receiver.decisionUnder(request);
     expect(attributeOf(decision, 'toolpin.decision')).toBe('allow');
     const call = legacy.requests.find(
       (entry) => entry.method === 'tools/call' && entry.headers.traceparent?.includes(request.spanId),
@@ -358,11 +359,7 @@ describe('OpenTelemetry traces (telemetry block, OTLP/HTTP)', () => {
         params: { name: 'echo', arguments: { text: 'hi' }, _meta: meta },
       });
       const answer = await answerTo(2);
-      const request = await receiver.waitFor((spans) =>
-        spans.find(
-          (span) => span.name === 'tools/call echo' && attributeOf(span, 'toolpin.front') === 'stdio',
-        ),
-      );
+      const request = await receiver.span('tools/call echo', ['toolpin.front', 'stdio']);
       expect(request).toMatchObject({
         traceId: TRACE_ID,
         parentSpanId: STDIO_CLIENT_SPAN_ID,
@@ -372,9 +369,7 @@ describe('OpenTelemetry traces (telemetry block, OTLP/HTTP)', () => {
         'network.transport': 'pipe',
         'toolpin.server': 'wrapped',
       });
-      const decision = await receiver.waitFor((spans) =>
-        spans.find((span) => span.name === 'toolpin.decision' && span.parentSpanId === request.spanId),
-      );
+      const decision = await receiver.decisionUnder(request);
       expect(attributeOf(decision, 'toolpin.decision')).toBe('error' in answer ? 'deny' : 'allow');
     } finally {
       await front.close();
