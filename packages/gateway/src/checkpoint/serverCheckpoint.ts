@@ -494,7 +494,7 @@ export class ServerCheckpoint {
 
   /**
    * The instructions a front that speaks for the upstream itself (the bridged 2026-07-28 fronts,
-   * front/forwardingServer.ts) may hand its client: the upstream's own when they are pinned and
+   * ingress/forwardingServer.ts) may hand its client: the upstream's own when they are pinned and
    * unchanged (or not pinned at all), else none. Judged (and reported) once per session and pin.
    */
   deliveredInstructions(sessionKey: string, observed: string | undefined): string | undefined {

@@ -20,6 +20,7 @@ export type {
   AlertEventName,
   AlertsConfig,
   WebhookConfig,
+  AdminUiMode,
 } from './types.js';
 /** The members of a definition outside the six the digest covers, pinned by value. */
 export type { ExtraMembers, PinnedDefinition } from '../explain/extraMembers.js';

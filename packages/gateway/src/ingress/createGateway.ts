@@ -9,6 +9,7 @@ import { continueClientTrace, tracingActive } from '../observe/tracing.js';
 import { SessionStore } from '../state/sessionStore.js';
 import { ToolDigester } from '../state/toolDigester.js';
 import { createCorsHandler, createOriginCheck, type CorsHandler } from './corsHandler.js';
+import { formatUrl } from './drainableServer.js';
 import { servesWithoutExpress, type PinGuardRouter } from './pinGuard.js';
 import { createServerRoutes, type ServerRoutesOptions } from './serverRoutes.js';
 
@@ -201,7 +202,7 @@ export function listen(app: Express, host: string, port: number): Promise<{ serv
     server.once('error', reject);
     server.once('listening', () => {
       const address = server.address() as AddressInfo;
-      resolve({ server, url: `http://${host.includes(':') ? `[${host}]` : host}:${address.port}` });
+      resolve({ server, url: formatUrl(host, address.port) });
     });
   });
 }

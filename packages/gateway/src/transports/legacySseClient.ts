@@ -2,6 +2,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { GatewayError } from '../errors.js';
+import { handlerFailure } from './handlerFailure.js';
 import { errorSummary } from '../observe/errorSummary.js';
 import { injectActiveTrace } from '../observe/tracing.js';
 import { mcpBodyKind, parseMediaType } from '../wire/mediaType.js';
@@ -172,14 +173,7 @@ export class LegacySseClientTransport implements Transport {
     try {
       this.onmessage?.(value as JSONRPCMessage);
     } catch (error) {
-      this.#fail(
-        new GatewayError(
-          'GW_SESSION_FAILED',
-          `a message from the upstream could not be handled: ${errorSummary(error)}`,
-          {},
-          { cause: error },
-        ),
-      );
+      this.#fail(handlerFailure(error));
     }
   }
 

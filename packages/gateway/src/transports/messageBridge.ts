@@ -182,36 +182,16 @@ export class MessageBridge {
       this.#log('warn', 'request.dropped', `dropped a ${message.method} request sent without an id`);
       return;
     }
-    if (isRequest(message) && (await this.#answeredHere(message))) return;
-    try {
-      const traced = isRequest(message) ? this.#spanOf(message.id) : undefined;
-      // Within the request's span: an HTTP upstream's request carries its traceparent.
-      await withTrace(traced, () => this.#options.upstream.transport.send(raw));
-    } catch (error) {
-      this.#log('warn', 'upstream.send_failed', (error as Error).message);
-      if (isRequest(message) && this.#inFlight.delete(idKey(message.id))) {
-        this.#options.checkpoint.forgetCalls(this.#options.sessionKey, [message.id]);
-        this.#toClient(
-          jsonRpcError(
-            message.id,
-            ErrorCodes.UPSTREAM_UNAVAILABLE,
-            'toolpin: the upstream could not be reached',
-          ),
-        );
-      }
-    }
-  }
-
-  /** The span of a request not answered yet; none (without computing its key) when tracing is off. */
-  #spanOf(id: JsonRpcId): TracedRequest | undefined {
-    return this.#traced.size === 0 || id === null ? undefined : this.#traced.get(idKey(id));
+    if (isRequest(message) && !(await this.#admitRequest(message))) return;
+    await this.#sendUpstream(raw, message);
   }
 
   /**
-   * Screens a client request (or answers logging/setLevel itself): true when the client was
-   * answered here; else the request is in flight, to be sent upstream.
+   * A client request before it goes upstream: screened (tools/call, prompts/get), answered here
+   * (`logging/setLevel` when the gateway holds the log level), or expected; then counted in flight.
+   * False when it was answered here and must not be sent.
    */
-  async #answeredHere(message: JsonRpcRequest & { id: JsonRpcId }): Promise<boolean> {
+  async #admitRequest(message: JsonRpcRequest & { id: JsonRpcId }): Promise<boolean> {
     const { checkpoint, sessionKey } = this.#options;
     const front = this.#options.front ?? 'stdio';
     this.#timedOut.delete(idKey(message.id));
@@ -234,7 +214,7 @@ export class MessageBridge {
       if (refusal !== undefined) {
         this.#toClient(refusal);
         this.#noticeRefusal(refusal);
-        return true;
+        return false;
       }
     } else if (message.method === 'logging/setLevel' && this.#options.notices !== undefined) {
       const known = this.#options.notices.setLevel(message.params?.level);
@@ -244,7 +224,7 @@ export class MessageBridge {
             ? { jsonrpc: '2.0', id: message.id, result: {} }
             : jsonRpcError(message.id, ErrorCodes.INVALID_PARAMS, 'Invalid params: unknown log level'),
         );
-        return true;
+        return false;
       }
     } else checkpoint.expectAnswer(sessionKey, message.id, message.method, message.params);
     const meta = message.params?._meta as { progressToken?: unknown } | undefined;
@@ -255,7 +235,33 @@ export class MessageBridge {
       sentAt: Date.now(),
     });
     this.#watchSilence();
-    return false;
+    return true;
+  }
+
+  /** Sends a client message upstream; a request that cannot be sent is answered -32041. */
+  async #sendUpstream(raw: JSONRPCMessage, message: JsonRpcMessage): Promise<void> {
+    try {
+      const traced = isRequest(message) ? this.#spanOf(message.id) : undefined;
+      // Within the request's span: an HTTP upstream's request carries its traceparent.
+      await withTrace(traced, () => this.#options.upstream.transport.send(raw));
+    } catch (error) {
+      this.#log('warn', 'upstream.send_failed', (error as Error).message);
+      if (isRequest(message) && this.#inFlight.delete(idKey(message.id))) {
+        this.#options.checkpoint.forgetCalls(this.#options.sessionKey, [message.id]);
+        this.#toClient(
+          jsonRpcError(
+            message.id,
+            ErrorCodes.UPSTREAM_UNAVAILABLE,
+            'toolpin: the upstream could not be reached',
+          ),
+        );
+      }
+    }
+  }
+
+  /** The span of a request not answered yet; none (without computing its key) when tracing is off. */
+  #spanOf(id: JsonRpcId): TracedRequest | undefined {
+    return this.#traced.size === 0 || id === null ? undefined : this.#traced.get(idKey(id));
   }
 
   /**
