@@ -1,4 +1,5 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { injectActiveTrace, tracingActive } from '../observe/tracing.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { mcpBodyKind, parseMediaType } from '../wire/mediaType.js';
 import { readBounded } from '../wire/readBounded.js';
@@ -62,6 +63,14 @@ function jsonResponse(upstream: Response, messages: unknown[], batch: boolean): 
   return new Response(JSON.stringify(body), { status: upstream.status, headers });
 }
 
+/** The request with the active request span's traceparent (tracing on), else as it is. */
+function withTraceHeaders(init: RequestInit | undefined): RequestInit | undefined {
+  if (!tracingActive()) return init;
+  const headers = new Headers(init?.headers);
+  injectActiveTrace(headers);
+  return { ...init, headers };
+}
+
 /** Reads a body as text, at most `max` bytes; undefined when it is larger. */
 async function readText(body: ReadableStream<Uint8Array>, max: number): Promise<string | undefined> {
   const chunks: Uint8Array[] = [];
@@ -113,7 +122,7 @@ export function checkedFetch(options: CheckedFetchOptions, base: FetchLike = fet
       pending.add(idKey(id));
       if (pending.size > MAX_PENDING) pending.delete(pending.values().next().value as string);
     }
-    const response = await base(url, { ...init, redirect: 'manual' });
+    const response = await base(url, { ...withTraceHeaders(init), redirect: 'manual' });
     const answerAll = (reason: Unverifiable): Response => {
       for (const id of ids) pending.delete(idKey(id));
       return refuseAll(options.server, response, ids, reason);
