@@ -64,7 +64,7 @@ function answerDecision(
         id,
         decision: decision.flagged,
       });
-    else checkpoint.alerts.telemetry.onCallAllowed(checkpoint.config.name);
+    else checkpoint.alerts.telemetry.onCallAllowed(checkpoint.config.name, name);
     return undefined;
   }
   checkpoint.alerts.emit({

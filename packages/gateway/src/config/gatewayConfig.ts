@@ -61,8 +61,13 @@ interface LoadedSources {
 
 function toGatewayConfig(data: GatewayFileData, sources: LoadedSources): GatewayConfig {
   const { listen, limits, log } = data;
-  const { host, port, token } = data.admin;
-  const admin = { host, port, ...(token === undefined ? {} : { token }) };
+  const { host, port, token, ui } = data.admin;
+  const admin = {
+    host,
+    port,
+    ...(token === undefined ? {} : { token }),
+    ...(ui === undefined ? {} : { ui }),
+  };
   const { max, ttlSeconds, revalidateMs, bridgedPerClient, bridgedPerAddress, bridgedIdleSeconds } =
     data.sessions;
   const sessions = {

@@ -40,6 +40,8 @@ export const gatewayFileSchema = z.strictObject({
       host: hostSchema.default('127.0.0.1'),
       port: portSchema.default(8081),
       token: z.string().min(1).optional(),
+      // The review page at /ui (docs/review-ui.md): with actions, read-only, or not served.
+      ui: z.enum(['review', 'readonly', 'off']).optional(),
     })
     .prefault({}),
   servers: z.string().min(1, 'a path to the folder of pin files, relative to the gateway file'),

@@ -157,12 +157,25 @@ export interface ServerConfig {
   readonly trustOnFirstUse?: true;
 }
 
+/** What the admin listener's review page offers (`admin.ui`). */
+export type AdminUiMode = 'review' | 'readonly' | 'off';
+
 /** The gateway file, with its servers folder loaded. */
 export interface GatewayConfig {
   /** Absolute path of the gateway file. */
   readonly file: string;
   readonly listen: { readonly host: string; readonly port: number };
-  readonly admin: { readonly host: string; readonly port: number; readonly token?: string };
+  readonly admin: {
+    readonly host: string;
+    readonly port: number;
+    readonly token?: string;
+    /**
+     * The review page at `/ui` (docs/review-ui.md): `review` shows the actions (approve, keep
+     * blocked; they need the token), `readonly` hides and refuses them, `off` does not serve it.
+     * @default 'review'
+     */
+    readonly ui?: AdminUiMode;
+  };
   /** Absolute path of the folder of pin files. */
   readonly serversDir: string;
   readonly limits: {

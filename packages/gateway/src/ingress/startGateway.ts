@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { describeUpstream, loadGatewayConfig, type GatewayConfig } from '../config/index.js';
-import { watchPinFiles, type ReloadSummary } from './pinWatcher.js';
+import { watchPinFiles, type PinWatcher, type ReloadSummary } from './pinWatcher.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import type { GatewayObserver } from '../observe/gatewayObserver.js';
 import { createGateway, type Gateway } from './createGateway.js';
@@ -38,6 +38,32 @@ export interface StartGatewayOptions {
   readonly watch?: boolean;
 }
 
+/** Watches the servers folder; a reloaded pin changes what the review page shows, so it is told. */
+function watchPins(
+  gateway: Gateway,
+  config: GatewayConfig,
+  observer: GatewayObserver,
+  watch: boolean,
+): PinWatcher {
+  return watchPinFiles({
+    dir: config.serversDir,
+    ...(config.pinFile === undefined ? {} : { file: config.pinFile }),
+    gateway: {
+      upsertServer(server) {
+        gateway.upsertServer(server);
+        observer.noteChange();
+      },
+      removeServer(name) {
+        gateway.removeServer(name);
+        observer.noteChange();
+      },
+    },
+    logger: gateway.logger,
+    initial: config.servers,
+    watch,
+  });
+}
+
 /**
  * Loads the gateway file and its pins (or takes a config already loaded, such as
  * `loadSinglePinConfig`'s), and listens. A broken config rejects: the gateway does not start.
@@ -48,9 +74,12 @@ export async function startGateway(
 ): Promise<RunningGateway> {
   const config = typeof source === 'string' ? await loadGatewayConfig(source) : source;
   const gateway = createGateway(config, options.logger === undefined ? {} : { logger: options.logger });
+  // The review page's approvals reload at once (the watcher, created once listening, does it).
+  const later: { watcher?: PinWatcher } = {};
   const listeners = await startListeners(gateway, config, {
     ...(options.port === undefined ? {} : { port: options.port }),
     ...(options.adminPort === undefined ? {} : { adminPort: options.adminPort }),
+    reload: async () => later.watcher?.reload(),
   });
   const { server, url, adminUrl, observer } = listeners;
   gateway.logger.info(
@@ -72,14 +101,8 @@ export async function startGateway(
       { event: 'gateway.no_servers', servers: config.serversDir },
       'no pin files in the servers folder: every route answers 404 until one is added',
     );
-  const watcher = watchPinFiles({
-    dir: config.serversDir,
-    ...(config.pinFile === undefined ? {} : { file: config.pinFile }),
-    gateway,
-    logger: gateway.logger,
-    initial: config.servers,
-    watch: options.watch ?? true,
-  });
+  const watcher = watchPins(gateway, config, observer, options.watch ?? true);
+  later.watcher = watcher;
   return {
     gateway,
     config,
