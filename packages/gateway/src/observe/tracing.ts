@@ -114,7 +114,7 @@ export function withTrace<T>(traced: TracedRequest | undefined, work: () => T): 
 
 /**
  * The context of a client's HTTP request: its W3C `traceparent` / `tracestate`, if any. Only
- * called while tracing is on (front/createGateway.ts installs it then).
+ * called while tracing is on (ingress/createGateway.ts installs it then).
  */
 export function continueClientTrace(headers: IncomingHttpHeaders): Context {
   return propagation.extract(ROOT_CONTEXT, headers);
