@@ -21,6 +21,8 @@ const CLIENTS = relative(ROOT, fileURLToPath(new URL('./clients/', import.meta.u
 
 /** What each client program prints last on stdout when it completed its scenario. */
 export const COMPLETED_MARKER = 'conformance client completed';
+/** What a client program prints when its path cannot run the scenario by design (then the reason). */
+export const NOT_APPLICABLE_MARKER = 'conformance scenario not applicable';
 
 /**
  * The clients under test. `path` is how the client reaches the scenario: directly, through a
@@ -91,13 +93,18 @@ export async function runScenario(scenario, column, { clientTimeoutMs = 20_000 }
     const cli = await runNode(args, clientTimeoutMs + 15_000);
     const checksFile = await findFile(outputDir, 'checks.json');
     const stdoutFile = await findFile(outputDir, 'stdout.txt');
+    const stderrFile = await findFile(outputDir, 'stderr.txt');
     const checks = checksFile === undefined ? [] : JSON.parse(await readFile(checksFile, 'utf8'));
     const stdout = stdoutFile === undefined ? '' : await readFile(stdoutFile, 'utf8');
+    const stderr = stderrFile === undefined ? '' : await readFile(stderrFile, 'utf8');
+    const notApplicable = new RegExp(`^${NOT_APPLICABLE_MARKER}: (.*)$`, 'm').exec(stdout)?.[1];
     return {
       scenario,
       column,
       passed: cli.code === 0,
       completed: stdout.includes(COMPLETED_MARKER),
+      notApplicable,
+      clientError: /^(?:client|toolpin client mode) \([^)]*\)[^:\n]*failed: (.*)$/m.exec(stderr)?.[1],
       checks: checks.map(({ id, status, description, errorMessage }) => ({ id, status, description, errorMessage })),
       output: cli.output,
     };
