@@ -15,7 +15,10 @@ import { fileURLToPath } from 'node:url';
 const require = createRequire(import.meta.url);
 /** The repository root: the CLI and the client commands run from there. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CONFORMANCE_CLI = join(dirname(require.resolve('@modelcontextprotocol/conformance/package.json')), 'dist/index.js');
+const CONFORMANCE_CLI = join(
+  dirname(require.resolve('@modelcontextprotocol/conformance/package.json')),
+  'dist/index.js',
+);
 const NODE20_REGISTER = fileURLToPath(new URL('./node20/register.mjs', import.meta.url));
 const CLIENTS = relative(ROOT, fileURLToPath(new URL('./clients/', import.meta.url)));
 
@@ -82,9 +85,10 @@ async function findFile(dir, name) {
 /**
  * Runs one scenario with one client column. Resolves to the suite's verdict (`passed`: the CLI's
  * exit code, i.e. no failed or warning check and a client that exited 0 unless the scenario
- * expects it to abort), the checks, and whether the client printed its completion marker.
+ * expects it to abort), the checks, whether the client printed its completion marker, and whether
+ * the run timed out (client timeout in the suite, or the suite killed 15 s after it).
  */
-export async function runScenario(scenario, column, { clientTimeoutMs = 20_000 } = {}) {
+export async function runScenario(scenario, column, { clientTimeoutMs = 30_000 } = {}) {
   const outputDir = await mkdtemp(join(tmpdir(), 'toolpin-conformance-'));
   try {
     const args = ['--import', NODE20_REGISTER, CONFORMANCE_CLI, 'client'];
@@ -97,20 +101,40 @@ export async function runScenario(scenario, column, { clientTimeoutMs = 20_000 }
     const checks = checksFile === undefined ? [] : JSON.parse(await readFile(checksFile, 'utf8'));
     const stdout = stdoutFile === undefined ? '' : await readFile(stdoutFile, 'utf8');
     const stderr = stderrFile === undefined ? '' : await readFile(stderrFile, 'utf8');
+    const completed = stdout.includes(COMPLETED_MARKER);
     const notApplicable = new RegExp(`^${NOT_APPLICABLE_MARKER}: (.*)$`, 'm').exec(stdout)?.[1];
     return {
       scenario,
       column,
       passed: cli.code === 0,
-      completed: stdout.includes(COMPLETED_MARKER),
+      // The client or the suite did not finish in time (a loaded machine): worth one more try.
+      timedOut: cli.signal !== null || checksFile === undefined || cli.output.includes('CLIENT TIMED OUT'),
+      completed,
       notApplicable,
-      clientError: /^(?:client|toolpin client mode) \([^)]*\)[^:\n]*failed: (.*)$/m.exec(stderr)?.[1],
-      checks: checks.map(({ id, status, description, errorMessage }) => ({ id, status, description, errorMessage })),
+      clientError: completed ? undefined : clientErrorOf(stderr),
+      checks: checks.map(({ id, status, description, errorMessage }) => ({
+        id,
+        status,
+        description,
+        errorMessage,
+      })),
       output: cli.output,
     };
   } finally {
     await rm(outputDir, { recursive: true, force: true });
   }
+}
+
+/** The client program's own failure line, else the last line of its stderr (a crash). */
+function clientErrorOf(stderr) {
+  const own = /^(?:client|toolpin client mode) \([^)]*\)[^:\n]*failed: (.*)$/m.exec(stderr)?.[1];
+  return (
+    own ??
+    stderr
+      .trim()
+      .split('\n')
+      .findLast((line) => line.trim() !== '')
+  );
 }
 
 const SEVERITY = { FAILURE: 3, WARNING: 2, SUCCESS: 1 };

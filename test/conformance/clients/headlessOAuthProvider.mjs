@@ -58,7 +58,8 @@ export class HeadlessOAuthProvider {
   async redirectToAuthorization(authorizationUrl) {
     const response = await fetch(authorizationUrl, { redirect: 'manual' });
     const location = response.headers.get('location');
-    if (location === null) throw new Error(`the authorization endpoint answered ${response.status} without a redirect`);
+    if (location === null)
+      throw new Error(`the authorization endpoint answered ${response.status} without a redirect`);
     const code = new URL(location).searchParams.get('code');
     if (code === null) throw new Error('the authorization redirect carries no code');
     this.#code = code;

@@ -8,6 +8,7 @@
 // enforcement are therefore not what these runs show; test/oauth covers them with a real identity
 // provider.
 import { createServer } from 'node:http';
+import { URLSearchParams } from 'node:url';
 
 const ACCEPTED_PREFIXES = ['test-token', 'cc-token'];
 const LIFETIME_SECONDS = 3600;
@@ -50,7 +51,15 @@ export async function startIntrospectionOracle({ clientId, clientSecret, claims 
     introspected.push(active);
     const now = Math.floor(Date.now() / 1000);
     const body = active
-      ? { active, ...claims(), sub: 'conformance-client', client_id: 'conformance-client', token_type: 'Bearer', iat: now, exp: now + LIFETIME_SECONDS }
+      ? {
+          active,
+          ...claims(),
+          sub: 'conformance-client',
+          client_id: 'conformance-client',
+          token_type: 'Bearer',
+          iat: now,
+          exp: now + LIFETIME_SECONDS,
+        }
       : { active };
     response.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
   });

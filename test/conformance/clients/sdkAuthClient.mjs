@@ -9,7 +9,8 @@
 //
 // The conformance runner appends <server-url> and sets MCP_CONFORMANCE_SCENARIO (and, for some
 // scenarios, MCP_CONFORMANCE_CONTEXT). The exit code tells the runner whether the client completed.
-import { pathToFileURL } from 'node:url';
+/* global Headers -- the fetch API's, global since Node 18 */
+import { pathToFileURL, URLSearchParams } from 'node:url';
 import { COMPLETED_MARKER } from '../conformanceRunner.mjs';
 import { loadSdk } from './loadSdk.mjs';
 import { HeadlessOAuthProvider } from './headlessOAuthProvider.mjs';
@@ -61,7 +62,10 @@ async function authorize(sdk, provider, serverUrl, response) {
 }
 
 async function listAndCall(sdk, serverUrl, transportOptions, callTool = true) {
-  const client = new sdk.Client({ name: `toolpin-conformance-${sdk.name}`, version: '1.0.0' }, { capabilities: {} });
+  const client = new sdk.Client(
+    { name: `toolpin-conformance-${sdk.name}`, version: '1.0.0' },
+    { capabilities: {} },
+  );
   const transport = new sdk.StreamableHTTPClientTransport(new URL(serverUrl), transportOptions);
   await client.connect(transport);
   await client.listTools();
@@ -70,7 +74,11 @@ async function listAndCall(sdk, serverUrl, transportOptions, callTool = true) {
 }
 
 async function runAuthorizationCode(sdk, serverUrl) {
-  const provider = new HeadlessOAuthProvider(REDIRECT_URL, `toolpin-conformance-${sdk.name}`, CIMD_CLIENT_METADATA_URL);
+  const provider = new HeadlessOAuthProvider(
+    REDIRECT_URL,
+    `toolpin-conformance-${sdk.name}`,
+    CIMD_CLIENT_METADATA_URL,
+  );
   await listAndCall(sdk, serverUrl, { fetch: oauthFetch(sdk, provider, serverUrl) });
 }
 
@@ -97,7 +105,10 @@ async function runClientCredentialsJwt(sdk, serverUrl) {
 
 async function runClientCredentialsBasic(sdk, serverUrl) {
   const ctx = parseContext();
-  const authProvider = new sdk.ClientCredentialsProvider({ clientId: ctx.client_id, clientSecret: ctx.client_secret });
+  const authProvider = new sdk.ClientCredentialsProvider({
+    clientId: ctx.client_id,
+    clientSecret: ctx.client_secret,
+  });
   await listAndCall(sdk, serverUrl, { authProvider }, false);
 }
 

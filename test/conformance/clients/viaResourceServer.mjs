@@ -23,6 +23,17 @@ import { readUpstreamAuthorization } from './upstreamAuthorization.mjs';
 
 const ROUTE = 'conformance';
 const SECRET_ENV = 'TOOLPIN_CONFORMANCE_INTROSPECTION_SECRET';
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.on('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
 /** Starts the gateway in front of `upstreamUrl`; resolves to its route URL and a close(). */
 export async function startResourceServerGateway(sdk, upstreamUrl) {
   const { issuer, scopes } = await readUpstreamAuthorization(sdk, upstreamUrl);
@@ -45,10 +56,16 @@ export async function startResourceServerGateway(sdk, upstreamUrl) {
   };
   const dir = await mkdtemp(join(tmpdir(), 'toolpin-conformance-gw-'));
   await mkdir(join(dir, 'servers'));
-  await writeFile(join(dir, 'servers', `${ROUTE}.json`), JSON.stringify(scenarioPin(ROUTE, upstreamUrl, auth), null, 2));
+  await writeFile(
+    join(dir, 'servers', `${ROUTE}.json`),
+    JSON.stringify(scenarioPin(ROUTE, upstreamUrl, auth), null, 2),
+  );
   const gatewayFile = join(dir, 'gateway.json');
   await writeFile(gatewayFile, JSON.stringify({ listen: { host: '127.0.0.1', port }, servers: './servers' }));
-  const logger = createLogger({ level: 'warn', destination: { write: (line) => process.stderr.write(line) } });
+  const logger = createLogger({
+    level: 'warn',
+    destination: { write: (line) => process.stderr.write(line) },
+  });
   const running = await startGateway(gatewayFile, { adminPort: 0, logger, watch: false });
   return {
     url: resource,
@@ -73,7 +90,9 @@ try {
   console.log(COMPLETED_MARKER);
   process.exitCode = 0;
 } catch (error) {
-  console.error(`client (${sdkName}) through the gateway failed: ${error instanceof Error ? error.message : String(error)}`);
+  console.error(
+    `client (${sdkName}) through the gateway failed: ${error instanceof Error ? error.message : String(error)}`,
+  );
   process.exitCode = 1;
 } finally {
   await gateway.close();

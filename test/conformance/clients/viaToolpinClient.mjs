@@ -25,9 +25,11 @@ const LOGIN_TIMEOUT_MS = 15_000;
 // Grants toolpin's client mode does not run (it is the authorization code flow of a user); the
 // scenario is reported not applicable rather than failed.
 const NOT_CLIENT_MODE = {
-  'auth/client-credentials-jwt': 'the client-credentials grant (private_key_jwt) is a service credential, not a login',
+  'auth/client-credentials-jwt':
+    'the client-credentials grant (private_key_jwt) is a service credential, not a login',
   'auth/client-credentials-basic': 'the client-credentials grant is a service credential, not a login',
-  'auth/cross-app-access-complete-flow': 'cross-app access (SEP-990) starts from an IdP ID token toolpin does not hold',
+  'auth/cross-app-access-complete-flow':
+    'cross-app access (SEP-990) starts from an IdP ID token toolpin does not hold',
 };
 
 function clientAuth(scenario) {
@@ -57,7 +59,12 @@ function login(pinFile, env) {
     child.on('close', async (code) => {
       const browserError = await browsing;
       if (code === 0) resolve();
-      else reject(new Error(`toolpin login exited ${code}: ${stderr.trim()}${browserError ? ` (${browserError.message})` : ''}`));
+      else
+        reject(
+          new Error(
+            `toolpin login exited ${code}: ${stderr.trim()}${browserError ? ` (${browserError.message})` : ''}`,
+          ),
+        );
     });
   });
 }
@@ -66,13 +73,17 @@ function login(pinFile, env) {
 async function playBrowser(authorizationUrl) {
   const response = await fetch(authorizationUrl, { redirect: 'manual' });
   const location = response.headers.get('location');
-  if (location === null) throw new Error(`the authorization endpoint answered ${response.status} without a redirect`);
+  if (location === null)
+    throw new Error(`the authorization endpoint answered ${response.status} without a redirect`);
   const callback = await fetch(location);
   await callback.body?.cancel();
 }
 
 async function wrapListAndCall(sdk, pinFile, env) {
-  const client = new sdk.Client({ name: `toolpin-conformance-${sdk.name}`, version: '1.0.0' }, { capabilities: {} });
+  const client = new sdk.Client(
+    { name: `toolpin-conformance-${sdk.name}`, version: '1.0.0' },
+    { capabilities: {} },
+  );
   const transport = new sdk.StdioClientTransport({
     command: process.execPath,
     args: [TOOLPIN_CLI, 'wrap', '--pin', pinFile, '--log-level', 'warn'],
@@ -82,9 +93,11 @@ async function wrapListAndCall(sdk, pinFile, env) {
   await client.connect(transport);
   try {
     const { tools } = await client.listTools();
-    if (!tools.some((tool) => tool.name === 'test-tool')) throw new Error('test-tool is not listed through wrap');
+    if (!tools.some((tool) => tool.name === 'test-tool'))
+      throw new Error('test-tool is not listed through wrap');
     const result = await client.callTool({ name: 'test-tool', arguments: {} });
-    if (result.isError === true) throw new Error(`test-tool answered an error: ${JSON.stringify(result.content)}`);
+    if (result.isError === true)
+      throw new Error(`test-tool answered an error: ${JSON.stringify(result.content)}`);
   } finally {
     await client.close();
   }
@@ -99,7 +112,10 @@ async function main(sdkName, upstreamUrl, scenario) {
   const dir = await mkdtemp(join(tmpdir(), 'toolpin-conformance-client-'));
   try {
     const pinFile = join(dir, 'conformance.json');
-    await writeFile(pinFile, JSON.stringify(scenarioPin('conformance', upstreamUrl, clientAuth(scenario)), null, 2));
+    await writeFile(
+      pinFile,
+      JSON.stringify(scenarioPin('conformance', upstreamUrl, clientAuth(scenario)), null, 2),
+    );
     const env = { ...process.env, TOOLPIN_TOKEN_STORE: join(dir, 'oauth-tokens.json') };
     await login(pinFile, env);
     await wrapListAndCall(sdk, pinFile, env);
@@ -119,7 +135,9 @@ if (sdkName === undefined || upstreamUrl === undefined || scenario === undefined
 main(sdkName, upstreamUrl, scenario).then(
   (code) => process.exit(code),
   (error) => {
-    console.error(`toolpin client mode (${sdkName}) failed: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(
+      `toolpin client mode (${sdkName}) failed: ${error instanceof Error ? error.message : String(error)}`,
+    );
     process.exit(1);
   },
 );
