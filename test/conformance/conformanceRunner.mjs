@@ -28,17 +28,28 @@ export const COMPLETED_MARKER = 'conformance client completed';
 export const NOT_APPLICABLE_MARKER = 'conformance scenario not applicable';
 
 /**
- * The clients under test. `path` is how the client reaches the scenario: directly, through a
+ * The clients under test, each with the time the suite gives it. `path` is how the client reaches the scenario: directly, through a
  * toolpin gateway route in resource-server mode (forward), or with toolpin itself as the OAuth
  * client (auth.mode client: `toolpin login`, then an SDK stdio client spawning `toolpin wrap`).
  */
 export const COLUMNS = Object.freeze([
-  { path: 'direct', sdk: 'v1', command: `node ${CLIENTS}/sdkAuthClient.mjs v1` },
-  { path: 'direct', sdk: 'v2', command: `node ${CLIENTS}/sdkAuthClient.mjs v2` },
-  { path: 'resource-server', sdk: 'v1', command: `node ${CLIENTS}/viaResourceServer.mjs v1` },
-  { path: 'resource-server', sdk: 'v2', command: `node ${CLIENTS}/viaResourceServer.mjs v2` },
-  { path: 'client', sdk: 'v1', command: `node ${CLIENTS}/viaToolpinClient.mjs v1` },
-  { path: 'client', sdk: 'v2', command: `node ${CLIENTS}/viaToolpinClient.mjs v2` },
+  { path: 'direct', sdk: 'v1', command: `node ${CLIENTS}/sdkAuthClient.mjs v1`, timeoutMs: 30_000 },
+  { path: 'direct', sdk: 'v2', command: `node ${CLIENTS}/sdkAuthClient.mjs v2`, timeoutMs: 30_000 },
+  {
+    path: 'resource-server',
+    sdk: 'v1',
+    command: `node ${CLIENTS}/viaResourceServer.mjs v1`,
+    timeoutMs: 45_000,
+  },
+  {
+    path: 'resource-server',
+    sdk: 'v2',
+    command: `node ${CLIENTS}/viaResourceServer.mjs v2`,
+    timeoutMs: 45_000,
+  },
+  // Four node processes per run (the suite, this driver, toolpin login, toolpin wrap).
+  { path: 'client', sdk: 'v1', command: `node ${CLIENTS}/viaToolpinClient.mjs v1`, timeoutMs: 60_000 },
+  { path: 'client', sdk: 'v2', command: `node ${CLIENTS}/viaToolpinClient.mjs v2`, timeoutMs: 60_000 },
 ]);
 
 /** A column's label in tables: `direct v1`. */
@@ -88,7 +99,7 @@ async function findFile(dir, name) {
  * expects it to abort), the checks, whether the client printed its completion marker, and whether
  * the run timed out (client timeout in the suite, or the suite killed 15 s after it).
  */
-export async function runScenario(scenario, column, { clientTimeoutMs = 30_000 } = {}) {
+export async function runScenario(scenario, column, { clientTimeoutMs = column.timeoutMs } = {}) {
   const outputDir = await mkdtemp(join(tmpdir(), 'toolpin-conformance-'));
   try {
     const args = ['--import', NODE20_REGISTER, CONFORMANCE_CLI, 'client'];

@@ -20,7 +20,7 @@ const TOOLPIN_CLI = fileURLToPath(new URL('../../../packages/gateway/dist/cli/ma
 const SECRET_ENV = 'TOOLPIN_CONFORMANCE_CLIENT_SECRET';
 // The suite's client ID metadata document URL, offered as the direct SDK client offers it.
 const CIMD_CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json';
-const LOGIN_TIMEOUT_MS = 15_000;
+const LOGIN_TIMEOUT_MS = 40_000;
 
 // Grants toolpin's client mode does not run (it is the authorization code flow of a user); the
 // scenario is reported not applicable rather than failed.
