@@ -8,8 +8,8 @@
 //     [--sdk v1|v2] [--concurrency <n>]
 //
 // Bounded: each client run has a timeout inside the suite (30 to 60 s by path, COLUMNS), each
-// suite process a hard kill 15 s later (a timed-out run is tried once more), and the whole run a deadline (25 minutes)
-// after which pending runs are skipped (reported as such).
+// suite process a hard kill 15 s later (a timed-out run is tried once more), and the whole run a
+// deadline (25 minutes) after which pending runs are skipped (reported as such).
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
