@@ -26,6 +26,8 @@ const CLIENTS = relative(ROOT, fileURLToPath(new URL('./clients/', import.meta.u
 export const COMPLETED_MARKER = 'conformance client completed';
 /** What a client program prints when its path cannot run the scenario by design (then the reason). */
 export const NOT_APPLICABLE_MARKER = 'conformance scenario not applicable';
+/** How a client program's failure line starts on stderr (then ` (<sdk>): <message>`). */
+export const FAILED_PREFIX = 'conformance client failed';
 
 /**
  * The clients under test, each with the time the suite gives it. `path` is how the client reaches the scenario: directly, through a
@@ -138,7 +140,7 @@ export async function runScenario(scenario, column, { clientTimeoutMs = column.t
 
 /** The client program's own failure line, else the last line of its stderr (a crash). */
 function clientErrorOf(stderr) {
-  const own = /^(?:client|toolpin client mode) \([^)]*\)[^:\n]*failed: (.*)$/m.exec(stderr)?.[1];
+  const own = new RegExp(`^${FAILED_PREFIX} \\([^)]*\\): (.*)$`, 'm').exec(stderr)?.[1];
   return (
     own ??
     stderr

@@ -11,7 +11,7 @@
 // scenarios, MCP_CONFORMANCE_CONTEXT). The exit code tells the runner whether the client completed.
 /* global Headers -- the fetch API's, global since Node 18 */
 import { pathToFileURL, URLSearchParams } from 'node:url';
-import { COMPLETED_MARKER } from '../conformanceRunner.mjs';
+import { runClientProgram } from './clientProgram.mjs';
 import { loadSdk } from './loadSdk.mjs';
 import { HeadlessOAuthProvider } from './headlessOAuthProvider.mjs';
 
@@ -161,21 +161,6 @@ export async function runScenario(sdkName, scenario, serverUrl) {
   await run(sdk, serverUrl);
 }
 
-const [, , sdkName, serverUrl] = process.argv;
-const scenario = process.env.MCP_CONFORMANCE_SCENARIO;
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  if (sdkName === undefined || serverUrl === undefined || scenario === undefined) {
-    console.error('usage: MCP_CONFORMANCE_SCENARIO=<scenario> node sdkAuthClient.mjs <v1|v2> <server-url>');
-    process.exit(2);
-  }
-  runScenario(sdkName, scenario, serverUrl).then(
-    () => {
-      console.log(COMPLETED_MARKER);
-      process.exit(0);
-    },
-    (error) => {
-      console.error(`client (${sdkName}) failed: ${error instanceof Error ? error.message : String(error)}`);
-      process.exit(1);
-    },
-  );
+  runClientProgram((sdkName, serverUrl, scenario) => runScenario(sdkName, scenario, serverUrl));
 }

@@ -14,7 +14,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, startGateway } from '@toolpin/gateway';
-import { COMPLETED_MARKER } from '../conformanceRunner.mjs';
+import { runClientProgram } from './clientProgram.mjs';
 import { startIntrospectionOracle } from './introspectionOracle.mjs';
 import { loadSdk } from './loadSdk.mjs';
 import { scenarioPin } from './scenarioPin.mjs';
@@ -78,23 +78,11 @@ export async function startResourceServerGateway(sdk, upstreamUrl) {
   };
 }
 
-const [, , sdkName, upstreamUrl] = process.argv;
-const scenario = process.env.MCP_CONFORMANCE_SCENARIO;
-if (sdkName === undefined || upstreamUrl === undefined || scenario === undefined) {
-  console.error('usage: MCP_CONFORMANCE_SCENARIO=<scenario> node viaResourceServer.mjs <v1|v2> <server-url>');
-  process.exit(2);
-}
-const gateway = await startResourceServerGateway(await loadSdk(sdkName), upstreamUrl);
-try {
-  await runScenario(sdkName, scenario, gateway.url);
-  console.log(COMPLETED_MARKER);
-  process.exitCode = 0;
-} catch (error) {
-  console.error(
-    `client (${sdkName}) through the gateway failed: ${error instanceof Error ? error.message : String(error)}`,
-  );
-  process.exitCode = 1;
-} finally {
-  await gateway.close();
-}
-process.exit();
+runClientProgram(async (sdkName, upstreamUrl, scenario) => {
+  const gateway = await startResourceServerGateway(await loadSdk(sdkName), upstreamUrl);
+  try {
+    await runScenario(sdkName, scenario, gateway.url);
+  } finally {
+    await gateway.close();
+  }
+});

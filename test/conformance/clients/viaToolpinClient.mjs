@@ -12,7 +12,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { COMPLETED_MARKER, NOT_APPLICABLE_MARKER } from '../conformanceRunner.mjs';
+import { runClientProgram } from './clientProgram.mjs';
 import { loadSdk } from './loadSdk.mjs';
 import { scenarioPin } from './scenarioPin.mjs';
 
@@ -104,10 +104,7 @@ async function wrapListAndCall(sdk, pinFile, env) {
 }
 
 async function main(sdkName, upstreamUrl, scenario) {
-  if (NOT_CLIENT_MODE[scenario] !== undefined) {
-    console.log(`${NOT_APPLICABLE_MARKER}: ${NOT_CLIENT_MODE[scenario]}`);
-    return 1;
-  }
+  if (NOT_CLIENT_MODE[scenario] !== undefined) return { notApplicable: NOT_CLIENT_MODE[scenario] };
   const sdk = await loadSdk(sdkName);
   const dir = await mkdtemp(join(tmpdir(), 'toolpin-conformance-client-'));
   try {
@@ -119,25 +116,10 @@ async function main(sdkName, upstreamUrl, scenario) {
     const env = { ...process.env, TOOLPIN_TOKEN_STORE: join(dir, 'oauth-tokens.json') };
     await login(pinFile, env);
     await wrapListAndCall(sdk, pinFile, env);
-    console.log(COMPLETED_MARKER);
-    return 0;
+    return undefined;
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
 
-const [, , sdkName, upstreamUrl] = process.argv;
-const scenario = process.env.MCP_CONFORMANCE_SCENARIO;
-if (sdkName === undefined || upstreamUrl === undefined || scenario === undefined) {
-  console.error('usage: MCP_CONFORMANCE_SCENARIO=<scenario> node viaToolpinClient.mjs <v1|v2> <server-url>');
-  process.exit(2);
-}
-main(sdkName, upstreamUrl, scenario).then(
-  (code) => process.exit(code),
-  (error) => {
-    console.error(
-      `toolpin client mode (${sdkName}) failed: ${error instanceof Error ? error.message : String(error)}`,
-    );
-    process.exit(1);
-  },
-);
+runClientProgram(main);
