@@ -1,12 +1,12 @@
 // The CPU a tools/call decision spends on the pinned-schema check, in-process and without HTTP:
-// ServerGuard.decideKnownCall (+ expectResult) for the benchmark's echo tool, with its pinned
+// ServerCheckpoint.decideKnownCall (+ expectResult) for the benchmark's echo tool, with its pinned
 // inputSchema checked, and with the check turned off (`validate: false`). CPU time of this process
 // (process.cpuUsage), so other load on the machine changes it far less than the HTTP benchmark.
 // Run: npx tsx bench/schemaCheckCost.ts   (after `npx tsc -b`)
 import { digestCatalog, restrictTool, TRACE_PROFILE } from '@toolpin/digest';
-// The guard is not public API: the built modules are imported by path, as toolpinTarget runs dist/.
+// The checkpoint is not public API: the built modules are imported by path, as toolpinTarget runs dist/.
 import { parseServerConfig, type ServerConfig } from '../packages/gateway/dist/config/index.js';
-import { ServerGuard } from '../packages/gateway/dist/guard/serverGuard.js';
+import { ServerCheckpoint } from '../packages/gateway/dist/checkpoint/serverCheckpoint.js';
 import { Alerts } from '../packages/gateway/dist/observe/alerts.js';
 import { createLogger } from '../packages/gateway/dist/observe/logger.js';
 import { SessionStore } from '../packages/gateway/dist/state/sessionStore.js';
@@ -32,36 +32,36 @@ function configOf(tools: readonly Record<string, unknown>[], validate: boolean):
   );
 }
 
-function guardOf(config: ServerConfig, tools: readonly Record<string, unknown>[]): ServerGuard {
+function checkpointOf(config: ServerConfig, tools: readonly Record<string, unknown>[]): ServerCheckpoint {
   const logger = createLogger({ level: 'silent' });
-  const guard = new ServerGuard({
+  const checkpoint = new ServerCheckpoint({
     config,
     sessions: new SessionStore(),
     digester: new ToolDigester(),
     alerts: new Alerts(logger),
     logger,
   });
-  guard.expectList('s', 'l', undefined);
-  guard.inspectUpstreamText('s', JSON.stringify({ jsonrpc: '2.0', id: 'l', result: { tools } }));
-  return guard;
+  checkpoint.expectList('s', 'l', undefined);
+  checkpoint.inspectUpstreamText('s', JSON.stringify({ jsonrpc: '2.0', id: 'l', result: { tools } }));
+  return checkpoint;
 }
 
 /** CPU microseconds per decided call. */
-function measure(guard: ServerGuard): number {
+function measure(checkpoint: ServerCheckpoint): number {
   const args = { text: 'hello from the benchmark' };
   const start = process.cpuUsage();
   for (let i = 0; i < CALLS; i++) {
-    const decision = guard.decideKnownCall('s', ECHO_TOOL, args);
+    const decision = checkpoint.decideKnownCall('s', ECHO_TOOL, args);
     if (decision?.kind !== 'allow' || decision.flagged !== undefined) throw new Error('call not allowed');
-    guard.expectResult('s', i, ECHO_TOOL);
+    checkpoint.expectResult('s', i, ECHO_TOOL);
   }
   const used = process.cpuUsage(start);
   return (used.user + used.system) / CALLS;
 }
 
 const tools = makeCatalog(3);
-const on = guardOf(configOf(tools, true), tools);
-const off = guardOf(configOf(tools, false), tools);
+const on = checkpointOf(configOf(tools, true), tools);
+const off = checkpointOf(configOf(tools, false), tools);
 const results = { on: [] as number[], off: [] as number[] };
 for (let round = 0; round < ROUNDS; round++) {
   results.off.push(measure(off));

@@ -30,16 +30,16 @@ export const GATEWAY_FLOORS = Object.freeze([
   { name: 'policy', kind: 'folder', role: 'pure decisions over a pin and observations (no I/O, no logger)' },
   { name: 'state', kind: 'folder', role: 'per-session catalogs, the session store, the digester cache' },
   { name: 'observe', kind: 'folder', role: 'logs, alerts, metrics, status, webhooks' },
-  { name: 'guard', kind: 'folder', role: 'ServerGuard: the one decision path per server' },
+  { name: 'checkpoint', kind: 'folder', role: 'ServerCheckpoint: the one decision path per server' },
   {
     name: 'transports',
     kind: 'folder',
     role: 'reaching upstreams: the HTTP proxy, stdio children, SSE clients, the message bridge',
   },
   {
-    name: 'front',
+    name: 'ingress',
     kind: 'folder',
-    role: 'what clients connect to (HTTP routes, stdio front) and the runtime (start, reload, pin watcher)',
+    role: 'what clients connect to (the fronts, their sessions and routes) and the runtime (start, reload, pin watcher)',
   },
   { name: 'cli', kind: 'folder', role: 'the toolpin commands' },
   {

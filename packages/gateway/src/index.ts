@@ -2,19 +2,19 @@
 // test/api/publicSurface.test.ts; the rest sits behind the subpaths in src/entries/ or stays internal.
 
 /** Express middleware enforcing one server's pin under any mount path. */
-export { pinGuard } from './front/pinGuard.js';
+export { pinGuard } from './ingress/pinGuard.js';
 /** Options of pinGuard, and the handler it returns. */
-export type { PinGuardOptions, PinGuardRouter } from './front/pinGuard.js';
+export type { PinGuardOptions, PinGuardRouter } from './ingress/pinGuard.js';
 /** Builds the multi-server gateway app from a loaded config, and listens on a host and port. */
-export { createGateway, listen } from './front/createGateway.js';
+export { createGateway, listen } from './ingress/createGateway.js';
 /** The gateway app and its options. */
-export type { Gateway, CreateGatewayOptions } from './front/createGateway.js';
+export type { Gateway, CreateGatewayOptions } from './ingress/createGateway.js';
 /** Loads a gateway file and listens (what `toolpin serve` runs). */
-export { startGateway } from './front/startGateway.js';
+export { startGateway } from './ingress/startGateway.js';
 /** A listening gateway and its options. */
-export type { RunningGateway, StartGatewayOptions } from './front/startGateway.js';
+export type { RunningGateway, StartGatewayOptions } from './ingress/startGateway.js';
 /** What a reload of the servers folder changed (`RunningGateway.reload()`). */
-export type { ReloadSummary } from './front/pinWatcher.js';
+export type { ReloadSummary } from './ingress/pinWatcher.js';
 /** Config and pin file loading, strict validation, serialization; a stdio upstream told from an HTTP one. */
 export {
   isStdioUpstream,
@@ -41,13 +41,15 @@ export type {
   DriftAction,
   DriftPolicy,
 } from './config/index.js';
-/** The pin policy of one server (`PinGuardRouter.guard`: `replaceConfig` puts a new pin in force). */
-export type { ServerGuard } from './guard/serverGuard.js';
+/** The one decision path of one server (`PinGuardRouter.checkpoint`: `replaceConfig` puts a new pin in force). */
+export type { ServerCheckpoint } from './checkpoint/serverCheckpoint.js';
+/** @deprecated The earlier name of ServerCheckpoint. */
+export type { ServerCheckpoint as ServerGuard } from './checkpoint/serverCheckpoint.js';
 /** Policy decisions and refusal reasons. */
 export type { CallDecision, DenyData, DenyReason } from './policy/decision.js';
 /** A finding of a catalog.drift event. */
 export type { DriftFinding, DriftKind } from './policy/driftFinding.js';
-/** State several guards of one process share (pinGuard's `alerts`, `sessions`, `digester`). */
+/** State several pinGuards (or checkpoints) of one process share (pinGuard's `alerts`, `sessions`, `digester`). */
 export { Alerts } from './observe/alerts.js';
 export { SessionStore } from './state/sessionStore.js';
 export { ToolDigester } from './state/toolDigester.js';

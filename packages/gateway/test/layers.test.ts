@@ -39,7 +39,7 @@ describe('the import layering (docs/architecture.md, eslint.config.js)', () => {
     const wrong = await lint(
       'packages/gateway/src/wire/layeringProbe.ts',
       [
-        "import { watchPinFiles } from '../front/pinWatcher.js';",
+        "import { watchPinFiles } from '../ingress/pinWatcher.js';",
         "import type { SessionCatalog } from '../state/sessionCatalog.js';",
         'export const probe: unknown[] = [watchPinFiles];',
         'export type Probe = SessionCatalog;',

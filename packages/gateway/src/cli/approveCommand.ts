@@ -4,6 +4,7 @@ import { planPinUpdate, type PinUpdatePlan } from '../config/planPinUpdate.js';
 import { PIN_SURFACES } from '../config/pinSurfaces.js';
 import { formatInstructionsDrift } from '../explain/explainInstructions.js';
 import { rewritePinFile } from '../config/rewritePinFile.js';
+import type { ServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { escapeInvisible } from '../explain/escapeInvisible.js';
 import type { ToolDrift } from '../explain/explainDrift.js';
@@ -18,7 +19,7 @@ import {
   parseHeaderOptions,
   parseTimeout,
 } from './commonOptions.js';
-import { comparePinWithLive, readPinFileForCli } from './pinnedLiveCatalog.js';
+import { comparePinWithLive, readPinFileForCli, type PinnedLiveCatalog } from './pinnedLiveCatalog.js';
 import { reportUncheckedSchemas } from './reportUncheckedSchemas.js';
 import { DEFAULT_TIMEOUT_MS, ExitCodes } from '../defaults.js';
 
@@ -162,15 +163,7 @@ async function approve(options: ApproveCommandOptions, io: CliIo): Promise<numbe
   const pinFile = await readPinFileForCli(options.file);
   const capabilities = parseCapabilities(options.capabilities);
   const live = await comparePinWithLive(pinFile, headers, { timeoutMs: timeout, capabilities });
-  for (const tool of live.observed.unverifiable) {
-    io.stderr.write(
-      `warning: ${escapeInvisible(tool.name ?? `${tool.surface ?? 'tools'}[${tool.index}]`)} has no digest and cannot be approved: ${tool.problem}\n`,
-    );
-  }
-  for (const surface of live.notPinned)
-    io.stderr.write(
-      `note: the pin does not pin ${surface}; approve leaves it unpinned (toolpin pin records it)\n`,
-    );
+  warnUnapprovable(live, io);
   const lowOnly = options.low === true;
   const planned = planPinUpdate(live.server, live.observed, options.tool, {
     lowOnly,
@@ -194,19 +187,55 @@ async function approve(options: ApproveCommandOptions, io: CliIo): Promise<numbe
   const changes = [...approved.map((entry) => entry.line), ...plan.recorded.map(describeRecorded)];
   io.stdout.write(`to approve in ${live.file}:\n${changes.map((change) => `  ${change}\n`).join('')}`);
   if (options.yes !== true) {
-    if (io.stdin.isTTY !== true) {
-      io.stderr.write(
-        'toolpin approve: refusing to rewrite the pin without --yes when stdin is not a terminal; nothing was written\n',
-      );
-      return ExitCodes.BAD_INPUT;
-    }
-    const questions = approvalQuestions(approved, plan.recorded.length, live.file);
-    if (!(await confirmEach(questions, io))) {
-      io.stderr.write('not approved; nothing was written\n');
-      return ExitCodes.DECLINED;
-    }
+    const refused = await confirmApproval(approved, plan, live.file, io);
+    if (refused !== undefined) return refused;
   }
   const written = await rewritePinFile(live.file, plan, { expected: live.text });
+  reportApproved(live, plan, written, io);
+  return ExitCodes.OK;
+}
+
+/** Warns of the items that cannot be approved, and notes the surfaces the pin leaves unpinned. */
+function warnUnapprovable(live: PinnedLiveCatalog, io: CliIo): void {
+  for (const tool of live.observed.unverifiable) {
+    io.stderr.write(
+      `warning: ${escapeInvisible(tool.name ?? `${tool.surface ?? 'tools'}[${tool.index}]`)} has no digest and cannot be approved: ${tool.problem}\n`,
+    );
+  }
+  for (const surface of live.notPinned)
+    io.stderr.write(
+      `note: the pin does not pin ${surface}; approve leaves it unpinned (toolpin pin records it)\n`,
+    );
+}
+
+/** Asks on the terminal; the exit code when the pin must not be rewritten, else undefined. */
+async function confirmApproval(
+  approved: readonly Approved[],
+  plan: PinUpdatePlan,
+  file: string,
+  io: CliIo,
+): Promise<number | undefined> {
+  if (io.stdin.isTTY !== true) {
+    io.stderr.write(
+      'toolpin approve: refusing to rewrite the pin without --yes when stdin is not a terminal; nothing was written\n',
+    );
+    return ExitCodes.BAD_INPUT;
+  }
+  const questions = approvalQuestions(approved, plan.recorded.length, file);
+  if (!(await confirmEach(questions, io))) {
+    io.stderr.write('not approved; nothing was written\n');
+    return ExitCodes.DECLINED;
+  }
+  return undefined;
+}
+
+/** Says what was written: the schemas of the approved definitions it cannot check, each digest before and after. */
+function reportApproved(
+  live: PinnedLiveCatalog,
+  plan: PinUpdatePlan,
+  written: ServerConfig,
+  io: CliIo,
+): void {
   // The definitions just approved: say which of their schemas the gateway cannot check against.
   reportUncheckedSchemas(
     Object.fromEntries(
@@ -223,7 +252,6 @@ async function approve(options: ApproveCommandOptions, io: CliIo): Promise<numbe
   if (live.server.pin.instructions !== written.pin.instructions)
     summary += `  instructions ${live.server.pin.instructions ?? '-'} -> ${written.pin.instructions ?? '-'}\n`;
   io.stdout.write(summary);
-  return ExitCodes.OK;
 }
 
 /**

@@ -16,6 +16,7 @@ import {
   isClientVariable,
   jsonLayout,
   parseClientConfig,
+  type ClientConfig,
   type ClientServer,
   type HttpEntry,
   type StdioEntry,
@@ -298,6 +299,17 @@ async function ensureDir(dir: string, flag: string): Promise<void> {
   }
 }
 
+/** The config's text with the protected entries; the text itself when there is nothing to wrap (its own layout kept). */
+function protectedText(
+  parsed: ClientConfig,
+  entries: ReadonlyMap<string, Record<string, unknown>>,
+  text: string,
+): string {
+  return entries.size === 0
+    ? text
+    : formatJson(rewritten(parsed.document, parsed.key, entries), jsonLayout(text));
+}
+
 async function protect(options: ProtectCommandOptions, io: CliIo): Promise<number> {
   const config = await configPathOf(options.config);
   const launcher = launcherOf(options.toolpinCommand);
@@ -314,81 +326,86 @@ async function protect(options: ProtectCommandOptions, io: CliIo): Promise<numbe
   for (const server of parsed.servers)
     if (server.kind === 'wrapped')
       io.stderr.write(`${server.name}: already runs through toolpin wrap (${server.pin})\n`);
-  const layout = jsonLayout(text);
   // Only the entries protect rewrites (stdio): an HTTP entry stays as it is.
   const entries = new Map(
     plans.filter((plan) => plan.after !== plan.server.entry).map((plan) => [plan.server.name, plan.after]),
   );
-
   if (options.dryRun === true) {
-    // A config with nothing to wrap is left as it is, in its own layout.
-    const next =
-      entries.size === 0 ? text : formatJson(rewritten(parsed.document, parsed.key, entries), layout);
-    for (const plan of plans)
-      io.stderr.write(
-        plan.skip !== undefined
-          ? `${plan.server.name}: would leave it as it was: ${plan.skip}\n`
-          : `${plan.server.name}: ${plan.reuse ? 'would keep the pin' : 'would pin it to'} ${plan.pinFile}${plan.server.kind === 'http' ? ' (HTTP: the entry stays as it is)' : ''}\n`,
-      );
-    if (next === text) io.stderr.write(`${config}: nothing to change\n`);
-    else io.stdout.write(createTwoFilesPatch(config, config, text, next, 'original', 'protected'));
-    io.stderr.write('dry run: no server started, nothing written\n');
+    printDryRun(plans, config, text, protectedText(parsed, entries, text), io);
     return ExitCodes.OK;
   }
-
   if (plans.some((plan) => !plan.reuse))
     await ensureDir(dir, options.dir === undefined ? 'pin folder' : '--dir');
   let failed = 0;
   for (const plan of plans) {
-    const { server } = plan;
-    if (plan.skip !== undefined) {
-      failed += 1;
-      io.stderr.write(`${server.name}: left as it was: ${plan.skip}\n`);
-      continue;
-    }
-    if (plan.reuse) {
-      io.stderr.write(`${server.name}: kept ${plan.pinFile} (it already pins this server)\n`);
-    } else if (plan.source !== undefined) {
-      io.stderr.write(`${server.name}: listing ${plan.source.describe}\n`);
-      try {
-        const { tools, upstream, surfaces } = await listForPin(plan.source, { timeoutMs }, io);
-        await writePin(
-          {
-            name: plan.pinName,
-            upstream,
-            tools,
-            surfaces,
-            mode: 'enforce',
-            profile: TRACE_PROFILE,
-            out: plan.pinFile,
-            describe: plan.source.describe,
-          },
-          io,
-        );
-      } catch (error) {
-        failed += 1;
-        entries.delete(server.name);
-        io.stderr.write(`${server.name}: cannot pin it, left as it was: ${(error as Error).message}\n`);
-        continue;
-      }
-    }
-    if (server.kind === 'http')
-      io.stderr.write(
-        `${server.name}: HTTP server pinned, its entry left as it is; to enforce the pin, serve ${plan.pinFile} with toolpin serve and point the client at its route (docs/desktop.md#http-servers)\n`,
-      );
+    if (await pinPlanned(plan, timeoutMs, io)) continue;
+    failed += 1;
+    entries.delete(plan.server.name);
   }
-  const next =
-    entries.size === 0 ? text : formatJson(rewritten(parsed.document, parsed.key, entries), layout);
-  if (next === text) {
-    io.stderr.write(`${config}: nothing to change\n`);
-  } else {
-    // The first backup is the original: a later protect of the config it wrote keeps it.
-    if (!existsSync(backup)) await copyFile(config, backup, fsConstants.COPYFILE_EXCL);
-    await writeFileAtomic(config, next);
-    await writeFile(stateFileOf(config), `${JSON.stringify({ protected: configDigest(next) })}\n`);
-    io.stderr.write(`${config}: protected (original kept in ${backup}; toolpin unprotect restores it)\n`);
-  }
+  const next = protectedText(parsed, entries, text);
+  if (next === text) io.stderr.write(`${config}: nothing to change\n`);
+  else await writeProtected(config, backup, next, io);
   return failed === 0 ? ExitCodes.OK : ExitCodes.FAILED;
+}
+
+/** `--dry-run`: what protect would do to each server, and the config's change as a unified diff. */
+function printDryRun(plans: readonly Plan[], config: string, text: string, next: string, io: CliIo): void {
+  for (const plan of plans)
+    io.stderr.write(
+      plan.skip !== undefined
+        ? `${plan.server.name}: would leave it as it was: ${plan.skip}\n`
+        : `${plan.server.name}: ${plan.reuse ? 'would keep the pin' : 'would pin it to'} ${plan.pinFile}${plan.server.kind === 'http' ? ' (HTTP: the entry stays as it is)' : ''}\n`,
+    );
+  if (next === text) io.stderr.write(`${config}: nothing to change\n`);
+  else io.stdout.write(createTwoFilesPatch(config, config, text, next, 'original', 'protected'));
+  io.stderr.write('dry run: no server started, nothing written\n');
+}
+
+/** Pins one planned server (lists it and writes its pin, unless one is kept); false when it is left as it was. */
+async function pinPlanned(plan: Plan, timeoutMs: number, io: CliIo): Promise<boolean> {
+  const { server } = plan;
+  if (plan.skip !== undefined) {
+    io.stderr.write(`${server.name}: left as it was: ${plan.skip}\n`);
+    return false;
+  }
+  if (plan.reuse) {
+    io.stderr.write(`${server.name}: kept ${plan.pinFile} (it already pins this server)\n`);
+  } else if (plan.source !== undefined) {
+    io.stderr.write(`${server.name}: listing ${plan.source.describe}\n`);
+    try {
+      const { tools, upstream, surfaces } = await listForPin(plan.source, { timeoutMs }, io);
+      await writePin(
+        {
+          name: plan.pinName,
+          upstream,
+          tools,
+          surfaces,
+          mode: 'enforce',
+          profile: TRACE_PROFILE,
+          out: plan.pinFile,
+          describe: plan.source.describe,
+        },
+        io,
+      );
+    } catch (error) {
+      io.stderr.write(`${server.name}: cannot pin it, left as it was: ${(error as Error).message}\n`);
+      return false;
+    }
+  }
+  if (server.kind === 'http')
+    io.stderr.write(
+      `${server.name}: HTTP server pinned, its entry left as it is; to enforce the pin, serve ${plan.pinFile} with toolpin serve and point the client at its route (docs/desktop.md#http-servers)\n`,
+    );
+  return true;
+}
+
+/** Writes the protected config (the original backed up once) and the digest unprotect checks. */
+async function writeProtected(config: string, backup: string, next: string, io: CliIo): Promise<void> {
+  // The first backup is the original: a later protect of the config it wrote keeps it.
+  if (!existsSync(backup)) await copyFile(config, backup, fsConstants.COPYFILE_EXCL);
+  await writeFileAtomic(config, next);
+  await writeFile(stateFileOf(config), `${JSON.stringify({ protected: configDigest(next) })}\n`);
+  io.stderr.write(`${config}: protected (original kept in ${backup}; toolpin unprotect restores it)\n`);
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { loadGatewayConfig, loadSinglePinConfig, type GatewayConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
-import { startGateway, type RunningGateway } from '../front/startGateway.js';
+import { startGateway, type RunningGateway } from '../ingress/startGateway.js';
 import { logUnhandledRejections } from '../observe/lastResort.js';
 import { createLogger, type LogFormat } from '../observe/logger.js';
 import type { CliIo } from './cliIo.js';
@@ -75,6 +75,14 @@ export async function runServe(options: ServeCommandOptions, io: CliIo): Promise
   }
   printRoutes(running, io);
   logUnhandledRejections(running.gateway.logger);
+  return untilStopped(running, io);
+}
+
+/**
+ * Serves until SIGINT or SIGTERM (SIGHUP reloads the pin files); resolves with the exit code once
+ * stopped: 0 drained, 1 on a second signal or a failed shutdown.
+ */
+function untilStopped(running: RunningGateway, io: CliIo): Promise<number> {
   const { logger } = running.gateway;
   return new Promise<number>((resolve) => {
     let stopping = false;

@@ -2,7 +2,7 @@ import { createWriteStream } from 'node:fs';
 import type { Command } from 'commander';
 import { loadPinFile } from '../config/index.js';
 import { GatewayError } from '../errors.js';
-import { runStdioFront, type StdioFront } from '../front/stdioFront.js';
+import { runStdioFront, type StdioFront } from '../ingress/stdioFront.js';
 import { logUnhandledRejections } from '../observe/lastResort.js';
 import { createLogger, type LogFormat } from '../observe/logger.js';
 import type { CliIo } from './cliIo.js';

@@ -4,7 +4,7 @@
 export { connectUpstreamClient } from '../transports/upstreamClient.js';
 export type { ConnectUpstreamClientOptions } from '../transports/upstreamClient.js';
 /** Runs toolpin as a stdio MCP server in front of one upstream (what `toolpin wrap` runs). */
-export { runStdioFront } from '../front/stdioFront.js';
-export type { StdioFront, StdioFrontOptions } from '../front/stdioFront.js';
+export { runStdioFront } from '../ingress/stdioFront.js';
+export type { StdioFront, StdioFrontOptions } from '../ingress/stdioFront.js';
 /** Who ended a session (`StdioFront.ended`). */
 export type { BridgeEnd } from '../transports/messageBridge.js';

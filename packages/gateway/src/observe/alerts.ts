@@ -51,7 +51,7 @@ export class Alerts {
 
   /**
    * The request-path hooks (request counts, latency, open streams) of this gateway. They live here
-   * because the alerts object already reaches every front and guard of a gateway. None by default.
+   * because the alerts object already reaches every front and checkpoint of a gateway. None by default.
    */
   get telemetry(): GatewayTelemetry {
     return this.#telemetry;

@@ -13,7 +13,7 @@ import type { GatewayTelemetry, OpenStream, UpstreamContact } from './telemetry.
 export interface ObservedGateway {
   readonly alerts: Alerts;
   readonly sessions: { readonly size: number };
-  readonly routes: ReadonlyMap<string, { readonly guard: { readonly config: ServerConfig } }>;
+  readonly routes: ReadonlyMap<string, { readonly checkpoint: { readonly config: ServerConfig } }>;
 }
 
 /** Options of {@link GatewayObserver}. */
@@ -47,7 +47,7 @@ export class GatewayObserver implements GatewayTelemetry {
   constructor(options: GatewayObserverOptions) {
     this.#config = options.config;
     const serverConfig = (name: string): ServerConfig | undefined =>
-      this.#gateway?.routes.get(name)?.guard.config;
+      this.#gateway?.routes.get(name)?.checkpoint.config;
     this.status = new StatusBoard(serverConfig);
     this.metrics = new GatewayMetrics({
       sessions: () => this.#gateway?.sessions.size ?? 0,
@@ -144,6 +144,6 @@ export class GatewayObserver implements GatewayTelemetry {
   }
 
   #servers(): ServerConfig[] {
-    return [...(this.#gateway?.routes.values() ?? [])].map((route) => route.guard.config);
+    return [...(this.#gateway?.routes.values() ?? [])].map((route) => route.checkpoint.config);
   }
 }

@@ -96,7 +96,7 @@ export function carriesInstructions(method: string): boolean {
   return method === 'initialize' || method === 'server/discover';
 }
 
-// One view per pin and surface, made once: the guard compares views by identity (a catalog judged
+// One view per pin and surface, made once: the checkpoint compares views by identity (a catalog judged
 // under one pin is not reused under another), so the same pin must always give the same view.
 const views = new WeakMap<PinView, Map<ListedSurface, PinView>>();
 

@@ -24,7 +24,7 @@ export interface PendingList {
   readonly surface?: ListedSurface | 'instructions';
 }
 
-/** What the session was told of the server's instructions, under which pin (see ServerGuard.deliveredInstructions). */
+/** What the session was told of the server's instructions, under which pin (see ServerCheckpoint.deliveredInstructions). */
 export interface InstructionsSeen {
   readonly under: object;
   readonly observed: string | undefined;

@@ -1,10 +1,10 @@
-import type { ServerGuard } from '../guard/serverGuard.js';
+import type { ServerCheckpoint } from '../checkpoint/serverCheckpoint.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../wire/jsonRpc.js';
 
 /** What the gateway knows of one HTTP exchange while it is proxied. */
 export interface Exchange {
-  readonly guard: ServerGuard;
+  readonly checkpoint: ServerCheckpoint;
   /** Whose catalog the inspected results belong to (see sessionKeyOf). */
   readonly sessionKey: string;
   /** The body sent upstream: the gateway's serialization of the messages it decided to forward. */
@@ -45,7 +45,7 @@ export function upstreamFailure(
   message: string,
   extra: Record<string, unknown> = {},
 ): JsonRpcResponse {
-  return upstreamFailureOf(exchange.guard.config.name, id, reason, message, extra);
+  return upstreamFailureOf(exchange.checkpoint.config.name, id, reason, message, extra);
 }
 
 /** {@link upstreamFailure} for a request of `server` sent outside an HTTP exchange (a bridged session). */

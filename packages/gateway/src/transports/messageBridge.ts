@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayError } from '../errors.js';
-import { isScreened, screenCall } from '../guard/screenCall.js';
-import type { ServerGuard } from '../guard/serverGuard.js';
+import { isScreened, screenCall } from '../checkpoint/screenCall.js';
+import type { ServerCheckpoint } from '../checkpoint/serverCheckpoint.js';
 import type { ClientNotices } from '../observe/clientNotices.js';
 import { errorSummary } from '../observe/errorSummary.js';
 import type { GatewayLogger } from '../observe/logger.js';
@@ -45,7 +45,7 @@ const MAX_TIMED_OUT = 1024;
 
 /** Options of {@link MessageBridge}. */
 export interface MessageBridgeOptions {
-  readonly guard: ServerGuard;
+  readonly checkpoint: ServerCheckpoint;
   /** Whose catalog this connection acts on. */
   readonly sessionKey: string;
   /** The client-facing transport (Streamable HTTP server, stdio server, HTTP+SSE server). */
@@ -92,8 +92,8 @@ interface InFlight {
 
 /**
  * Joins a client-facing and an upstream-facing MCP transport at the JSON-RPC message level and puts
- * the server's guard between them: every tools/call is decided before it is sent (a refusal is
- * answered here), every tools/list result is replaced by the value the guard verified. Client
+ * the server's checkpoint between them: every tools/call is decided before it is sent (a refusal is
+ * answered here), every tools/list result is replaced by the value the checkpoint verified. Client
  * messages are handled one at a time, in order, so a call waiting for a fetch on miss is not
  * overtaken. One bridge is one session; either side closing ends both.
  */
@@ -161,9 +161,9 @@ export class MessageBridge {
         );
       return;
     }
-    const { guard, sessionKey } = this.#options;
+    const { checkpoint, sessionKey } = this.#options;
     if ('method' in message && typeof message.method === 'string')
-      guard.alerts.telemetry.onRequest(guard.config.name, message.method);
+      checkpoint.alerts.telemetry.onRequest(checkpoint.config.name, message.method);
     if (isRequestWithoutId(message)) {
       // A request sent as a notification could be run upstream with no answer to refuse it by.
       this.#log('warn', 'request.dropped', `dropped a ${message.method} request sent without an id`);
@@ -172,9 +172,9 @@ export class MessageBridge {
     if (isRequest(message)) {
       this.#timedOut.delete(idKey(message.id));
       this.#envelope = envelopeOf(message.params?._meta) ?? this.#envelope;
-      if (isScreened(guard, message.method)) {
+      if (isScreened(checkpoint, message.method)) {
         const refusal = await screenCall(
-          guard,
+          checkpoint,
           sessionKey,
           message.id,
           message.params,
@@ -196,7 +196,7 @@ export class MessageBridge {
           );
           return;
         }
-      } else guard.expectAnswer(sessionKey, message.id, message.method, message.params);
+      } else checkpoint.expectAnswer(sessionKey, message.id, message.method, message.params);
       const meta = message.params?._meta as { progressToken?: unknown } | undefined;
       this.#inFlight.set(idKey(message.id), {
         id: message.id,
@@ -211,7 +211,7 @@ export class MessageBridge {
     } catch (error) {
       this.#log('warn', 'upstream.send_failed', (error as Error).message);
       if (isRequest(message) && this.#inFlight.delete(idKey(message.id))) {
-        this.#options.guard.forgetCalls(this.#options.sessionKey, [message.id]);
+        this.#options.checkpoint.forgetCalls(this.#options.sessionKey, [message.id]);
         this.#toClient(
           jsonRpcError(
             message.id,
@@ -264,7 +264,7 @@ export class MessageBridge {
   /** Drops an invalid upstream message; the request it answers (the client's or the gateway's own) gets -32042. */
   #dropInvalid(invalid: InvalidUpstreamMessage): void {
     const id = invalid.id;
-    const server = this.#options.guard.config.name;
+    const server = this.#options.checkpoint.config.name;
     let answered = false;
     if (id !== undefined) {
       const refusal = unverifiableAnswer(id, invalid, server);
@@ -287,7 +287,7 @@ export class MessageBridge {
     );
     if (this.#own.settle(failure)) return;
     if (this.#inFlight.delete(idKey(message.id))) {
-      this.#options.guard.forgetCalls(this.#options.sessionKey, [message.id]);
+      this.#options.checkpoint.forgetCalls(this.#options.sessionKey, [message.id]);
       this.#toClient(failure, message.id);
     }
   }
@@ -295,7 +295,7 @@ export class MessageBridge {
   #relay(message: JsonRpcMessage): void {
     let related: JsonRpcId | undefined;
     if (isResponse(message)) {
-      // The gateway's own listing is the guard's to inspect; the client never asked for it.
+      // The gateway's own listing is the checkpoint's to inspect; the client never asked for it.
       if (this.#own.settle(message)) return;
       // The client already has its answer (-32041 timeout): a second one is not sent.
       if (this.#timedOut.delete(idKey(message.id))) {
@@ -304,7 +304,7 @@ export class MessageBridge {
       }
       const request = this.#inFlight.get(idKey(message.id));
       // Inspected before it counts as answered: if inspection throws, the request still gets an error.
-      const replaced = this.#options.guard.inspectUpstreamMessage(this.#options.sessionKey, message);
+      const replaced = this.#options.checkpoint.inspectUpstreamMessage(this.#options.sessionKey, message);
       this.#inFlight.delete(idKey(message.id));
       related = message.id;
       if (request?.method === 'initialize') {
@@ -317,7 +317,7 @@ export class MessageBridge {
       return;
     }
     related = this.#relatedRequest(message);
-    const replaced = this.#options.guard.inspectUpstreamMessage(this.#options.sessionKey, message);
+    const replaced = this.#options.checkpoint.inspectUpstreamMessage(this.#options.sessionKey, message);
     this.#toClient(replaced ?? message, related);
   }
 
@@ -425,14 +425,14 @@ export class MessageBridge {
   #timeOutSilent(): void {
     const idleMs = this.#idleMs;
     const now = Date.now();
-    const server = this.#options.guard.config.name;
+    const server = this.#options.checkpoint.config.name;
     const message = `toolpin: the upstream sent nothing for ${idleMs} ms`;
     let count = 0;
     for (const [key, request] of this.#inFlight) {
       if (Math.max(request.sentAt, this.#heardAt) + idleMs > now) continue;
       this.#inFlight.delete(key);
       this.#timedOut.add(key);
-      this.#options.guard.forgetCalls(this.#options.sessionKey, [request.id]);
+      this.#options.checkpoint.forgetCalls(this.#options.sessionKey, [request.id]);
       count += 1;
       this.#toClient(upstreamFailureOf(server, request.id, 'timeout', message), request.id);
       if (request.method !== 'initialize')
@@ -509,7 +509,7 @@ export class MessageBridge {
   }
 
   async #shutdown(by: BridgeEnd): Promise<void> {
-    const { client, upstream, guard, sessionKey } = this.#options;
+    const { client, upstream, checkpoint, sessionKey } = this.#options;
     const reason = describeUpstreamEnd(by, upstream.transport);
     this.#log(by === 'upstream' ? 'warn' : 'info', 'session.ended', reason);
     this.#own.rejectAll(new GatewayError('GW_UPSTREAM_EXITED', reason));
@@ -529,13 +529,13 @@ export class MessageBridge {
     // A client that stopped reading must not hold the session open forever.
     await settleWithin(this.#outbound, CLIENT_FLUSH_MS);
     await client.close().catch((error: Error) => this.#log('debug', 'client.close_failed', error.message));
-    guard.forgetSession(sessionKey);
+    checkpoint.forgetSession(sessionKey);
     this.onclose?.(by);
   }
 
   #fields(): Record<string, unknown> {
-    const { guard, sessionKey } = this.#options;
-    return { server: guard.config.name, session: sessionLabel(sessionKey) };
+    const { checkpoint, sessionKey } = this.#options;
+    return { server: checkpoint.config.name, session: sessionLabel(sessionKey) };
   }
 
   #log(level: 'debug' | 'info' | 'warn' | 'error', event: string, message: string): void {

@@ -130,8 +130,8 @@ class SseStreamRelay {
   /** What the client receives for one event's data: the decided text, or null to drop the event. */
   #decide(data: string): string | null | undefined {
     if (data === '') return undefined;
-    const { guard, sessionKey } = this.#exchange;
-    const verdict = guard.inspectUpstreamText(sessionKey, data, [...this.#unanswered.values()]);
+    const { checkpoint, sessionKey } = this.#exchange;
+    const verdict = checkpoint.inspectUpstreamText(sessionKey, data, [...this.#unanswered.values()]);
     if (!verdict.ok) {
       this.#options.onDropped(`an event's data is ${verdict.problem}`, verdict.reason);
       return null;
@@ -181,8 +181,8 @@ class SseStreamRelay {
     const res = this.#res;
     if (this.#ended || this.#clientGone || res.writableEnded) return;
     this.#ended = true;
-    const { guard, sessionKey } = this.#exchange;
-    guard.forgetCalls(sessionKey, [...this.#unanswered.values()]);
+    const { checkpoint, sessionKey } = this.#exchange;
+    checkpoint.forgetCalls(sessionKey, [...this.#unanswered.values()]);
     for (const id of this.#unanswered.values())
       res.write(encodeSseMessage(upstreamFailure(this.#exchange, id, reason, message)));
     res.end();

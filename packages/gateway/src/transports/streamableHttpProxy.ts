@@ -55,7 +55,7 @@ function upstreamHeaders(
   const headers = copyEndToEnd(req.headers);
   for (const name of REPRESENTATION) delete headers[name];
   Object.assign(headers, configured);
-  // The upstream's DNS-rebinding guard checks Host against its own name.
+  // The upstream's DNS-rebinding protection checks Host against its own name.
   headers.host = host;
   // The gateway parses what comes back; a compressed answer could not be inspected. Removing
   // the header is not enough: without Accept-Encoding any coding is acceptable (RFC 9110 §12.5.3).
@@ -120,8 +120,8 @@ class StreamableHttpForwarder {
   /** Sends the decided request upstream; the client gets the decided answer, or an error in time. */
   forward(exchange: Exchange, req: IncomingMessage, res: ServerResponse): void {
     const started = performance.now();
-    const { telemetry } = exchange.guard.alerts;
-    const server = exchange.guard.config.name;
+    const { telemetry } = exchange.checkpoint.alerts;
+    const server = exchange.checkpoint.config.name;
     const upstreamReq = this.#client.request({
       protocol: this.#target.protocol,
       hostname: this.#hostname,
@@ -163,7 +163,7 @@ class StreamableHttpForwarder {
 
   #timedOut(exchange: Exchange, res: ServerResponse): void {
     const { timeoutMs } = this.#options;
-    exchange.guard.alerts.telemetry.onUpstreamContact(exchange.guard.config.name, {
+    exchange.checkpoint.alerts.telemetry.onUpstreamContact(exchange.checkpoint.config.name, {
       via: 'proxy',
       error: 'timeout',
       seconds: timeoutMs / 1000,
@@ -173,9 +173,9 @@ class StreamableHttpForwarder {
   }
 
   #unreachable(exchange: Exchange, res: ServerResponse, error: NodeJS.ErrnoException, seconds: number): void {
-    const server = exchange.guard.config.name;
+    const server = exchange.checkpoint.config.name;
     const code = error.code ?? error.message;
-    exchange.guard.alerts.telemetry.onUpstreamContact(server, { via: 'proxy', error: code, seconds });
+    exchange.checkpoint.alerts.telemetry.onUpstreamContact(server, { via: 'proxy', error: code, seconds });
     this.#options.logger.error(
       { event: 'upstream.unreachable', server, upstream: this.#target.origin, err: error.message },
       'upstream unreachable',
@@ -190,7 +190,7 @@ class StreamableHttpForwarder {
     } catch (error) {
       upstream.destroy();
       this.#options.logger.error(
-        { event: 'proxy.failed', server: exchange.guard.config.name, err: (error as Error).message },
+        { event: 'proxy.failed', server: exchange.checkpoint.config.name, err: (error as Error).message },
         'relaying an answer failed',
       );
       this.#fail(exchange, res, 502, 'malformed', 'toolpin: the upstream answer could not be relayed');
@@ -205,7 +205,7 @@ class StreamableHttpForwarder {
   ): void {
     const status = upstream.statusCode ?? 502;
     if (status === 404 && req.headers['mcp-session-id'] !== undefined)
-      exchange.guard.forgetSession(exchange.sessionKey);
+      exchange.checkpoint.forgetSession(exchange.sessionKey);
     const headers = clientHeaders(upstream.headers);
     if (status >= 300 && status < 400) {
       upstream.resume();
@@ -248,14 +248,14 @@ class StreamableHttpForwarder {
     res: ServerResponse,
     headers: OutgoingHttpHeaders,
   ): void {
-    const { guard } = exchange;
+    const { checkpoint } = exchange;
     const relay = relaySseResponse(exchange, upstream, res, {
       headers,
       idleMs: this.#options.streamIdleMs,
       onBroken: (error) =>
         this.#log(exchange, 'upstream.stream_broken', error.message, 'upstream stream broke'),
       onDropped: (problem, reason) => {
-        guard.distrust(exchange.sessionKey);
+        checkpoint.distrust(exchange.sessionKey);
         this.#log(exchange, 'upstream.invalid_message', reason, `dropped an upstream event: ${problem}`);
       },
     });
@@ -264,7 +264,7 @@ class StreamableHttpForwarder {
       req.method === 'GET' || req.headers['mcp-method'] === 'subscriptions/listen' ? 'listen' : 'response';
     res.once(
       'close',
-      guard.alerts.telemetry.onStreamOpened({ server: guard.config.name, kind, end: relay.end }),
+      checkpoint.alerts.telemetry.onStreamOpened({ server: checkpoint.config.name, kind, end: relay.end }),
     );
   }
 
@@ -324,9 +324,9 @@ class StreamableHttpForwarder {
     extra: Record<string, unknown> = {},
     headers: OutgoingHttpHeaders = {},
   ): void {
-    exchange.guard.distrust(exchange.sessionKey);
+    exchange.checkpoint.distrust(exchange.sessionKey);
     // The gateway answers these requests itself: no later call under their ids inherits a check.
-    exchange.guard.forgetCalls(exchange.sessionKey, exchange.requestIds);
+    exchange.checkpoint.forgetCalls(exchange.sessionKey, exchange.requestIds);
     if (res.headersSent) {
       res.end();
       return;
@@ -336,7 +336,7 @@ class StreamableHttpForwarder {
 
   #log(exchange: Exchange, event: string, err: string, message: string): void {
     this.#options.logger.warn(
-      { event, server: exchange.guard.config.name, session: sessionLabel(exchange.sessionKey), err },
+      { event, server: exchange.checkpoint.config.name, session: sessionLabel(exchange.sessionKey), err },
       message,
     );
   }

@@ -70,7 +70,7 @@ export interface UpstreamMessageHandlers {
 
 /**
  * Decides one upstream text (a JSON body, the data of one SSE event) the same way on every path
- * that reads one whole (the HTTP proxy's guard, the bridged Streamable HTTP client's checkedFetch):
+ * that reads one whole (the HTTP proxy's checkpoint, the bridged Streamable HTTP client's checkedFetch):
  * parsed once as JSON (a text that is not JSON is `malformed`), then every message in it (one
  * value, or each member of a batch) checked with {@link checkUpstreamMessage} and handed to the
  * handler for what it is.

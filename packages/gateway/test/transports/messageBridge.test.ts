@@ -11,7 +11,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { digestCatalog } from '@toolpin/digest';
 import { parseServerConfig } from '../../src/config/index.js';
-import { ServerGuard } from '../../src/guard/serverGuard.js';
+import { ServerCheckpoint } from '../../src/checkpoint/serverCheckpoint.js';
 import { Alerts } from '../../src/observe/alerts.js';
 import { createLogger } from '../../src/observe/logger.js';
 import { SessionStore } from '../../src/state/sessionStore.js';
@@ -76,7 +76,7 @@ interface Setup {
   };
   logs: Record<string, unknown>[];
   ended: Promise<BridgeEnd>;
-  guard: ServerGuard;
+  guard: ServerCheckpoint;
   /** The client's raw side: sends what the SDK client would not. */
   clientSide: InMemoryTransport;
 }
@@ -95,7 +95,7 @@ async function setup(options: { streamIdleMs?: number } = {}): Promise<Setup> {
     },
     '(test)',
   );
-  const guard = new ServerGuard({
+  const guard = new ServerCheckpoint({
     config,
     sessions: new SessionStore(),
     digester: new ToolDigester(),
@@ -150,7 +150,7 @@ async function setup(options: { streamIdleMs?: number } = {}): Promise<Setup> {
   const [clientSide, gatewaySide] = InMemoryTransport.createLinkedPair();
   const front = new RecordingTransport(gatewaySide);
   const bridge = new MessageBridge({
-    guard,
+    checkpoint: guard,
     sessionKey: 'unit-session',
     client: front,
     upstream: { transport: upstreamSide, isFatal: () => false },

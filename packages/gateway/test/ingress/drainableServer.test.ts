@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { pino } from 'pino';
-import { listenDrainable } from '../../src/front/drainableServer.js';
+import { listenDrainable } from '../../src/ingress/drainableServer.js';
 import { OpenStreams } from '../../src/observe/openStreams.js';
 
 const logger = pino({ level: 'silent' });

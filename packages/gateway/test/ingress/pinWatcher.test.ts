@@ -3,7 +3,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { digestCatalog } from '@toolpin/digest';
 import { loadPinFile, type ServerConfig } from '../../src/config/index.js';
-import { watchPinFiles, type PinWatcher } from '../../src/front/pinWatcher.js';
+import { watchPinFiles, type PinWatcher } from '../../src/ingress/pinWatcher.js';
 import { createLogger } from '../../src/observe/logger.js';
 import { TOOLS, tempDir, validPin } from '../config/fixtures.js';
 

@@ -1,7 +1,7 @@
 import { TRACE_PROFILE } from '@toolpin/digest';
 import { parsePinFile, serializePinFile, type ServerConfig } from '../../src/config/index.js';
 import { pinFromCatalog } from '../../src/config/pinFromCatalog.js';
-import { ServerGuard } from '../../src/guard/serverGuard.js';
+import { ServerCheckpoint } from '../../src/checkpoint/serverCheckpoint.js';
 import { Alerts } from '../../src/observe/alerts.js';
 import { createLogger } from '../../src/observe/logger.js';
 import { SessionStore } from '../../src/state/sessionStore.js';
@@ -56,9 +56,9 @@ function configOf(tools: readonly unknown[], extra: Record<string, unknown> = {}
   return parsePinFile(text, '/pins/srv.json');
 }
 
-function guardServing(config: ServerConfig, served: readonly unknown[]): ServerGuard {
+function guardServing(config: ServerConfig, served: readonly unknown[]): ServerCheckpoint {
   const logger = createLogger({ level: 'silent' });
-  const guard = new ServerGuard({
+  const guard = new ServerCheckpoint({
     config,
     sessions: new SessionStore(),
     digester: new ToolDigester(),
@@ -73,7 +73,7 @@ function guardServing(config: ServerConfig, served: readonly unknown[]): ServerG
 const result = (id: number, structuredContent: unknown): string =>
   JSON.stringify({ jsonrpc: '2.0', id, result: { content: [], structuredContent } });
 
-function answered(guard: ServerGuard, text: string): { error?: { data?: { reason?: string } } } {
+function answered(guard: ServerCheckpoint, text: string): { error?: { data?: { reason?: string } } } {
   const verdict = guard.inspectUpstreamText('s', text);
   if (!verdict.ok) throw new Error(verdict.problem);
   return verdict.out[0] as { error?: { data?: { reason?: string } } };

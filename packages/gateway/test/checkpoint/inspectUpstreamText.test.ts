@@ -1,6 +1,6 @@
 import { digestCatalog, TRACE_PROFILE } from '@toolpin/digest';
 import { parseServerConfig, type ServerConfig } from '../../src/config/index.js';
-import { ServerGuard, type UpstreamTextVerdict } from '../../src/guard/serverGuard.js';
+import { ServerCheckpoint, type UpstreamTextVerdict } from '../../src/checkpoint/serverCheckpoint.js';
 import { Alerts } from '../../src/observe/alerts.js';
 import { createLogger } from '../../src/observe/logger.js';
 import { SessionStore } from '../../src/state/sessionStore.js';
@@ -47,7 +47,7 @@ class CountingDigester extends ToolDigester {
 }
 
 function startGuard(config: ServerConfig): {
-  guard: ServerGuard;
+  guard: ServerCheckpoint;
   digester: CountingDigester;
   events: () => unknown[];
 } {
@@ -57,7 +57,7 @@ function startGuard(config: ServerConfig): {
     destination: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
   });
   const digester = new CountingDigester();
-  const guard = new ServerGuard({
+  const guard = new ServerCheckpoint({
     config,
     sessions: new SessionStore(),
     digester,
@@ -106,7 +106,7 @@ function compare(
   return { byText, outputs };
 }
 
-describe('ServerGuard.inspectUpstreamText', () => {
+describe('ServerCheckpoint.inspectUpstreamText', () => {
   it('answers a listing it verified before with the bytes a full verification gives, without digesting again', async () => {
     const config = configFor(TOOLS);
     const { byText, outputs } = compare(config, [

@@ -1,7 +1,7 @@
 import type { ServerConfig } from '../config/index.js';
 import type { PageInspection } from '../policy/inspectToolsPage.js';
 
-/** One tools/list result text the guard verified in full, and everything that verification produced. */
+/** One tools/list result text the checkpoint verified in full, and everything that verification produced. */
 export interface VerifiedListing {
   /** The pin in force when it was verified: a listing is reused only under the very same one. */
   readonly config: ServerConfig;
@@ -24,7 +24,7 @@ const MAX_ENTRIES = 4;
 const MAX_CHARS = 16 * 1024 * 1024;
 
 /**
- * The last few tools/list result texts one server's guard verified. Parsing, digesting and
+ * The last few tools/list result texts one server's checkpoint verified. Parsing, digesting and
  * re-serializing a 500-tool listing costs milliseconds; finding that the same text arrived again
  * costs a length check and one string comparison, and equal text parses to an equal value, so
  * the verification (and the bytes the client receives) would be the same.

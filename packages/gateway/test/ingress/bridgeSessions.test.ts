@@ -6,7 +6,7 @@ import {
   type EndableSession,
   type SessionRefusal,
   type SessionSlot,
-} from '../../src/front/bridgeSessions.js';
+} from '../../src/ingress/bridgeSessions.js';
 import type { BridgeEnd } from '../../src/transports/messageBridge.js';
 
 /** A session that records being closed and reports its end like a bridge does. */
@@ -31,8 +31,8 @@ function slotOf(reserved: SessionSlot<string> | SessionRefusal): SessionSlot<str
   return reserved;
 }
 
-function entry(session: RecordedSession): { carrier: RecordedSession; front: string; credential: string } {
-  return { carrier: session, front: 'front', credential: credentialOf(headers) };
+function entry(session: RecordedSession): { carrier: RecordedSession; handler: string; credential: string } {
+  return { carrier: session, handler: 'handler', credential: credentialOf(headers) };
 }
 
 describe('BridgeSessions', () => {

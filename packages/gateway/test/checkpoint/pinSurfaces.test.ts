@@ -7,8 +7,8 @@ import {
   restrictTemplate,
 } from '@toolpin/digest';
 import { parseServerConfig, type ServerConfig } from '../../src/config/index.js';
-import { isScreened, screenCall } from '../../src/guard/screenCall.js';
-import { ServerGuard } from '../../src/guard/serverGuard.js';
+import { isScreened, screenCall } from '../../src/checkpoint/screenCall.js';
+import { ServerCheckpoint } from '../../src/checkpoint/serverCheckpoint.js';
 import { Alerts, type AlertEvent } from '../../src/observe/alerts.js';
 import { createLogger } from '../../src/observe/logger.js';
 import { SessionStore } from '../../src/state/sessionStore.js';
@@ -67,12 +67,12 @@ function configOf(options: PinOptions): ServerConfig {
   );
 }
 
-function guardOf(config: ServerConfig): { guard: ServerGuard; events: AlertEvent[] } {
+function guardOf(config: ServerConfig): { guard: ServerCheckpoint; events: AlertEvent[] } {
   const logger = createLogger({ level: 'silent' });
   const alerts = new Alerts(logger);
   const events: AlertEvent[] = [];
   alerts.addSink((event) => events.push(event));
-  const guard = new ServerGuard({
+  const guard = new ServerCheckpoint({
     config,
     sessions: new SessionStore(),
     digester: new ToolDigester(),
@@ -84,7 +84,7 @@ function guardOf(config: ServerConfig): { guard: ServerGuard; events: AlertEvent
 
 /** What the client receives for an answer to a request the guard was told of. */
 function answer(
-  guard: ServerGuard,
+  guard: ServerCheckpoint,
   method: string,
   result: unknown,
   id = 1,
@@ -95,7 +95,7 @@ function answer(
   return verdict.out[0] as { result?: Record<string, unknown> };
 }
 
-describe('ServerGuard: prompts, resource templates and instructions', () => {
+describe('ServerCheckpoint: prompts, resource templates and instructions', () => {
   it('passes only pinned, unchanged prompts (hashed members only) and names the drift', () => {
     const { guard, events } = guardOf(configOf({ prompts: [GREET, SUMMARY] }));
     const served = [

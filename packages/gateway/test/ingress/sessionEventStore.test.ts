@@ -1,6 +1,6 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayError } from '../../src/errors.js';
-import { SessionEventStore } from '../../src/front/sessionEventStore.js';
+import { SessionEventStore } from '../../src/ingress/sessionEventStore.js';
 
 /** The SDK v1 server transport's id of the session's GET stream. */
 const GET_STREAM = '_GET_stream';

@@ -1,8 +1,8 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { httpUpstreamOf, parseServerConfig, type ServerConfig } from '../config/index.js';
-import { isScreened, screenCall } from '../guard/screenCall.js';
+import { isScreened, screenCall } from '../checkpoint/screenCall.js';
 import { SURFACES, surfaceOfUse } from '../policy/pinSurface.js';
-import { ServerGuard, type CatalogRefresh } from '../guard/serverGuard.js';
+import { ServerCheckpoint, type CatalogRefresh } from '../checkpoint/serverCheckpoint.js';
 import { Alerts } from '../observe/alerts.js';
 import { createLogger, type GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
@@ -44,7 +44,7 @@ export interface PinGuardOptions {
   readonly upstream?: string;
   /** @default a pino logger on stdout */
   readonly logger?: GatewayLogger;
-  /** Shared with other guards of one gateway; by default each guard has its own. */
+  /** Shared with other pinGuards of one gateway; by default each pinGuard has its own. */
   readonly alerts?: Alerts;
   readonly sessions?: SessionStore;
   readonly digester?: ToolDigester;
@@ -56,8 +56,17 @@ export interface PinGuardOptions {
   readonly streamIdleMs?: number;
 }
 
-/** Express middleware that enforces one server's pin, with its guard exposed for reload and status. */
-export type PinGuardRouter = RequestHandler & { readonly guard: ServerGuard };
+/** Express middleware that enforces one server's pin, with its checkpoint exposed for reload and status. */
+export type PinGuardRouter = RequestHandler & {
+  readonly checkpoint: ServerCheckpoint;
+  /** @deprecated The same object as `checkpoint` (its earlier name). */
+  readonly guard: ServerCheckpoint;
+};
+
+/** A handler of one server's `/mcp` route as a PinGuardRouter: its checkpoint exposed (and under its earlier name). */
+export function withCheckpoint(handle: RequestHandler, checkpoint: ServerCheckpoint): PinGuardRouter {
+  return Object.assign(handle, { checkpoint, guard: checkpoint });
+}
 
 // pinGuard's handlers use nothing express adds to a request (only node's own request and response),
 // so createGateway may serve them before express: see servesWithoutExpress.
@@ -95,7 +104,7 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
   // router's per-request work was most of what express cost here.
   const handle = (req: Request, res: Response, next: NextFunction): void => handler.handle(req, res, next);
   plainHandlers.add(handle);
-  return Object.assign(handle, { guard: handler.guard });
+  return withCheckpoint(handle, handler.checkpoint);
 }
 
 /** The messages of one POST, decided: what goes upstream, what is answered here. */
@@ -110,7 +119,7 @@ interface DecidedBody {
 
 /** One server's HTTP front: frames and parses each request, decides it, forwards what it decided. */
 class PinGuardHandler {
-  readonly guard: ServerGuard;
+  readonly checkpoint: ServerCheckpoint;
   readonly #logger: GatewayLogger;
   readonly #maxBodyBytes: number;
   readonly #timeoutMs: number;
@@ -121,7 +130,7 @@ class PinGuardHandler {
   constructor(options: PinGuardOptions) {
     const config = toServerConfig(options.pin, options.upstream);
     this.#logger = options.logger ?? createLogger();
-    this.guard = new ServerGuard({
+    this.checkpoint = new ServerCheckpoint({
       config,
       sessions: options.sessions ?? new SessionStore(),
       digester: options.digester ?? new ToolDigester(),
@@ -151,7 +160,7 @@ class PinGuardHandler {
       if (refusal !== undefined)
         refuseFraming(res, refusal, {
           logger: this.#logger,
-          server: this.guard.config.name,
+          server: this.checkpoint.config.name,
           method: req.method,
         });
       else if (req.method === 'POST') this.#receivePost(req, res, fail);
@@ -178,12 +187,16 @@ class PinGuardHandler {
 
   /** A GET (the session's stream) or a DELETE (its end): no body, nothing to decide but the answer. */
   #forwardOther(req: Request, res: Response): void {
-    const { guard } = this;
-    guard.alerts.telemetry.onRequest(guard.config.name, req.method);
+    const { checkpoint } = this;
+    checkpoint.alerts.telemetry.onRequest(checkpoint.config.name, req.method);
     const sessionKey = sessionKeyOf(req.headers);
     if (req.method === 'DELETE')
-      res.on('finish', () => res.statusCode < 300 && guard.forgetSession(sessionKey));
-    this.#proxy({ guard, sessionKey, body: undefined, requestIds: [], refused: [], batch: false }, req, res);
+      res.on('finish', () => res.statusCode < 300 && checkpoint.forgetSession(sessionKey));
+    this.#proxy(
+      { checkpoint, sessionKey, body: undefined, requestIds: [], refused: [], batch: false },
+      req,
+      res,
+    );
   }
 
   #rejectRequest(
@@ -201,7 +214,7 @@ class PinGuardHandler {
           ? 'toolpin internal error'
           : error.message;
     this.#logger[status >= 500 ? 'error' : 'warn'](
-      { event: 'request.rejected', server: this.guard.config.name, status, err: error.message },
+      { event: 'request.rejected', server: this.checkpoint.config.name, status, err: error.message },
       message,
     );
     const code = status === 413 ? ErrorCodes.INVALID_REQUEST : ErrorCodes.INTERNAL_ERROR;
@@ -211,7 +224,7 @@ class PinGuardHandler {
   async #handlePost(req: Request, res: Response): Promise<void> {
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const parsed = parseJsonRpcBody(raw.toString('utf8'));
-    const server = this.guard.config.name;
+    const server = this.checkpoint.config.name;
     if (!parsed.ok) {
       this.#logger.warn({ event: 'request.malformed', server, code: parsed.code }, parsed.message);
       replyToClient(req.headers, res, 400, jsonRpcError(null, parsed.code, parsed.message));
@@ -260,7 +273,7 @@ class PinGuardHandler {
     const body = Buffer.from(JSON.stringify(parsed.body.batch ? forward : forward[0]));
     const requestIds = forward.filter(isRequest).map((message) => message.id);
     const exchange: Exchange = {
-      guard: this.guard,
+      checkpoint: this.checkpoint,
       sessionKey,
       body,
       requestIds,
@@ -276,7 +289,7 @@ class PinGuardHandler {
     sessionKey: string,
     messages: readonly JsonRpcMessage[],
   ): Promise<DecidedBody> {
-    const { guard } = this;
+    const { checkpoint } = this;
     const stateless = detectEra(req.headers) === 'stateless';
     const forward: JsonRpcMessage[] = [];
     const refused: JsonRpcResponse[] = [];
@@ -284,12 +297,12 @@ class PinGuardHandler {
     let sessionRequired = false;
     for (const message of messages) {
       if ('method' in message && typeof message.method === 'string')
-        guard.alerts.telemetry.onRequest(guard.config.name, message.method);
+        checkpoint.alerts.telemetry.onRequest(checkpoint.config.name, message.method);
       if (isRequestWithoutId(message)) {
         this.#dropRequestWithoutId(sessionKey, message.method);
         continue;
       }
-      if (isRequest(message) && isScreened(guard, message.method)) {
+      if (isRequest(message) && isScreened(checkpoint, message.method)) {
         const params = message.params as { name?: unknown } | undefined;
         const spec = surfaceOfUse(message.method) ?? SURFACES.tools;
         // A 2025-era request without a session lists first: an upstream that needs one is answered
@@ -298,7 +311,7 @@ class PinGuardHandler {
           req.headers,
           !stateless &&
             typeof params?.name === 'string' &&
-            !guard.knowsCatalogFor(sessionKey, params.name, spec),
+            !checkpoint.knowsCatalogFor(sessionKey, params.name, spec),
           this.#refreshFor(req, stateless, message.params?._meta, (seen) => (challenge = seen)),
           spec,
         );
@@ -306,7 +319,14 @@ class PinGuardHandler {
           sessionRequired = true;
           break;
         }
-        const decided = screenCall(guard, sessionKey, message.id, message.params, refresh, message.method);
+        const decided = screenCall(
+          checkpoint,
+          sessionKey,
+          message.id,
+          message.params,
+          refresh,
+          message.method,
+        );
         // Most calls are decided at once from the session's catalog: no promise to wait for.
         const refusal = decided instanceof Promise ? await decided : decided;
         if (refusal !== undefined) {
@@ -314,7 +334,7 @@ class PinGuardHandler {
           continue;
         }
       } else if (isRequest(message))
-        guard.expectAnswer(sessionKey, message.id, message.method, message.params);
+        checkpoint.expectAnswer(sessionKey, message.id, message.method, message.params);
       forward.push(message);
     }
     return { forward, refused, challenge, sessionRequired };
@@ -327,7 +347,7 @@ class PinGuardHandler {
     meta: unknown,
     onChallenge: (challenge: AuthChallenge) => void,
   ): CatalogRefresh {
-    const upstream = httpUpstreamOf(this.guard.config);
+    const upstream = httpUpstreamOf(this.checkpoint.config);
     return captureAuthChallenge(
       (listing) =>
         fetchToolPages({
@@ -347,7 +367,12 @@ class PinGuardHandler {
   /** Logs a request sent without an id (see isRequestWithoutId): dropped, never forwarded. */
   #dropRequestWithoutId(sessionKey: string, method: string): void {
     this.#logger.warn(
-      { event: 'request.dropped', server: this.guard.config.name, session: sessionLabel(sessionKey), method },
+      {
+        event: 'request.dropped',
+        server: this.checkpoint.config.name,
+        session: sessionLabel(sessionKey),
+        method,
+      },
       `dropped a ${method} request sent without an id: it is never forwarded`,
     );
   }

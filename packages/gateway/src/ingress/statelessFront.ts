@@ -35,19 +35,68 @@ export function statelessFront(
   options: BridgeFrontOptions,
   sessions: BridgeSessions<StatelessSession>,
 ): StatelessFront {
-  const { guard, logger } = options;
-  const opening = new Map<string, Promise<StatelessSession>>();
+  const front = new StatelessHandler(options, sessions);
+  return (req, res, body) => front.serve(req, res, body);
+}
+
+/** One upstream per credential: found, or opened once for concurrent first requests. */
+class StatelessHandler {
+  readonly #options: BridgeFrontOptions;
+  readonly #sessions: BridgeSessions<StatelessSession>;
+  readonly #opening = new Map<string, Promise<StatelessSession>>();
+
+  constructor(options: BridgeFrontOptions, sessions: BridgeSessions<StatelessSession>) {
+    this.#options = options;
+    this.#sessions = sessions;
+  }
+
+  async serve(req: Request, res: ServerResponse, body: unknown): Promise<void> {
+    const { checkpoint, logger } = this.#options;
+    const credential = credentialOf(req.headers);
+    let session: StatelessSession;
+    try {
+      session = await this.#sessionFor(req, credential);
+    } catch (error) {
+      if (!(error instanceof Refused))
+        return refuseUnstartedUpstream(res, idOf(body), checkpoint.config.name);
+      return refuseSession(res, error.refusal, {
+        logger,
+        server: checkpoint.config.name,
+        id: idOf(body),
+        client: error.client,
+        sessions: this.#sessions.size,
+        retryAfterSeconds: this.#sessions.retryAfterSeconds,
+      });
+    }
+    this.#sessions.track(credential, res);
+    await session.serve(req, res, body);
+  }
+
+  /** The credential's live upstream, or the one being opened for it (concurrent first requests share it). */
+  #sessionFor(req: Request, credential: string): Promise<StatelessSession> {
+    const live = this.#sessions.get(credential, req.headers);
+    if (live !== undefined) return Promise.resolve(live.handler);
+    let pending = this.#opening.get(credential);
+    if (pending === undefined) {
+      pending = this.#open(req, credential);
+      this.#opening.set(credential, pending);
+      const forget = (): void => void this.#opening.delete(credential);
+      pending.then(forget, forget);
+    }
+    return pending;
+  }
 
   /** Opens the credential's upstream in a reserved slot; rejects with what to answer when it cannot. */
-  async function openSession(req: Request, credential: string): Promise<StatelessSession> {
+  async #open(req: Request, credential: string): Promise<StatelessSession> {
+    const options = this.#options;
     const client = clientKeyOf(req);
-    const slot = sessions.reserve(client, addressKeyOf(req));
+    const slot = this.#sessions.reserve(client, addressKeyOf(req));
     if (isRefusal(slot)) throw new Refused(slot, client);
     let session: StatelessSession;
     try {
       session = await StatelessSession.open({
-        guard,
-        logger,
+        checkpoint: options.checkpoint,
+        logger: options.logger,
         credential,
         headers: passedCredentials(req.headers),
         timeoutMs: options.timeoutMs,
@@ -58,42 +107,8 @@ export function statelessFront(
       slot.release();
       throw error;
     }
-    if (!slot.fill(credential, { carrier: session, front: session, credential }))
+    if (!slot.fill(credential, { carrier: session, handler: session, credential }))
       throw new Refused({ refused: 'closing' }, client);
     return session;
   }
-
-  /** The credential's live upstream, or the one being opened for it (concurrent first requests share it). */
-  function sessionFor(req: Request, credential: string): Promise<StatelessSession> {
-    const live = sessions.get(credential, req.headers);
-    if (live !== undefined) return Promise.resolve(live.front);
-    let pending = opening.get(credential);
-    if (pending === undefined) {
-      pending = openSession(req, credential);
-      opening.set(credential, pending);
-      const forget = (): void => void opening.delete(credential);
-      pending.then(forget, forget);
-    }
-    return pending;
-  }
-
-  return async (req, res, body) => {
-    const credential = credentialOf(req.headers);
-    let session: StatelessSession;
-    try {
-      session = await sessionFor(req, credential);
-    } catch (error) {
-      if (!(error instanceof Refused)) return refuseUnstartedUpstream(res, idOf(body), guard.config.name);
-      return refuseSession(res, error.refusal, {
-        logger,
-        server: guard.config.name,
-        id: idOf(body),
-        client: error.client,
-        sessions: sessions.size,
-        retryAfterSeconds: sessions.retryAfterSeconds,
-      });
-    }
-    sessions.track(credential, res);
-    await session.serve(req, res, body);
-  };
 }

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError } from '../errors.js';
-import type { CatalogRefresh } from '../guard/serverGuard.js';
+import type { CatalogRefresh } from '../checkpoint/serverCheckpoint.js';
 import type { SurfaceListing } from '../wire/listedSurfaces.js';
 import { headerValue } from '../wire/httpHeaders.js';
 
@@ -22,7 +22,7 @@ function isSessionRefusal(error: unknown): boolean {
  * For a 2025-era call without `Mcp-Session-Id` whose catalog must be listed first: lists before the
  * call is screened, so that an upstream that needs a session (it refuses the listing with HTTP 400)
  * makes the request `session_required`, answered like the bridged routes, with no refusal alert.
- * Otherwise returns the refresh the guard then uses: the pages already listed, or the failure (a
+ * Otherwise returns the refresh the checkpoint then uses: the pages already listed, or the failure (a
  * stateless upstream lists without a session, and its calls are decided as usual).
  */
 export async function listWithoutSession(

@@ -2,14 +2,14 @@ import type { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Router } from 'express';
 import { isStdioUpstream, type ServerConfig } from '../config/index.js';
-import { ServerGuard } from '../guard/serverGuard.js';
+import { ServerCheckpoint } from '../checkpoint/serverCheckpoint.js';
 import type { Alerts } from '../observe/alerts.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import type { SessionStore } from '../state/sessionStore.js';
 import type { ToolDigester } from '../state/toolDigester.js';
 import { BridgeSessions, ClientQuota } from './bridgeSessions.js';
 import { legacySseFront } from './legacySseFront.js';
-import { pinGuard, type PinGuardRouter } from './pinGuard.js';
+import { pinGuard, withCheckpoint, type PinGuardRouter } from './pinGuard.js';
 import { statelessFront } from './statelessFront.js';
 import type { StatelessSession } from './statelessSession.js';
 import { streamableFront } from './streamableFront.js';
@@ -33,7 +33,7 @@ export interface ServerRoutesOptions {
   readonly bridgedPerAddress?: number;
 }
 
-/** The routes of one server, all sharing its guard. */
+/** The routes of one server, all sharing its checkpoint. */
 export interface ServerRoutes {
   /** `/<name>/mcp`: Streamable HTTP (the transparent proxy, or the gateway's own endpoint over a bridge). */
   readonly mcp: PinGuardRouter;
@@ -46,14 +46,14 @@ export interface ServerRoutes {
 /**
  * Builds a server's routes by its upstream kind: an HTTP url with Streamable HTTP is proxied
  * transparently by pinGuard; a command (stdio) or a 2024-11-05 SSE url is bridged message by
- * message. Either way the legacy HTTP+SSE front is offered too, and one guard decides for all.
+ * message. Either way the legacy HTTP+SSE front is offered too, and one checkpoint decides for all.
  */
 export function createServerRoutes(server: ServerConfig, options: ServerRoutesOptions): ServerRoutes {
   const bridged =
     !isStdioUpstream(server.upstream) && server.upstream.transport === 'streamable-http' ? undefined : server;
-  let guard: ServerGuard;
+  let checkpoint: ServerCheckpoint;
   let mcp: PinGuardRouter;
-  const front = {
+  const shared = {
     logger: options.logger,
     maxBodyBytes: options.maxBodyBytes,
     timeoutMs: options.upstreamTimeoutMs,
@@ -81,21 +81,21 @@ export function createServerRoutes(server: ServerConfig, options: ServerRoutesOp
       upstreamTimeoutMs: options.upstreamTimeoutMs,
       streamIdleMs: options.streamIdleMs,
     });
-    guard = mcp.guard;
+    checkpoint = mcp.checkpoint;
   } else {
-    guard = new ServerGuard({
+    checkpoint = new ServerCheckpoint({
       config: bridged,
       sessions: options.sessions,
       digester: options.digester,
       alerts: options.alerts,
       logger: options.logger,
     });
-    const stateless = statelessFront({ ...front, guard }, statelessSessions);
-    mcp = Object.assign(streamableFront({ ...front, guard }, streamSessions, stateless), { guard });
+    const stateless = statelessFront({ ...shared, checkpoint }, statelessSessions);
+    mcp = withCheckpoint(streamableFront({ ...shared, checkpoint }, streamSessions, stateless), checkpoint);
   }
   return {
     mcp,
-    legacy: legacySseFront({ ...front, guard }, legacySessions),
+    legacy: legacySseFront({ ...shared, checkpoint }, legacySessions),
     close: async () => {
       await Promise.all([streamSessions.closeAll(), legacySessions.closeAll(), statelessSessions.closeAll()]);
     },

@@ -38,20 +38,39 @@ export function streamableFront(
   sessions: BridgeSessions<StreamableHTTPServerTransport>,
   stateless: StatelessFront,
 ): Router {
-  const { guard, logger } = options;
+  const { checkpoint, logger } = options;
+  const front = new StreamableHandler(options, sessions, stateless);
   const router = express.Router();
   // The proxy's framing rules, before anything of the request is read: 405, 400 (a body on GET or
   // DELETE), 415 (not UTF-8 JSON).
   router.all('/', (req, res, next) => {
-    if (!refuseBadFraming(req, res, { logger, server: guard.config.name })) next();
+    if (!refuseBadFraming(req, res, { logger, server: checkpoint.config.name })) next();
   });
   router.post('/', express.raw({ type: () => true, limit: options.maxBodyBytes }), (req, res, next) => {
-    handle(req, res).catch(next);
+    front.handle(req, res).catch(next);
   });
-  router.get('/', (req, res, next) => void handle(req, res).catch(next));
-  router.delete('/', (req, res, next) => void handle(req, res).catch(next));
+  router.get('/', (req, res, next) => void front.handle(req, res).catch(next));
+  router.delete('/', (req, res, next) => void front.handle(req, res).catch(next));
+  return router;
+}
 
-  async function handle(req: Request, res: Response): Promise<void> {
+/** Routes each request to its session, opens a session on `initialize`, hands sessionless 2026-07-28 requests on. */
+class StreamableHandler {
+  readonly #options: BridgeFrontOptions;
+  readonly #sessions: BridgeSessions<StreamableHTTPServerTransport>;
+  readonly #stateless: StatelessFront;
+
+  constructor(
+    options: BridgeFrontOptions,
+    sessions: BridgeSessions<StreamableHTTPServerTransport>,
+    stateless: StatelessFront,
+  ) {
+    this.#options = options;
+    this.#sessions = sessions;
+    this.#stateless = stateless;
+  }
+
+  async handle(req: Request, res: Response): Promise<void> {
     let body: unknown;
     if (req.method === 'POST') {
       const parsed = parseJsonRpcBody(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '');
@@ -60,34 +79,40 @@ export function streamableFront(
     }
     const id = headerValue(req.headers, 'mcp-session-id');
     if (id !== undefined) {
-      const session = sessions.get(id, req.headers);
+      const session = this.#sessions.get(id, req.headers);
       if (session === undefined)
         return answer(res, 404, null, ErrorCodes.SESSION_NOT_FOUND, 'Session not found');
-      sessions.track(id, res);
-      await session.front.handleRequest(req, res, body);
+      this.#sessions.track(id, res);
+      await session.handler.handleRequest(req, res, body);
       return;
     }
     if (req.method !== 'POST' || !isInitializeRequest(body) || !('id' in body)) {
       // Without a session: 2026-07-28 traffic (the SDK's own classification) is served statelessly.
       if (req.method === 'POST' && !(await isLegacyRequest(await toWebRequest(req, body), body)))
-        return stateless(req, res, body);
+        return this.#stateless(req, res, body);
       return answer(res, 400, null, ErrorCodes.SESSION_REQUIRED, SESSION_REQUIRED_MESSAGE);
     }
+    await this.#initialize(req, res, body as { id: JsonRpcId });
+  }
+
+  /** An `initialize` without a session: claims room for one (or refuses), then opens it. */
+  async #initialize(req: Request, res: Response, initialize: { id: JsonRpcId }): Promise<void> {
+    const sessions = this.#sessions;
     const client = clientKeyOf(req);
     const slot = sessions.reserve(client, addressKeyOf(req));
     const refusalContext = {
-      logger,
-      server: guard.config.name,
-      id: (body as { id: JsonRpcId }).id,
+      logger: this.#options.logger,
+      server: this.#options.checkpoint.config.name,
+      id: initialize.id,
       client,
       sessions: sessions.size,
       retryAfterSeconds: sessions.retryAfterSeconds,
     };
     if (isRefusal(slot)) return refuseSession(res, slot, refusalContext);
-    await open(req, res, body as { id: JsonRpcId }, slot, refusalContext);
+    await this.#open(req, res, initialize, slot, refusalContext);
   }
 
-  async function open(
+  async #open(
     req: Request,
     res: Response,
     initialize: { id: JsonRpcId },
@@ -97,24 +122,22 @@ export function streamableFront(
     const id = randomUUID();
     // Each session keeps its own bounded event history, so a cut stream resumes with Last-Event-ID.
     const events = new SessionEventStore();
-    const front = new StreamableHTTPServerTransport({ sessionIdGenerator: () => id, eventStore: events });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => id, eventStore: events });
     // A bridged upstream receives the credential alone (Authorization, Cookie): that is the caller.
     const { authorization, cookie } = req.headers;
     const sessionKey = sessionKeyOf({ authorization, cookie, 'mcp-session-id': id });
     let bridge;
     try {
-      bridge = await openBridge(options, front, sessionKey, req.headers);
+      bridge = await openBridge(this.#options, transport, sessionKey, req.headers);
     } catch {
       slot.release();
-      return refuseUnstartedUpstream(res, initialize.id, guard.config.name);
+      return refuseUnstartedUpstream(res, initialize.id, this.#options.checkpoint.config.name);
     }
     // Set before registration, which wraps it: the registry forgets the session, then this runs.
     bridge.onclose = () => events.close();
-    if (!slot.fill(id, { carrier: bridge, front, credential: credentialOf(req.headers) }))
+    if (!slot.fill(id, { carrier: bridge, handler: transport, credential: credentialOf(req.headers) }))
       return refuseSession(res, { refused: 'closing' }, refusalContext);
-    sessions.track(id, res);
-    await front.handleRequest(req, res, initialize);
+    this.#sessions.track(id, res);
+    await transport.handleRequest(req, res, initialize);
   }
-
-  return router;
 }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { digestCatalog } from '@toolpin/digest';
 import { parsePinFile, parseServerConfig } from '../../src/config/index.js';
-import { FirstUseRecorder } from '../../src/guard/trustOnFirstUse.js';
+import { FirstUseRecorder } from '../../src/checkpoint/trustOnFirstUse.js';
 import { createLogger } from '../../src/observe/logger.js';
 
 const TOOLS = [

@@ -2,7 +2,7 @@ import type { Readable, Writable } from 'node:stream';
 import { dirname, isAbsolute } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { ServerConfig, UpstreamConfig } from '../config/index.js';
-import { ServerGuard } from '../guard/serverGuard.js';
+import { ServerCheckpoint } from '../checkpoint/serverCheckpoint.js';
 import { Alerts } from '../observe/alerts.js';
 import { ClientNotices } from '../observe/clientNotices.js';
 import type { GatewayLogger } from '../observe/logger.js';
@@ -35,7 +35,10 @@ export interface StdioFrontOptions {
 
 /** A running stdio front. */
 export interface StdioFront {
-  readonly guard: ServerGuard;
+  /** The server's checkpoint (`replaceConfig` puts a new pin in force). */
+  readonly checkpoint: ServerCheckpoint;
+  /** @deprecated The same object as `checkpoint` (its earlier name). */
+  readonly guard: ServerCheckpoint;
   /** Resolves when the session ended, with who ended it (`client`: stdin closed). */
   readonly ended: Promise<BridgeEnd>;
   /** Ends the session (the upstream child is stopped). */
@@ -56,7 +59,7 @@ export async function runStdioFront(options: StdioFrontOptions): Promise<StdioFr
     options.command === undefined || options.command.length === 0
       ? server.upstream
       : { command: options.command as [string, ...string[]], args: [], env: {} };
-  const guard = new ServerGuard({
+  const checkpoint = new ServerCheckpoint({
     config: { ...server, upstream: upstreamConfig },
     sessions: new SessionStore({ max: 4 }),
     digester: new ToolDigester(),
@@ -78,10 +81,10 @@ export async function runStdioFront(options: StdioFrontOptions): Promise<StdioFr
     pinFile: server.file,
     send: (notice) => bridge.notify(notice),
   });
-  guard.alerts.addSink(notices.sink);
+  checkpoint.alerts.addSink(notices.sink);
   const bridge = new MessageBridge({
     notices,
-    guard,
+    checkpoint,
     sessionKey: STDIO_SESSION,
     client,
     upstream,
@@ -102,7 +105,8 @@ export async function runStdioFront(options: StdioFrontOptions): Promise<StdioFr
     'toolpin wrap: serving MCP on stdio',
   );
   return {
-    guard,
+    checkpoint,
+    guard: checkpoint,
     ended: ended.finally(() => {
       input.off('end', onEnd);
       input.off('close', onEnd);

@@ -3,28 +3,28 @@ import { ErrorCodes } from '../wire/errorCodes.js';
 import { jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../wire/jsonRpc.js';
 import type { CallDecision } from '../policy/decision.js';
 import { SURFACES, surfaceOfUse, type SurfaceSpec } from '../policy/pinSurface.js';
-import type { CatalogRefresh, ServerGuard } from './serverGuard.js';
+import type { CatalogRefresh, ServerCheckpoint } from './serverCheckpoint.js';
 
 /**
- * True for the requests the guard screens before they go upstream: tools/call, and prompts/get
+ * True for the requests the checkpoint screens before they go upstream: tools/call, and prompts/get
  * when the pin pins prompts. Every front asks this, then {@link screenCall}.
  */
-export function isScreened(guard: ServerGuard, method: string): boolean {
+export function isScreened(checkpoint: ServerCheckpoint, method: string): boolean {
   const spec = surfaceOfUse(method);
-  return spec !== undefined && guard.screens(spec);
+  return spec !== undefined && checkpoint.screens(spec);
 }
 
 /**
- * Decides one tools/call (or prompts/get: `method`) with the server's guard and emits its
+ * Decides one tools/call (or prompts/get: `method`) with the server's checkpoint and emits its
  * call.blocked / call.flagged alert: the one screening of every front (the HTTP proxy, the bridge,
  * the SDK-forwarding fronts). Returns the JSON-RPC error to answer the client with, or undefined
  * when the request may go upstream. An allowed call's arguments fit the tool's pinned inputSchema;
  * its result is expected, to be checked against the pinned outputSchema when it comes back (see
- * ServerGuard.expectResult). Most requests are decided at once from the session's catalog (no
+ * ServerCheckpoint.expectResult). Most requests are decided at once from the session's catalog (no
  * promise); the others list the upstream first with `refresh` (fetch on miss).
  */
 export function screenCall(
-  guard: ServerGuard,
+  checkpoint: ServerCheckpoint,
   sessionKey: string,
   id: JsonRpcId,
   params: unknown,
@@ -37,16 +37,16 @@ export function screenCall(
   if (typeof name !== 'string')
     return jsonRpcError(id, ErrorCodes.INVALID_PARAMS, `Invalid params: ${method} needs a ${spec.item} name`);
   const args = (params as { arguments?: unknown }).arguments;
-  const known = guard.decideKnownCall(sessionKey, name, args, spec);
-  if (known !== undefined) return answerDecision(guard, sessionKey, id, name, known, spec);
-  return guard
+  const known = checkpoint.decideKnownCall(sessionKey, name, args, spec);
+  if (known !== undefined) return answerDecision(checkpoint, sessionKey, id, name, known, spec);
+  return checkpoint
     .decideCall(sessionKey, name, refresh, args, spec)
-    .then((decision) => answerDecision(guard, sessionKey, id, name, decision, spec));
+    .then((decision) => answerDecision(checkpoint, sessionKey, id, name, decision, spec));
 }
 
 /** Emits a decided request's alert; the refusal to answer, or undefined when it may go upstream. */
 function answerDecision(
-  guard: ServerGuard,
+  checkpoint: ServerCheckpoint,
   sessionKey: string,
   id: JsonRpcId,
   name: string,
@@ -55,21 +55,21 @@ function answerDecision(
 ): JsonRpcResponse | undefined {
   const session = sessionLabel(sessionKey);
   if (decision.kind === 'allow') {
-    if (spec.surface === 'tools') guard.expectResult(sessionKey, id, name);
+    if (spec.surface === 'tools') checkpoint.expectResult(sessionKey, id, name);
     if (decision.flagged !== undefined)
-      guard.alerts.emit({
+      checkpoint.alerts.emit({
         event: 'call.flagged',
-        server: guard.config.name,
+        server: checkpoint.config.name,
         session,
         id,
         decision: decision.flagged,
       });
-    else guard.alerts.telemetry.onCallAllowed(guard.config.name);
+    else checkpoint.alerts.telemetry.onCallAllowed(checkpoint.config.name);
     return undefined;
   }
-  guard.alerts.emit({
+  checkpoint.alerts.emit({
     event: 'call.blocked',
-    server: guard.config.name,
+    server: checkpoint.config.name,
     session,
     id,
     decision: decision.data,

@@ -71,23 +71,24 @@ export function isRefusal(value: object): value is SessionRefusal {
 }
 
 /** Room claimed for one session while its upstream starts. */
-export interface SessionSlot<Front> {
-  /** Registers the started session; false (and the session closed) when the front closed meanwhile. */
-  fill(id: string, session: BridgedSession<Front>): boolean;
+export interface SessionSlot<Handler> {
+  /** Registers the started session; false (and the session closed) when these sessions were closed meanwhile. */
+  fill(id: string, session: BridgedSession<Handler>): boolean;
   /** Gives the room back: the session could not be opened. */
   release(): void;
 }
 
-/** The front's side of a bridged session. */
-export interface BridgedSession<Front> {
+/** A bridged session as its front holds it. */
+export interface BridgedSession<Handler> {
   /** What carries the session's messages (a MessageBridge, a StatelessSession), and ends it. */
   readonly carrier: EndableSession;
-  readonly front: Front;
+  /** What takes the session's requests: its SDK server transport, or the StatelessSession. */
+  readonly handler: Handler;
   /** Hash of the credential that opened the session; later requests must carry the same. */
   readonly credential: string;
 }
 
-interface Entry<Front> extends BridgedSession<Front> {
+interface Entry<Handler> extends BridgedSession<Handler> {
   open: number;
   timer: NodeJS.Timeout | undefined;
   /** Gives the client's and the address's quota back. */
@@ -123,9 +124,9 @@ export function clientKeyOf(req: IncomingMessage): string {
  * idle (a client that vanished without ending its session must not keep a child alive forever),
  * and all closed on shutdown.
  */
-export class BridgeSessions<Front> {
+export class BridgeSessions<Handler> {
   readonly #options: BridgeSessionsOptions;
-  readonly #entries = new Map<string, Entry<Front>>();
+  readonly #entries = new Map<string, Entry<Handler>>();
   /** Sessions being opened: they count against the bound before they are registered. */
   #reserved = 0;
   #closed = false;
@@ -150,7 +151,7 @@ export class BridgeSessions<Front> {
    * count too, so concurrent openings cannot exceed it), the client's quota or its address's quota
    * is used up, or the front is closed.
    */
-  reserve(client: string, address: string): SessionSlot<Front> | SessionRefusal {
+  reserve(client: string, address: string): SessionSlot<Handler> | SessionRefusal {
     if (this.#closed) return { refused: 'closing' };
     if (this.#entries.size + this.#reserved >= this.#options.max) return { refused: 'too_many_sessions' };
     const { quota, addressQuota } = this.#options;
@@ -181,14 +182,14 @@ export class BridgeSessions<Front> {
     };
   }
 
-  /** Registers a started session (forgotten when its bridge closes); closes it if the front was closed meanwhile. */
-  #add(id: string, session: BridgedSession<Front>, release: () => void): boolean {
+  /** Registers a started session (forgotten when its bridge closes); closes it if these sessions were closed meanwhile. */
+  #add(id: string, session: BridgedSession<Handler>, release: () => void): boolean {
     if (this.#closed) {
       release();
       void session.carrier.close();
       return false;
     }
-    const entry: Entry<Front> = { ...session, open: 0, timer: undefined, release };
+    const entry: Entry<Handler> = { ...session, open: 0, timer: undefined, release };
     this.#entries.set(id, entry);
     const previous = session.carrier.onclose;
     session.carrier.onclose = (by) => {
@@ -202,7 +203,7 @@ export class BridgeSessions<Front> {
   }
 
   /** The session with this id, if the request carries the credential that opened it. */
-  get(id: string, headers: IncomingHttpHeaders): BridgedSession<Front> | undefined {
+  get(id: string, headers: IncomingHttpHeaders): BridgedSession<Handler> | undefined {
     const entry = this.#entries.get(id);
     return entry !== undefined && entry.credential === credentialOf(headers) ? entry : undefined;
   }
@@ -220,7 +221,7 @@ export class BridgeSessions<Front> {
     });
   }
 
-  #arm(entry: Entry<Front>): void {
+  #arm(entry: Entry<Handler>): void {
     clearTimeout(entry.timer);
     entry.timer = setTimeout(() => void entry.carrier.close(), this.#options.idleMs);
     entry.timer.unref();

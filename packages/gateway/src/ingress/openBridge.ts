@@ -1,15 +1,15 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { dirname, isAbsolute } from 'node:path';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { ServerGuard } from '../guard/serverGuard.js';
+import type { ServerCheckpoint } from '../checkpoint/serverCheckpoint.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
 import { MessageBridge } from '../transports/messageBridge.js';
-import { openUpstream } from '../transports/openUpstream.js';
+import { openUpstream, type UpstreamConnection } from '../transports/openUpstream.js';
 
 /** What the HTTP fronts over a bridged upstream share. */
 export interface BridgeFrontOptions {
-  readonly guard: ServerGuard;
+  readonly checkpoint: ServerCheckpoint;
   readonly logger: GatewayLogger;
   /** Bound on a request body. */
   readonly maxBodyBytes: number;
@@ -30,30 +30,43 @@ export function passedCredentials(headers: IncomingHttpHeaders): Record<string, 
 }
 
 /**
- * Opens the upstream of a new client session (spawns the child, or connects to the URL) and
- * bridges it to the session's front transport. Rejects, after logging why, when the upstream cannot be started.
+ * Opens the server's upstream for one session (spawns the child, relative to the pin file's folder,
+ * or connects to the URL with the client's `headers`); its stderr and failures logged under the session.
  */
-export async function openBridge(
-  options: BridgeFrontOptions,
-  front: Transport,
+export function openSessionUpstream(
+  options: Pick<BridgeFrontOptions, 'checkpoint' | 'logger' | 'timeoutMs' | 'graceMs'>,
   sessionKey: string,
-  headers: IncomingHttpHeaders,
-): Promise<MessageBridge> {
-  const { guard, logger } = options;
-  const config = guard.config;
-  const upstream = openUpstream(config.upstream, {
-    logger,
+  headers: Readonly<Record<string, string>>,
+): UpstreamConnection {
+  const config = options.checkpoint.config;
+  return openUpstream(config.upstream, {
+    logger: options.logger,
     server: config.name,
     session: sessionLabel(sessionKey),
-    headers: passedCredentials(headers),
+    headers,
     ...(isAbsolute(config.file) ? { baseDir: dirname(config.file) } : {}),
     ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
     timeoutMs: options.timeoutMs,
   });
+}
+
+/**
+ * Opens the upstream of a new client session (spawns the child, or connects to the URL) and
+ * bridges it to the session's client transport. Rejects, after logging why, when the upstream cannot be started.
+ */
+export async function openBridge(
+  options: BridgeFrontOptions,
+  clientTransport: Transport,
+  sessionKey: string,
+  headers: IncomingHttpHeaders,
+): Promise<MessageBridge> {
+  const { checkpoint, logger } = options;
+  const config = checkpoint.config;
+  const upstream = openSessionUpstream(options, sessionKey, passedCredentials(headers));
   const bridge = new MessageBridge({
-    guard,
+    checkpoint,
     sessionKey,
-    client: front,
+    client: clientTransport,
     upstream,
     logger,
     timeoutMs: options.timeoutMs,

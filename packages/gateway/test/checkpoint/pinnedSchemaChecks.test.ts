@@ -1,7 +1,7 @@
 import { TRACE_PROFILE } from '@toolpin/digest';
 import { parsePinFile, serializePinFile, type ServerConfig } from '../../src/config/index.js';
 import { pinFromCatalog } from '../../src/config/pinFromCatalog.js';
-import { ServerGuard } from '../../src/guard/serverGuard.js';
+import { ServerCheckpoint } from '../../src/checkpoint/serverCheckpoint.js';
 import { Alerts } from '../../src/observe/alerts.js';
 import { createLogger } from '../../src/observe/logger.js';
 import { SessionStore } from '../../src/state/sessionStore.js';
@@ -46,7 +46,7 @@ function startGuard(config: ServerConfig) {
     level: 'debug',
     destination: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
   });
-  const guard = new ServerGuard({
+  const guard = new ServerCheckpoint({
     config,
     sessions: new SessionStore(),
     digester: new ToolDigester(),
@@ -64,13 +64,13 @@ function startGuard(config: ServerConfig) {
 }
 
 /** What the client receives for one upstream result text. */
-function answer(guard: ServerGuard, message: unknown): unknown {
+function answer(guard: ServerCheckpoint, message: unknown): unknown {
   const verdict = guard.inspectUpstreamText(SESSION, JSON.stringify(message));
   if (!verdict.ok) throw new Error(verdict.problem);
   return verdict.out[0];
 }
 
-describe('ServerGuard: calls whose pinned schema cannot be checked', () => {
+describe('ServerCheckpoint: calls whose pinned schema cannot be checked', () => {
   it('refuses a call to a tool whose pinned inputSchema cannot be compiled as unverifiable, logged once', () => {
     const { guard, events } = startGuard(configOf('enforce'));
     for (let i = 0; i < 2; i++)
@@ -113,7 +113,7 @@ describe('ServerGuard: calls whose pinned schema cannot be checked', () => {
   });
 });
 
-describe('ServerGuard: results checked against the pinned outputSchema', () => {
+describe('ServerCheckpoint: results checked against the pinned outputSchema', () => {
   it('checks only the results of calls it allowed and remembered, by id', () => {
     const { guard, events } = startGuard(configOf('enforce'));
     const bad = { content: [], structuredContent: { n: 'x' } };

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { GatewayError } from '../errors.js';
-import type { CatalogRefresh } from '../guard/serverGuard.js';
+import type { CatalogRefresh } from '../checkpoint/serverCheckpoint.js';
 
 /** An upstream's refusal of the client's credential, met while listing on the client's behalf. */
 export interface AuthChallenge {

@@ -1,25 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { isAbsolute, dirname } from 'node:path';
 import { toNodeHandler, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
 import type { Request } from 'express';
 import { GatewayError } from '../errors.js';
-import type { ServerGuard } from '../guard/serverGuard.js';
+import type { ServerCheckpoint } from '../checkpoint/serverCheckpoint.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { errorSummary } from '../observe/errorSummary.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
 import type { BridgeEnd } from '../transports/messageBridge.js';
-import { openUpstream } from '../transports/openUpstream.js';
 import { SharedUpstream } from '../transports/sharedUpstream.js';
 import { logInvalidMessage } from '../observe/invalidMessage.js';
 import { createForwardingServer } from './forwardingServer.js';
+import { openSessionUpstream } from './openBridge.js';
 import { settleWithin } from '../transports/settleWithin.js';
 import { CLIENT_FLUSH_MS } from '../defaults.js';
 
 /** Options of {@link StatelessSession.open}. */
 export interface StatelessSessionOptions {
-  readonly guard: ServerGuard;
+  readonly checkpoint: ServerCheckpoint;
   readonly logger: GatewayLogger;
   /** The credential whose requests share this upstream (hashed, see credentialOf). */
   readonly credential: string;
@@ -33,11 +32,25 @@ export interface StatelessSessionOptions {
   readonly graceMs?: number;
 }
 
+/** Logs a failure the shared upstream reported (it closes itself, and with it the session, when fatal). */
+function logUpstreamError(
+  logger: GatewayLogger,
+  fields: { readonly server: string; readonly session: string },
+  error: Error,
+): void {
+  // A handler failed on an upstream message: the upstream is closed, and with it the session.
+  if (error instanceof GatewayError && error.code === 'GW_SESSION_FAILED')
+    logger.error({ event: 'session.failed', ...fields }, errorSummary(error));
+  else if (error instanceof GatewayError && error.data.reason === 'timeout')
+    logger.warn({ event: 'upstream.timeout', ...fields, requests: error.data.requests }, error.message);
+  else logger.warn({ event: 'upstream.error', ...fields }, errorSummary(error));
+}
+
 /**
  * The upstream of one credential's 2026-07-28 clients on a bridged route: a child (or a legacy
  * HTTP+SSE session) the gateway initialized itself, kept warm across requests, and the SDK's
  * 2026-07-28 handler in front of it (discover, per-request envelope, subscriptions/listen). The
- * upstream's list_changed notifications reach this credential's listen streams, and the guard.
+ * upstream's list_changed notifications reach this credential's listen streams, and the checkpoint.
  */
 export class StatelessSession {
   /** Called once when the session ends, with the side that ended it. */
@@ -57,9 +70,9 @@ export class StatelessSession {
     this.#options = options;
     this.#sessionKey = sessionKey;
     this.#upstream = upstream;
-    const { guard, timeoutMs } = options;
+    const { checkpoint, timeoutMs } = options;
     this.#handler = createMcpHandler(
-      () => createForwardingServer({ guard, sessionKey, upstream, timeoutMs }),
+      () => createForwardingServer({ checkpoint, sessionKey, upstream, timeoutMs }),
       {
         legacy: 'reject',
         onerror: (error) => this.#log('debug', 'stateless.handler_error', errorSummary(error)),
@@ -73,67 +86,34 @@ export class StatelessSession {
 
   /** Starts the upstream and initializes it; rejects, after logging why, when it cannot be started. */
   static async open(options: StatelessSessionOptions): Promise<StatelessSession> {
-    const { guard, logger } = options;
-    const config = guard.config;
+    const { logger } = options;
+    const config = options.checkpoint.config;
     const sessionKey = `${options.credential}:upstream:${randomUUID()}`;
+    const fields = { server: config.name, session: sessionLabel(sessionKey) };
     // A notification sent before initialize completes has no listener yet to reach.
     let deliver: (method: string, params: Record<string, unknown> | undefined) => void = () => undefined;
-    const connection = openUpstream(config.upstream, {
-      logger,
-      server: config.name,
-      session: sessionLabel(sessionKey),
-      headers: options.headers,
-      ...(isAbsolute(config.file) ? { baseDir: dirname(config.file) } : {}),
-      ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
-      timeoutMs: options.timeoutMs,
-    });
     let upstream: SharedUpstream;
     try {
       upstream = await SharedUpstream.open({
-        connection,
+        connection: openSessionUpstream(options, sessionKey, options.headers),
         timeoutMs: options.timeoutMs,
         ...(config.clientCapabilities === undefined ? {} : { capabilities: config.clientCapabilities }),
         ...(options.streamIdleMs === undefined ? {} : { streamIdleMs: options.streamIdleMs }),
         onNotification: (method, params) => deliver(method, params),
-        onError: (error) => {
-          const fields = { server: config.name, session: sessionLabel(sessionKey) };
-          // A handler failed on an upstream message: the upstream is closed, and with it the session.
-          if (error instanceof GatewayError && error.code === 'GW_SESSION_FAILED')
-            logger.error({ event: 'session.failed', ...fields }, errorSummary(error));
-          else if (error instanceof GatewayError && error.data.reason === 'timeout')
-            logger.warn(
-              { event: 'upstream.timeout', ...fields, requests: error.data.requests },
-              error.message,
-            );
-          else logger.warn({ event: 'upstream.error', ...fields }, errorSummary(error));
-        },
+        onError: (error) => logUpstreamError(logger, fields, error),
         server: config.name,
-        onInvalid: (invalid) =>
-          logInvalidMessage(
-            logger,
-            { server: config.name, session: sessionLabel(sessionKey) },
-            invalid,
-            invalid.id !== undefined,
-          ),
+        onInvalid: (invalid) => logInvalidMessage(logger, fields, invalid, invalid.id !== undefined),
       });
     } catch (error) {
       logger.error(
-        {
-          event: 'upstream.start_failed',
-          server: config.name,
-          session: sessionLabel(sessionKey),
-          err: errorSummary(error),
-        },
+        { event: 'upstream.start_failed', ...fields, err: errorSummary(error) },
         'upstream could not be started',
       );
       throw error;
     }
     const session = new StatelessSession(options, sessionKey, upstream);
     deliver = (method, params) => session.#fromUpstream(method, params);
-    logger.info(
-      { event: 'session.opened', server: config.name, session: sessionLabel(sessionKey), era: '2026-07-28' },
-      'stateless upstream opened',
-    );
+    logger.info({ event: 'session.opened', ...fields, era: '2026-07-28' }, 'stateless upstream opened');
     return session;
   }
 
@@ -154,12 +134,12 @@ export class StatelessSession {
     return this.#end(endedBy);
   }
 
-  /** Change notifications go to the credential's listen streams; the guard learns its catalog is stale. */
+  /** Change notifications go to the credential's listen streams; the checkpoint learns its catalog is stale. */
   #fromUpstream(method: string, params: Record<string, unknown> | undefined): void {
     const notify = this.#handler.notify;
-    // A list_changed makes the guard's catalog of that surface stale before the client hears of it.
+    // A list_changed makes the checkpoint's catalog of that surface stale before the client hears of it.
     if (method.endsWith('/list_changed'))
-      this.#options.guard.inspectUpstreamMessage(this.#sessionKey, { jsonrpc: '2.0', method });
+      this.#options.checkpoint.inspectUpstreamMessage(this.#sessionKey, { jsonrpc: '2.0', method });
     if (method === 'notifications/tools/list_changed') notify.toolsChanged();
     else if (method === 'notifications/prompts/list_changed') notify.promptsChanged();
     else if (method === 'notifications/resources/list_changed') notify.resourcesChanged();
@@ -181,14 +161,17 @@ export class StatelessSession {
         // The requests the upstream left unanswered are failing with -32041 now: let those answers out.
         await settleWithin(Promise.allSettled(this.#answering), CLIENT_FLUSH_MS);
         await this.#handler.close().catch(() => undefined);
-        this.#options.guard.forgetSession(this.#sessionKey);
+        this.#options.checkpoint.forgetSession(this.#sessionKey);
       })
       .catch((error: unknown) => this.#log('error', 'session.failed', errorSummary(error)));
     return this.#closing;
   }
 
   #log(level: 'debug' | 'info' | 'warn' | 'error', event: string, message: string): void {
-    const { guard, logger } = this.#options;
-    logger[level]({ event, server: guard.config.name, session: sessionLabel(this.#sessionKey) }, message);
+    const { checkpoint, logger } = this.#options;
+    logger[level](
+      { event, server: checkpoint.config.name, session: sessionLabel(this.#sessionKey) },
+      message,
+    );
   }
 }

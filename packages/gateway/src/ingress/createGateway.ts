@@ -8,7 +8,7 @@ import { SessionStore } from '../state/sessionStore.js';
 import { ToolDigester } from '../state/toolDigester.js';
 import { createCorsHandler, createOriginCheck, type CorsHandler } from './corsHandler.js';
 import { servesWithoutExpress, type PinGuardRouter } from './pinGuard.js';
-import { createServerRoutes } from './serverRoutes.js';
+import { createServerRoutes, type ServerRoutesOptions } from './serverRoutes.js';
 
 /** Options of {@link createGateway}. */
 export interface CreateGatewayOptions {
@@ -16,13 +16,13 @@ export interface CreateGatewayOptions {
   readonly logger?: GatewayLogger;
 }
 
-/** A multi-server gateway app: routes `/<name>/mcp`, one guard per pinned server. */
+/** A multi-server gateway app: routes `/<name>/mcp`, one checkpoint per pinned server. */
 export interface Gateway {
   readonly app: Express;
   readonly logger: GatewayLogger;
   readonly alerts: Alerts;
   readonly sessions: SessionStore;
-  /** The guard of each routed server, by name. */
+  /** The checkpoint of each routed server, by name. */
   readonly routes: ReadonlyMap<string, PinGuardRouter>;
   /** Adds a server's route, or puts its new pin in force (the route and its streams stay up). */
   upsertServer(server: ServerConfig): void;
@@ -37,12 +37,79 @@ export function createGateway(config: GatewayConfig, options: CreateGatewayOptio
   const logger = options.logger ?? createLogger({ level: config.log.level });
   const alerts = new Alerts(logger);
   const sessions = new SessionStore(config.sessions);
-  const digester = new ToolDigester();
+  const routesOptions = serverRoutesOptions(config, {
+    logger,
+    alerts,
+    sessions,
+    digester: new ToolDigester(),
+  });
   const routes = new Map<string, PinGuardRouter>();
   // The 2024-11-05 HTTP+SSE front of each server (/<name>/sse, /<name>/messages), and what ends its sessions.
   const legacyRoutes = new Map<string, Router>();
   const closers = new Map<string, () => Promise<void>>();
+  const gateway: Gateway = {
+    app: createGatewayApp(config, logger, routes, legacyRoutes),
+    logger,
+    alerts,
+    sessions,
+    routes,
+    upsertServer(server) {
+      const existing = routes.get(server.name);
+      if (
+        existing !== undefined &&
+        upstreamIdentity(existing.checkpoint.config.upstream) === upstreamIdentity(server.upstream)
+      ) {
+        existing.checkpoint.replaceConfig(server);
+        return;
+      }
+      void closers.get(server.name)?.();
+      const built = createServerRoutes(server, routesOptions);
+      routes.set(server.name, built.mcp);
+      legacyRoutes.set(server.name, built.legacy);
+      closers.set(server.name, built.close);
+    },
+    removeServer(name) {
+      routes.delete(name);
+      legacyRoutes.delete(name);
+      void closers.get(name)?.();
+      closers.delete(name);
+    },
+    async close() {
+      await Promise.all([...closers.values()].map((close) => close()));
+    },
+  };
+  for (const server of config.servers) gateway.upsertServer(server);
+  return gateway;
+}
 
+/** What every server's routes share: the gateway's state and the bounds of its config. */
+function serverRoutesOptions(
+  config: GatewayConfig,
+  shared: Pick<ServerRoutesOptions, 'logger' | 'alerts' | 'sessions' | 'digester'>,
+): ServerRoutesOptions {
+  return {
+    ...shared,
+    maxBodyBytes: config.limits.maxBodyBytes,
+    upstreamTimeoutMs: config.limits.upstreamTimeoutMs,
+    streamIdleMs: config.limits.streamIdleMs,
+    // The short idle bound of bridged sessions (their children), never beyond the sessions' TTL.
+    idleMs: Math.min(config.sessions.bridgedIdleSeconds ?? 300, config.sessions.ttlSeconds) * 1000,
+    ...(config.sessions.bridgedPerClient === undefined
+      ? {}
+      : { bridgedPerClient: config.sessions.bridgedPerClient }),
+    ...(config.sessions.bridgedPerAddress === undefined
+      ? {}
+      : { bridgedPerAddress: config.sessions.bridgedPerAddress }),
+  };
+}
+
+/** The express app over the live route maps (servers come and go on reload without rebuilding it). */
+function createGatewayApp(
+  config: GatewayConfig,
+  logger: GatewayLogger,
+  routes: ReadonlyMap<string, PinGuardRouter>,
+  legacyRoutes: ReadonlyMap<string, Router>,
+): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -71,56 +138,7 @@ export function createGateway(config: GatewayConfig, options: CreateGatewayOptio
       servers: [...routes.keys()].map((name) => `/${name}/mcp`),
     });
   });
-
-  const gateway: Gateway = {
-    app,
-    logger,
-    alerts,
-    sessions,
-    routes,
-    upsertServer(server) {
-      const existing = routes.get(server.name);
-      if (
-        existing !== undefined &&
-        upstreamIdentity(existing.guard.config.upstream) === upstreamIdentity(server.upstream)
-      ) {
-        existing.guard.replaceConfig(server);
-        return;
-      }
-      void closers.get(server.name)?.();
-      const built = createServerRoutes(server, {
-        logger,
-        alerts,
-        sessions,
-        digester,
-        maxBodyBytes: config.limits.maxBodyBytes,
-        upstreamTimeoutMs: config.limits.upstreamTimeoutMs,
-        streamIdleMs: config.limits.streamIdleMs,
-        // The short idle bound of bridged sessions (their children), never beyond the sessions' TTL.
-        idleMs: Math.min(config.sessions.bridgedIdleSeconds ?? 300, config.sessions.ttlSeconds) * 1000,
-        ...(config.sessions.bridgedPerClient === undefined
-          ? {}
-          : { bridgedPerClient: config.sessions.bridgedPerClient }),
-        ...(config.sessions.bridgedPerAddress === undefined
-          ? {}
-          : { bridgedPerAddress: config.sessions.bridgedPerAddress }),
-      });
-      routes.set(server.name, built.mcp);
-      legacyRoutes.set(server.name, built.legacy);
-      closers.set(server.name, built.close);
-    },
-    removeServer(name) {
-      routes.delete(name);
-      legacyRoutes.delete(name);
-      void closers.get(name)?.();
-      closers.delete(name);
-    },
-    async close() {
-      await Promise.all([...closers.values()].map((close) => close()));
-    },
-  };
-  for (const server of config.servers) gateway.upsertServer(server);
-  return gateway;
+  return app;
 }
 
 type ExpressHandle = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => void;

@@ -43,14 +43,14 @@ import { matchResultEnvelope } from '../wire/resultEnvelope.js';
 import { VerifiedListings, type VerifiedListing } from './verifiedListings.js';
 import { isObject } from '../wire/isObject.js';
 
-/** What a {@link ServerGuard} is built from. */
-export interface ServerGuardOptions {
+/** What a {@link ServerCheckpoint} is built from. */
+export interface ServerCheckpointOptions {
   readonly config: ServerConfig;
   readonly sessions: SessionStore;
   readonly digester: ToolDigester;
   readonly alerts: Alerts;
   readonly logger: GatewayLogger;
-  /** Compiled pinned schemas (shared by a gateway's guards); by default the guard's own. */
+  /** Compiled pinned schemas (shared by a gateway's checkpoints); by default the checkpoint's own. */
   readonly schemas?: PinnedSchemas;
 }
 
@@ -67,7 +67,7 @@ type InspectedPage = {
   readonly last: boolean;
 };
 
-/** What {@link ServerGuard.inspectUpstreamText} decided about one upstream text. */
+/** What {@link ServerCheckpoint.inspectUpstreamText} decided about one upstream text. */
 export type UpstreamTextVerdict =
   | {
       readonly ok: true;
@@ -104,7 +104,7 @@ function awaitsFirstUse(config: ServerConfig): boolean {
  * each session's catalog, and decides tools/call. The pin is swapped whole on reload, and every
  * decision reads the pin in force at that moment.
  */
-export class ServerGuard {
+export class ServerCheckpoint {
   #config: ServerConfig;
   readonly #sessions: SessionStore;
   readonly #digester: ToolDigester;
@@ -115,7 +115,7 @@ export class ServerGuard {
   readonly #unpinned: UnpinnedMembersNotice;
   readonly #schemaChecks: SchemaChecks;
 
-  constructor(options: ServerGuardOptions) {
+  constructor(options: ServerCheckpointOptions) {
     this.#config = options.config;
     this.#sessions = options.sessions;
     this.#digester = options.digester;
@@ -160,7 +160,7 @@ export class ServerGuard {
   }
 
   /**
-   * Remembers a client request whose answer the guard inspects: a listing of any pinned surface
+   * Remembers a client request whose answer the checkpoint inspects: a listing of any pinned surface
    * (tools/list, prompts/list, resources/templates/list), or an initialize / server/discover (their
    * result carries the server's instructions). Every front calls this for every request it forwards.
    */
@@ -259,7 +259,7 @@ export class ServerGuard {
     return this.#inspectListResult(sessionKey, catalog, message, pending?.cursor, SURFACES[surface]);
   }
 
-  /** What an answer whose request was not seen looks like it answers, if anything the guard inspects. */
+  /** What an answer whose request was not seen looks like it answers, if anything the checkpoint inspects. */
   #lookedLike(result: unknown): ListedSurface | 'instructions' | undefined {
     if (!isObject(result)) return undefined;
     for (const spec of Object.values(SURFACES)) if (Array.isArray(result[spec.member])) return spec.surface;

@@ -9,9 +9,9 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { GatewayError } from '../errors.js';
-import { isScreened, screenCall } from '../guard/screenCall.js';
+import { isScreened, screenCall } from '../checkpoint/screenCall.js';
 import { surfaceOfListing } from '../policy/pinSurface.js';
-import type { ServerGuard } from '../guard/serverGuard.js';
+import type { ServerCheckpoint } from '../checkpoint/serverCheckpoint.js';
 import { collectToolPages } from '../state/collectToolPages.js';
 import type { SharedUpstream } from '../transports/sharedUpstream.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
@@ -20,7 +20,7 @@ import { DEFAULT_MAX_PAGES } from '../defaults.js';
 
 /** What one forwarding server instance acts for. */
 export interface ForwardingServerOptions {
-  readonly guard: ServerGuard;
+  readonly checkpoint: ServerCheckpoint;
   /** Whose catalog the requests act on (the credential). */
   readonly sessionKey: string;
   readonly upstream: SharedUpstream;
@@ -87,40 +87,68 @@ function refusalError(refusal: JsonRpcResponse): ProtocolError {
 /**
  * Builds the SDK v2 server that answers one 2026-07-28 request for a bridged upstream. It speaks
  * for the upstream (its name, capabilities and instructions) and forwards every request to the
- * shared upstream connection, with the server's guard in between: a tools/call is decided before
- * it is sent, and a tools/list result is replaced by the value the guard verified. The SDK turns
+ * shared upstream connection, with the server's checkpoint in between: a tools/call is decided before
+ * it is sent, and a tools/list result is replaced by the value the checkpoint verified. The SDK turns
  * the 2025-era results into 2026-07-28 ones (resultType, cache fields, server identity).
  */
 export function createForwardingServer(options: ForwardingServerOptions): Server {
-  const { guard, sessionKey, upstream, timeoutMs } = options;
-  const maxPages = options.maxPages ?? DEFAULT_MAX_PAGES;
-  const server = new Server(upstream.serverInfo ?? { name: guard.config.name, version: '0.0.0' }, {
+  const { checkpoint, sessionKey, upstream } = options;
+  const server = new Server(upstream.serverInfo ?? { name: checkpoint.config.name, version: '0.0.0' }, {
     // The 2025 and 2026 capability shapes agree on what a forwarding server can declare.
     capabilities: forwardedCapabilities(upstream.capabilities),
     // The upstream's instructions only when the pin lets them through (unchanged, or not pinned).
-    ...withInstructions(guard.deliveredInstructions(sessionKey, upstream.instructions)),
+    ...withInstructions(checkpoint.deliveredInstructions(sessionKey, upstream.instructions)),
   });
+  const forwarder = new Forwarder(options);
+  server.fallbackRequestHandler = (request, ctx) => forwarder.forward(request, ctx);
+  return server;
+}
 
-  async function forward(request: JSONRPCRequest, ctx: ServerContext): Promise<Record<string, unknown>> {
+/** Forwards the requests of one forwarding server, through the server's checkpoint. */
+class Forwarder {
+  readonly #options: ForwardingServerOptions;
+
+  constructor(options: ForwardingServerOptions) {
+    this.#options = options;
+  }
+
+  /** Screens, sends, and answers with the result the checkpoint let through. */
+  async forward(request: JSONRPCRequest, ctx: ServerContext): Promise<Record<string, unknown>> {
+    const { checkpoint } = this.#options;
     const params = request.params as Params;
-    guard.alerts.telemetry.onRequest(guard.config.name, request.method);
-    if (isScreened(guard, request.method)) {
-      const refusal = await screenCall(
-        guard,
-        sessionKey,
-        request.id,
-        params,
-        ({ method, surface }) =>
-          collectToolPages(
-            (cursor) => upstream.request(method, cursor === undefined ? {} : { cursor }, { timeoutMs }),
-            { maxPages, timeoutMs, surface },
-          ),
-        request.method,
-      );
-      if (refusal !== undefined) throw refusalError(refusal);
-    }
+    checkpoint.alerts.telemetry.onRequest(checkpoint.config.name, request.method);
+    if (isScreened(checkpoint, request.method)) await this.#screen(request, params);
+    const forwarded = withoutRevisionFields(await this.#send(request, params, ctx));
+    if (request.method === 'tools/call') return this.#checkedResult(request.id, forwarded);
+    return surfaceOfListing(request.method) === undefined
+      ? forwarded
+      : this.#verifiedListing(request.method, params, forwarded);
+  }
+
+  /** Decides a screened request (fetching the listing on a miss); throws its refusal. */
+  async #screen(request: JSONRPCRequest, params: Params): Promise<void> {
+    const { checkpoint, sessionKey, upstream, timeoutMs } = this.#options;
+    const maxPages = this.#options.maxPages ?? DEFAULT_MAX_PAGES;
+    const refusal = await screenCall(
+      checkpoint,
+      sessionKey,
+      request.id,
+      params,
+      ({ method, surface }) =>
+        collectToolPages(
+          (cursor) => upstream.request(method, cursor === undefined ? {} : { cursor }, { timeoutMs }),
+          { maxPages, timeoutMs, surface },
+        ),
+      request.method,
+    );
+    if (refusal !== undefined) throw refusalError(refusal);
+  }
+
+  /** Sends the request upstream, relaying its progress; a failure is the client's JSON-RPC error. */
+  #send(request: JSONRPCRequest, params: Params, ctx: ServerContext): Promise<Record<string, unknown>> {
+    const { checkpoint, sessionKey, upstream } = this.#options;
     const token = (params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
-    const result = await upstream
+    return upstream
       .request(request.method, params, {
         signal: ctx.mcpReq.signal,
         ...(typeof token === 'string' || typeof token === 'number'
@@ -134,46 +162,35 @@ export function createForwardingServer(options: ForwardingServerOptions): Server
       })
       .catch((error: unknown) => {
         // The gateway answers this call itself: no later call under its id inherits its check.
-        if (request.method === 'tools/call') guard.forgetCalls(sessionKey, [request.id]);
-        throw asProtocolError(error, guard.config.name);
+        if (request.method === 'tools/call') checkpoint.forgetCalls(sessionKey, [request.id]);
+        throw asProtocolError(error, checkpoint.config.name);
       });
-    const forwarded = withoutRevisionFields(result);
-    if (request.method === 'tools/call') return checkedResult(request.id, forwarded);
-    return surfaceOfListing(request.method) === undefined
-      ? forwarded
-      : verifiedListing(request.method, params, forwarded);
   }
 
-  /** A call's result as the guard decided it (checked against the pinned outputSchema when expected). */
-  function checkedResult(id: JSONRPCRequest['id'], result: Record<string, unknown>): Record<string, unknown> {
-    const replaced = guard.checkCallResult(sessionKey, id, result);
+  /** A call's result as the checkpoint decided it (checked against the pinned outputSchema when expected). */
+  #checkedResult(id: JSONRPCRequest['id'], result: Record<string, unknown>): Record<string, unknown> {
+    const replaced = this.#options.checkpoint.checkCallResult(this.#options.sessionKey, id, result);
     if (replaced !== undefined) throw refusalError(replaced);
     return result;
   }
 
-  /** The listing the guard verified in place of the upstream's (drifted and unpinned tools filtered). */
-  function verifiedListing(
-    method: string,
-    params: Params,
-    result: Record<string, unknown>,
-  ): Record<string, unknown> {
-    // The guard recognises a listing by the id it was expected under; this one never goes on a wire.
+  /** The listing the checkpoint verified in place of the upstream's (drifted and unpinned tools filtered). */
+  #verifiedListing(method: string, params: Params, result: Record<string, unknown>): Record<string, unknown> {
+    const { checkpoint, sessionKey } = this.#options;
+    // The checkpoint recognises a listing by the id it was expected under; this one never goes on a wire.
     const id = `toolpin-${randomUUID()}`;
-    guard.expectAnswer(sessionKey, id, method, params);
-    const replaced = guard.inspectUpstreamMessage(sessionKey, { jsonrpc: '2.0', id, result }) as
+    checkpoint.expectAnswer(sessionKey, id, method, params);
+    const replaced = checkpoint.inspectUpstreamMessage(sessionKey, { jsonrpc: '2.0', id, result }) as
       JsonRpcResponse | undefined;
     // A surface the pin does not pin passes as served (not enforced).
     if (replaced === undefined && method !== 'tools/list') return result;
-    // The guard answers every tools listing it expected; a listing it did not inspect is not handed out.
+    // The checkpoint answers every tools listing it expected; a listing it did not inspect is not handed out.
     if (replaced === undefined)
       throw new ProtocolError(ErrorCodes.PIN_POLICY_BLOCKED, 'toolpin: the listing could not be verified', {
         reason: 'unverifiable',
-        server: guard.config.name,
+        server: checkpoint.config.name,
       });
     if (replaced.error !== undefined) throw refusalError(replaced);
     return replaced.result as Record<string, unknown>;
   }
-
-  server.fallbackRequestHandler = forward;
-  return server;
 }
