@@ -36,3 +36,11 @@ export { serializePinFile } from './serializePinFile.js';
 export type { PinFileFormat } from './serializePinFile.js';
 /** Tell a stdio upstream from an HTTP one. */
 export { isStdioUpstream, httpUpstreamOf, upstreamIdentity, describeUpstream } from './upstreamKind.js';
+/** The `auth` block of a pin file (docs/oauth.md). */
+export type {
+  AuthConfig,
+  ResourceServerAuthConfig,
+  ClientAuthConfig,
+  UpstreamCredentialConfig,
+} from './authSchema.js';
+export { resourceServerAuthOf } from './authSchema.js';

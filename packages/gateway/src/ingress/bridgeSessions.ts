@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { BridgeEnd } from '../transports/messageBridge.js';
+import { principalOf } from './requestPrincipal.js';
 import { sessionKeyOf } from './sessionKey.js';
 
 /** Options of {@link BridgeSessions}. */
@@ -97,7 +98,7 @@ interface Entry<Handler> extends BridgedSession<Handler> {
 
 /** The credential a request carries, hashed (Authorization and Cookie, as sessionKeyOf does). */
 export function credentialOf(headers: IncomingHttpHeaders): string {
-  return sessionKeyOf({ authorization: headers.authorization, cookie: headers.cookie });
+  return sessionKeyOf({ authorization: headers.authorization, cookie: headers.cookie }, principalOf(headers));
 }
 
 /**

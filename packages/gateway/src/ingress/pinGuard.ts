@@ -1,5 +1,11 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { httpUpstreamOf, parseServerConfig, type ServerConfig } from '../config/index.js';
+import {
+  httpUpstreamOf,
+  parseServerConfig,
+  resourceServerAuthOf,
+  type ResourceServerAuthConfig,
+  type ServerConfig,
+} from '../config/index.js';
 import { isScreened, screenCall } from '../checkpoint/screenCall.js';
 import { SURFACES, surfaceOfUse } from '../policy/pinSurface.js';
 import { ServerCheckpoint, type CatalogRefresh } from '../checkpoint/serverCheckpoint.js';
@@ -21,8 +27,9 @@ import {
   type JsonRpcResponse,
 } from '../wire/jsonRpc.js';
 import { checkMirroredHeaders, detectEra } from '../wire/mcpEra.js';
-import { applyAuthChallenge, captureAuthChallenge, type AuthChallenge } from './authChallenge.js';
+import { captureAuthChallenge, replyWithChallenge, type AuthChallenge } from './authChallenge.js';
 import { replyToClient } from './clientReply.js';
+import { RouteAuthenticator } from './routeAuth.js';
 import { forwardedCredentials } from './forwardedCredentials.js';
 import { isIdentityEncoded, readRequestBody } from './readRequestBody.js';
 import { checkRequestFraming } from './requestBoundary.js';
@@ -102,7 +109,12 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
   const handler = new PinGuardHandler(options);
   // A plain handler rather than an express Router: one path, two kinds of request, and the
   // router's per-request work was most of what express cost here.
-  const handle = (req: Request, res: Response, next: NextFunction): void => handler.handle(req, res, next);
+  // A resource-server pin is verified here too (embedded without createGateway), once per request.
+  const handle = (req: Request, res: Response, next: NextFunction): void => {
+    const authenticator = handler.authenticator();
+    if (authenticator === undefined) handler.handle(req, res, next);
+    else authenticator.admit(req, res, () => handler.handle(req, res, next));
+  };
   plainHandlers.add(handle);
   return withCheckpoint(handle, handler.checkpoint);
 }
@@ -120,6 +132,7 @@ interface DecidedBody {
 /** One server's HTTP front: frames and parses each request, decides it, forwards what it decided. */
 class PinGuardHandler {
   readonly checkpoint: ServerCheckpoint;
+  #gate: { readonly auth: ResourceServerAuthConfig; readonly authenticator: RouteAuthenticator } | undefined;
   readonly #logger: GatewayLogger;
   readonly #maxBodyBytes: number;
   readonly #timeoutMs: number;
@@ -149,6 +162,16 @@ class PinGuardHandler {
       streamIdleMs: options.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS,
     });
     this.#inflatingParser = express.raw({ type: () => true, limit: this.#maxBodyBytes });
+  }
+
+  /** The gate of the pin in force, when it is a resource server (docs/oauth.md); kept while its block is. */
+  authenticator(): RouteAuthenticator | undefined {
+    const { config } = this.checkpoint;
+    const auth = resourceServerAuthOf(config.auth);
+    if (auth === undefined) return undefined;
+    if (this.#gate?.auth !== auth)
+      this.#gate = { auth, authenticator: new RouteAuthenticator(config, auth, this.#logger) };
+    return this.#gate.authenticator;
   }
 
   handle(req: Request, res: Response, next: NextFunction): void {
@@ -258,7 +281,7 @@ class PinGuardHandler {
     const answer = parsed.body.batch ? refused : refused[0];
     if (challenge !== undefined && refused.length > 0) {
       // The upstream refused this client's credential: the client gets its challenge, nothing goes upstream.
-      replyToClient(req.headers, res, applyAuthChallenge(res, challenge), answer);
+      replyWithChallenge(req.headers, res, this.checkpoint.config, challenge, answer);
       return;
     }
     if (forward.length === 0) {

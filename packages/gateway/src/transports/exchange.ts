@@ -28,13 +28,16 @@ export type UpstreamFailureReason =
   | 'malformed'
   | 'too_deep'
   | 'too_large'
-  | 'unanswered';
+  | 'unanswered'
+  /** resource-server: the upstream refused the gateway's credential (401/403), or none could be had. */
+  | 'upstream_auth';
 
 const UNAVAILABLE: ReadonlySet<UpstreamFailureReason> = new Set([
   'unreachable',
   'timeout',
   'closed',
   'upstream_status',
+  'upstream_auth',
 ]);
 
 /** The JSON-RPC error for one forwarded request the upstream failed: -32041 or -32042 by reason. */

@@ -1,6 +1,7 @@
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { resourceServerAuthOf } from '../config/index.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
 import { copyEndToEnd } from '../wire/httpHeaders.js';
@@ -207,6 +208,23 @@ class StreamableHttpForwarder {
     if (status === 404 && req.headers['mcp-session-id'] !== undefined)
       exchange.checkpoint.forgetSession(exchange.sessionKey);
     const headers = clientHeaders(upstream.headers);
+    if (
+      (status === 401 || status === 403) &&
+      resourceServerAuthOf(exchange.checkpoint.config.auth) !== undefined
+    ) {
+      // The upstream refused the gateway's own credential: the client cannot fix it, so it gets no
+      // challenge for the upstream, only an error naming the server.
+      upstream.resume();
+      this.#log(
+        exchange,
+        'upstream.refused_credential',
+        `HTTP ${status}`,
+        "the upstream refused the gateway's credential",
+      );
+      const message = `toolpin: the upstream of ${exchange.checkpoint.config.name} refused the gateway's credential (HTTP ${status})`;
+      this.#fail(exchange, res, 502, 'upstream_auth', message, { status });
+      return;
+    }
     if (status >= 300 && status < 400) {
       upstream.resume();
       this.#log(
