@@ -6,6 +6,7 @@ import { explainPinDrift } from '../config/planPinUpdate.js';
 import { GatewayError } from '../errors.js';
 import { CliInputError } from './cliInputError.js';
 import { fetchLiveCatalog, type LiveTarget } from '../transports/fetchLiveCatalog.js';
+import { upstreamOAuthOf } from '../transports/upstreamOAuth.js';
 import { observeLive, type ObservedCatalog, type SurfaceChoice } from './observeCatalog.js';
 import { explainSurfaces, type SurfacesExplanation } from '../config/planSurfaceUpdate.js';
 import type { PinnedSurface } from '../config/pinSurfaces.js';
@@ -59,7 +60,12 @@ function targetOf(server: ServerConfig, headers: Readonly<Record<string, string>
   const { upstream } = server;
   if (isStdioUpstream(upstream)) return upstream;
   // The pin's recorded transport, never 'auto': the catalog is compared over what was approved.
-  return { ...upstream, headers: { ...upstream.headers, ...headers } };
+  const oauth = upstreamOAuthOf(server);
+  return {
+    ...upstream,
+    headers: { ...upstream.headers, ...headers },
+    ...(oauth === undefined ? {} : { oauth }),
+  };
 }
 
 /**

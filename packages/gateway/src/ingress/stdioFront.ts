@@ -10,6 +10,7 @@ import { SessionStore } from '../state/sessionStore.js';
 import { ToolDigester } from '../state/toolDigester.js';
 import { MessageBridge, type BridgeEnd } from '../transports/messageBridge.js';
 import { openUpstream } from '../transports/openUpstream.js';
+import { upstreamOAuthOf } from '../transports/upstreamOAuth.js';
 import { DEFAULT_STREAM_IDLE_MS, DEFAULT_TIMEOUT_MS } from '../defaults.js';
 
 /** Options of {@link runStdioFront}. */
@@ -68,10 +69,14 @@ export async function runStdioFront(options: StdioFrontOptions): Promise<StdioFr
   });
   const input = options.input ?? process.stdin;
   const client = new StdioServerTransport(input, options.output ?? process.stdout);
+  // `auth.mode: client`: the upstream's bearer comes from the token store (toolpin login).
+  const oauth =
+    options.command === undefined || options.command.length === 0 ? upstreamOAuthOf(server) : undefined;
   const upstream = openUpstream(upstreamConfig, {
     logger,
     server: server.name,
     session: 'stdio',
+    ...(oauth === undefined ? {} : { oauth }),
     // A desktop client sets the server's environment on toolpin's own launch: pass it all on.
     inheritEnv: true,
     ...(options.command === undefined && isAbsolute(server.file) ? { baseDir: dirname(server.file) } : {}),

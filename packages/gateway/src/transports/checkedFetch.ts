@@ -35,7 +35,7 @@ const DESCRIPTIONS: Record<Unverifiable, string> = {
 };
 
 /** The ids of the requests a POST body carries (what its answer must answer). */
-function requestIdsOf(body: RequestInit['body']): JsonRpcId[] {
+export function requestIdsOf(body: RequestInit['body']): JsonRpcId[] {
   if (typeof body !== 'string') return [];
   let parsed: unknown;
   try {
