@@ -6,11 +6,11 @@
 // (`--section direct`: `<!-- conformance:auth direct begin -->` ... `end -->`; default `results`).
 //
 //   node test/conformance/conformanceAuth.mjs [--write [--section <name>]] [--scenario <name>]...
-//     [--path <path>]... [--sdk v1|v2]... [--concurrency <n>]
+//     [--path <path>]... [--sdk v1|v2]... [--concurrency <n>] [--deadline-minutes <n>]
 //
 // Bounded: each client run has a timeout inside the suite (30 to 60 s by path, COLUMNS), each
 // suite process a hard kill 15 s later (a timed-out run is tried once more), and the whole run a
-// deadline (25 minutes) after which pending runs are skipped (reported as such).
+// deadline (--deadline-minutes, 25) after which pending runs are skipped (reported as such).
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -23,7 +23,6 @@ import {
   runScenario,
 } from './conformanceRunner.mjs';
 
-const DEADLINE_MS = 25 * 60_000;
 const DOC = join(ROOT, 'docs/oauth-conformance.md');
 const marker = (section, end) => `<!-- conformance:auth ${section} ${end ? 'end' : 'begin'} -->`;
 const MARK = { SUCCESS: 'pass', FAILURE: '**FAIL**', WARNING: 'warn' };
@@ -40,13 +39,14 @@ const { values } = parseArgs({
     path: { type: 'string', multiple: true },
     sdk: { type: 'string', multiple: true },
     concurrency: { type: 'string', default: '2' },
+    'deadline-minutes': { type: 'string', default: '25' },
   },
 });
 
 async function runAll(scenarios, columns) {
   const jobs = scenarios.flatMap((scenario) => columns.map((column) => ({ scenario, column })));
   const results = [];
-  const deadline = Date.now() + DEADLINE_MS;
+  const deadline = Date.now() + Number(values['deadline-minutes']) * 60_000;
   let next = 0;
   const worker = async () => {
     while (next < jobs.length) {
