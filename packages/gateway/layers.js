@@ -42,6 +42,11 @@ export const GATEWAY_FLOORS = Object.freeze([
     role: 'reaching upstreams: the HTTP proxy, stdio children, SSE clients, the message bridge',
   },
   {
+    name: 'review',
+    kind: 'folder',
+    role: 'the review page on the admin listener: HTML, live updates, approve / keep blocked / patch',
+  },
+  {
     name: 'ingress',
     kind: 'folder',
     role: 'what clients connect to (the fronts, their sessions and routes) and the runtime (start, reload, pin watcher)',

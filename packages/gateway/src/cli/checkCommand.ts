@@ -7,7 +7,8 @@ import { PIN_SURFACES } from '../config/pinSurfaces.js';
 import { CliInputError, reportInputError } from './cliInputError.js';
 import type { CliIo } from './cliIo.js';
 import { addListingOptions, parseCapabilities, parseHeaderOptions, parseTimeout } from './commonOptions.js';
-import { comparePinWithLive, readPinFileForCli, type PinnedLiveCatalog } from './pinnedLiveCatalog.js';
+import { comparePinWithLive, type PinnedLiveCatalog } from '../transports/pinnedLiveCatalog.js';
+import { readPinFileForCli } from './readPinFileForCli.js';
 import { DEFAULT_TIMEOUT_MS, ExitCodes } from '../defaults.js';
 
 /** Options of {@link runCheck}, as given on the command line. */

@@ -11,7 +11,7 @@ import type { CliIo } from './cliIo.js';
 import { CliInputError, reportInputError } from './cliInputError.js';
 import { parseTimeout } from './commonOptions.js';
 import { listenForRedirect } from './loopbackRedirect.js';
-import { readPinFileForCli } from './pinnedLiveCatalog.js';
+import { readPinFileForCli } from './readPinFileForCli.js';
 
 /** Options of {@link runLogin}, as given on the command line. */
 export interface LoginCommandOptions {

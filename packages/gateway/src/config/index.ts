@@ -14,11 +14,13 @@ export type {
   ServerConfig,
   GatewayConfig,
   CorsConfig,
+  TelemetryConfig,
   LogLevel,
   PinFileInput,
   AlertEventName,
   AlertsConfig,
   WebhookConfig,
+  AdminUiMode,
 } from './types.js';
 /** The members of a definition outside the six the digest covers, pinned by value. */
 export type { ExtraMembers, PinnedDefinition } from '../explain/extraMembers.js';

@@ -1,12 +1,15 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { context } from '@opentelemetry/api';
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
 import { upstreamIdentity, type GatewayConfig, type ServerConfig } from '../config/index.js';
 import { Alerts } from '../observe/alerts.js';
 import { createLogger, type GatewayLogger } from '../observe/logger.js';
+import { continueClientTrace, tracingActive } from '../observe/tracing.js';
 import { SessionStore } from '../state/sessionStore.js';
 import { ToolDigester } from '../state/toolDigester.js';
 import { createCorsHandler, createOriginCheck, type CorsHandler } from './corsHandler.js';
+import { formatUrl } from './drainableServer.js';
 import { servesWithoutExpress, type PinGuardRouter } from './pinGuard.js';
 import { RouteGates } from './routeGates.js';
 import { createServerRoutes, type ServerRoutesOptions } from './serverRoutes.js';
@@ -143,6 +146,8 @@ function createGatewayApp(
     app,
     config.cors === undefined ? createOriginCheck(logger) : createCorsHandler(config.cors, logger),
   );
+  // The client's traceparent is the parent of every span of its request (only while tracing is on).
+  if (tracingActive()) continueClientTraces(app);
   app.use((req: Request, res: Response) => {
     res.status(404).json({
       error: 'not_found',
@@ -203,6 +208,14 @@ function answerFirst(app: Express, answer: CorsHandler): void {
   };
 }
 
+/** Runs every request (both ways it is served) in the trace context its W3C headers carry. */
+function continueClientTraces(app: Express): void {
+  const target = app as unknown as { handle: ExpressHandle };
+  const handle = target.handle.bind(app);
+  target.handle = (req, res, next) =>
+    context.with(continueClientTrace(req.headers), () => handle(req, res, next));
+}
+
 /** Listens on host:port and resolves with the bound address (port 0 picks a free one). */
 export function listen(app: Express, host: string, port: number): Promise<{ server: Server; url: string }> {
   return new Promise((resolve, reject) => {
@@ -210,7 +223,7 @@ export function listen(app: Express, host: string, port: number): Promise<{ serv
     server.once('error', reject);
     server.once('listening', () => {
       const address = server.address() as AddressInfo;
-      resolve({ server, url: `http://${host.includes(':') ? `[${host}]` : host}:${address.port}` });
+      resolve({ server, url: formatUrl(host, address.port) });
     });
   });
 }

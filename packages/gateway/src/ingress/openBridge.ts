@@ -61,6 +61,7 @@ export async function openBridge(
   clientTransport: Transport,
   sessionKey: string,
   headers: IncomingHttpHeaders,
+  kind: 'streamable-http' | 'sse',
 ): Promise<MessageBridge> {
   const { checkpoint, logger } = options;
   const config = checkpoint.config;
@@ -69,6 +70,7 @@ export async function openBridge(
     checkpoint,
     sessionKey,
     client: clientTransport,
+    front: kind,
     upstream,
     logger,
     timeoutMs: options.timeoutMs,

@@ -92,6 +92,7 @@ export async function runStdioFront(options: StdioFrontOptions): Promise<StdioFr
     checkpoint,
     sessionKey: STDIO_SESSION,
     client,
+    front: 'stdio',
     upstream,
     logger,
     timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
