@@ -32,9 +32,19 @@ export const GATEWAY_FLOORS = Object.freeze([
   { name: 'observe', kind: 'folder', role: 'logs, alerts, metrics, status, webhooks' },
   { name: 'checkpoint', kind: 'folder', role: 'ServerCheckpoint: the one decision path per server' },
   {
+    name: 'auth',
+    kind: 'folder',
+    role: 'OAuth resource server: token verification (jose), identity provider fetches, upstream credentials',
+  },
+  {
     name: 'transports',
     kind: 'folder',
     role: 'reaching upstreams: the HTTP proxy, stdio children, SSE clients, the message bridge',
+  },
+  {
+    name: 'review',
+    kind: 'folder',
+    role: 'the review page on the admin listener: HTML, live updates, approve / keep blocked / patch',
   },
   {
     name: 'ingress',

@@ -24,6 +24,11 @@ export interface V1ServerOptions extends PeerToolOptions {
    * challenge (after being recorded), as a server behind HTTP authentication would.
    */
   authorization?: string;
+  /**
+   * When set, each request's `Authorization` is judged by it (after being recorded): false answers
+   * 401 with the upstream's own Bearer challenge, as an OAuth-protected server would.
+   */
+  authorize?: (authorization: string | undefined) => Promise<boolean>;
 }
 
 interface Session {
@@ -65,6 +70,20 @@ export async function startV1Server(options: V1ServerOptions): Promise<PeerHandl
       if (req.headers.authorization === expected) return next();
       res.setHeader('www-authenticate', 'Basic realm="mcp"');
       jsonRpcError(res, 401, 'Unauthorized');
+    });
+  }
+
+  if (options.authorize !== undefined) {
+    const authorize = options.authorize;
+    app.use((req, res, next) => {
+      void authorize(req.headers.authorization).then((ok) => {
+        if (ok) return next();
+        res.setHeader(
+          'www-authenticate',
+          `Bearer error="invalid_token", resource_metadata="http://${req.headers.host}/.well-known/oauth-protected-resource/mcp"`,
+        );
+        jsonRpcError(res, 401, 'Unauthorized');
+      });
     });
   }
 

@@ -54,7 +54,26 @@ export type GatewayErrorCode =
    * Handling a message from a bridged upstream threw: that session ends and its upstream is stopped, the
    * process goes on.
    */
-  | 'GW_SESSION_FAILED';
+  | 'GW_SESSION_FAILED'
+  /**
+   * resource-server mode: the identity provider's metadata, JWKS or introspection endpoint could not be
+   * used (unreachable, not HTTPS, a redirect, too large, a timeout, not JSON, another issuer): the
+   * client's request is refused 503, nothing goes upstream. `data`: `{url (origin only), reason}`.
+   */
+  | 'GW_AUTH_PROVIDER_UNAVAILABLE'
+  /**
+   * resource-server mode: the credential toward the upstream could not be had (token exchange or
+   * client-credentials grant refused or failed, a `headersFromEnv` variable unset): the request is
+   * answered -32041 naming the server, nothing goes upstream. `data`: `{server, reason}`.
+   */
+  | 'GW_UPSTREAM_CREDENTIAL'
+  /**
+   * OAuth client mode (`auth.mode: client`): no stored token for the upstream's authorization server, a
+   * refresh that failed, metadata that cannot be read or trusted (a protected resource metadata whose
+   * `resource` is not the upstream, an authorization server other than the pinned `auth.issuer`). `data`:
+   * `{server, reason, file}`, `reason` ∈ `login_required | issuer_drift | metadata_invalid | insufficient_scope`. Never a token.
+   */
+  | 'GW_UPSTREAM_AUTH';
 
 /** Base class of the gateway's errors: a stable `code` plus structured `data`. */
 export class GatewayError extends Error {

@@ -6,6 +6,7 @@ import { GatewayError } from '../errors.js';
 import { errorSummary } from '../observe/errorSummary.js';
 import { logInvalidMessage } from '../observe/invalidMessage.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
+import { traceDecision } from '../observe/tracing.js';
 import { reportContact } from '../observe/telemetry.js';
 import type { CallDecision } from '../policy/decision.js';
 import type { PageInspection } from '../policy/inspectToolsPage.js';
@@ -493,7 +494,7 @@ export class ServerCheckpoint {
 
   /**
    * The instructions a front that speaks for the upstream itself (the bridged 2026-07-28 fronts,
-   * front/forwardingServer.ts) may hand its client: the upstream's own when they are pinned and
+   * ingress/forwardingServer.ts) may hand its client: the upstream's own when they are pinned and
    * unchanged (or not pinned at all), else none. Judged (and reported) once per session and pin.
    */
   deliveredInstructions(sessionKey: string, observed: string | undefined): string | undefined {
@@ -552,6 +553,7 @@ export class ServerCheckpoint {
     if (decision === undefined) return undefined;
     const { id } = message;
     const session = sessionLabel(sessionKey);
+    traceDecision(config.name, 'tools', typeof toolName === 'string' ? toolName : '', 'result', decision);
     if (decision.kind === 'allow') {
       if (decision.flagged !== undefined)
         this.#alerts.emit({

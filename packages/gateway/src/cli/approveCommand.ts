@@ -19,7 +19,8 @@ import {
   parseHeaderOptions,
   parseTimeout,
 } from './commonOptions.js';
-import { comparePinWithLive, readPinFileForCli, type PinnedLiveCatalog } from './pinnedLiveCatalog.js';
+import { comparePinWithLive, type PinnedLiveCatalog } from '../transports/pinnedLiveCatalog.js';
+import { readPinFileForCli } from './readPinFileForCli.js';
 import { reportUncheckedSchemas } from './reportUncheckedSchemas.js';
 import { DEFAULT_TIMEOUT_MS, ExitCodes } from '../defaults.js';
 

@@ -7,7 +7,8 @@ import { PIN_SURFACES } from '../config/pinSurfaces.js';
 import { CliInputError, reportInputError } from './cliInputError.js';
 import type { CliIo } from './cliIo.js';
 import { addListingOptions, parseCapabilities, parseHeaderOptions, parseTimeout } from './commonOptions.js';
-import { comparePinWithLive, readPinFileForCli, type PinnedLiveCatalog } from './pinnedLiveCatalog.js';
+import { comparePinWithLive, type PinnedLiveCatalog } from '../transports/pinnedLiveCatalog.js';
+import { readPinFileForCli } from './readPinFileForCli.js';
 import { DEFAULT_TIMEOUT_MS, ExitCodes } from '../defaults.js';
 
 /** Options of {@link runCheck}, as given on the command line. */
@@ -123,7 +124,11 @@ export async function runCheck(options: CheckCommandOptions, io: CliIo): Promise
     io.stdout.write(options.json === true ? JSON.stringify(result.json) + '\n' : result.text);
     return result.status === 'equal' ? ExitCodes.OK : ExitCodes.DRIFT;
   } catch (error) {
-    if (error instanceof GatewayError && error.code === 'GW_CATALOG_UNAVAILABLE')
+    // Unlisted (or, client mode, not authorized: toolpin login): cannot tell.
+    if (
+      error instanceof GatewayError &&
+      (error.code === 'GW_CATALOG_UNAVAILABLE' || error.code === 'GW_UPSTREAM_AUTH')
+    )
       return unknown(options, options.file, error.message, io);
     // An unreadable or invalid pin file cannot tell either: --json still says so on stdout.
     if (options.json === true && error instanceof CliInputError)

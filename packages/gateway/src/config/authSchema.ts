@@ -47,6 +47,21 @@ export const upstreamCredentialSchema = z.discriminatedUnion('kind', [
   }),
 ]);
 
+/** The JWS algorithms a resource-server route may accept (public-key signatures, RFC 7518 / RFC 8037). */
+const ASYMMETRIC_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+] as const;
+
 /** resource-server: toolpin is the OAuth protected resource for `/<name>/mcp`. */
 export const resourceServerAuthSchema = z.strictObject({
   mode: z.literal('resource-server'),
@@ -62,7 +77,8 @@ export const resourceServerAuthSchema = z.strictObject({
     .optional(),
   /** Scopes a token must carry (also `scopes_supported` and the challenge's `scope`). */
   scopes: z.array(z.string().min(1)).default([]),
-  algorithms: z.array(z.string().min(1)).min(1).default(['RS256', 'ES256']),
+  /** Asymmetric signature algorithms only: `none` and the HMAC ones (a key shared with clients) are refused. */
+  algorithms: z.array(z.enum(ASYMMETRIC_ALGORITHMS)).min(1).default(['RS256', 'ES256']),
   clockSkewSeconds: z.number().int().min(0).max(300).default(30),
   upstreamCredential: upstreamCredentialSchema,
 });
@@ -95,3 +111,19 @@ export type AuthConfig = z.output<typeof authSchema>;
 export type ResourceServerAuthConfig = z.output<typeof resourceServerAuthSchema>;
 export type ClientAuthConfig = z.output<typeof clientAuthSchema>;
 export type UpstreamCredentialConfig = z.output<typeof upstreamCredentialSchema>;
+
+/** The route's resource-server block, when it is one (the gateway then owns the route's credentials). */
+export function resourceServerAuthOf(auth: AuthConfig | undefined): ResourceServerAuthConfig | undefined {
+  return auth?.mode === 'resource-server' ? auth : undefined;
+}
+
+/**
+ * Why a resource-server route's `resource` cannot be the route of server `name` (its path must be
+ * `/<name>/mcp`: the audience clients ask tokens for is the URL they connect to), or undefined.
+ */
+export function resourcePathProblem(name: string, auth: AuthConfig | undefined): string | undefined {
+  if (auth?.mode !== 'resource-server') return undefined;
+  const url = new URL(auth.resource);
+  if (url.pathname === `/${name}/mcp` && url.search === '' && url.hash === '') return undefined;
+  return `the route's public URL, ending in /${name}/mcp (no query, no fragment)`;
+}

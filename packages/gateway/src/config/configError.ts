@@ -20,6 +20,17 @@ export interface InvalidFieldOptions {
   readonly cause?: unknown;
 }
 
+/** The error for a file or folder that cannot be read (`expected`: what it should have been); its errno code is `data.reason`. */
+export function unreadable(
+  code: ConfigErrorCode,
+  path: string,
+  expected: string,
+  cause: unknown,
+): GatewayError {
+  const reason = (cause as NodeJS.ErrnoException).code ?? String(cause);
+  return invalidField(code, path, '', expected, { data: { reason }, note: `(${reason})`, cause });
+}
+
 /** The error for one bad field: the message names the file, the field (`''` = the whole document) and what was expected. */
 export function invalidField(
   code: ConfigErrorCode,

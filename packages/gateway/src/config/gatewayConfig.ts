@@ -6,7 +6,7 @@ import { gatewayFileSchema, type GatewayFileData } from './gatewaySchema.js';
 import { readDocumentFile } from './readDocument.js';
 import { loadPinFile } from './pinFile.js';
 import { loadServersDir } from './serversDir.js';
-import type { GatewayConfig, ServerConfig } from './types.js';
+import type { GatewayConfig, ServerConfig, TelemetryConfig } from './types.js';
 
 /**
  * Reads the gateway file, then every pin file of its servers folder (resolved against the gateway
@@ -61,8 +61,13 @@ interface LoadedSources {
 
 function toGatewayConfig(data: GatewayFileData, sources: LoadedSources): GatewayConfig {
   const { listen, limits, log } = data;
-  const { host, port, token } = data.admin;
-  const admin = { host, port, ...(token === undefined ? {} : { token }) };
+  const { host, port, token, ui } = data.admin;
+  const admin = {
+    host,
+    port,
+    ...(token === undefined ? {} : { token }),
+    ...(ui === undefined ? {} : { ui }),
+  };
   const { max, ttlSeconds, revalidateMs, bridgedPerClient, bridgedPerAddress, bridgedIdleSeconds } =
     data.sessions;
   const sessions = {
@@ -78,10 +83,21 @@ function toGatewayConfig(data: GatewayFileData, sources: LoadedSources): Gateway
     ...(data.alerts === undefined ? {} : { alerts: data.alerts }),
     ...(data.shutdown === undefined ? {} : { shutdown: data.shutdown }),
     ...(data.cors === undefined ? {} : { cors: data.cors }),
+    ...(data.telemetry === undefined ? {} : { telemetry: telemetryOf(data.telemetry) }),
     ...(sources.pinFile === undefined ? {} : { pinFile: sources.pinFile }),
   };
   const { file, serversDir, servers } = sources;
   return deepFreeze({ file, listen, admin, serversDir, limits, sessions, log, servers, ...optional });
+}
+
+/** The `telemetry` block with only the keys written (each absent one defers to its OTEL_* variable). */
+function telemetryOf(block: NonNullable<GatewayFileData['telemetry']>): TelemetryConfig {
+  const { traces, endpoint, serviceName } = block;
+  return {
+    ...(traces === undefined ? {} : { traces }),
+    ...(endpoint === undefined ? {} : { endpoint }),
+    ...(serviceName === undefined ? {} : { serviceName }),
+  };
 }
 
 /** Validates the parsed gateway file; `file` names it in errors. Throws GatewayError GW_CONFIG_INVALID. */

@@ -29,6 +29,22 @@ export const corsSchema = z
     path: ['credentials'],
   });
 
+/**
+ * The `telemetry` block: OpenTelemetry traces (docs/telemetry.md). Absent, the standard OTEL_*
+ * variables decide (off unless OTEL_TRACES_EXPORTER names otlp); a key written here wins over them.
+ */
+export const telemetrySchema = z.strictObject({
+  // otlp: export spans over OTLP/HTTP; none: no tracing, whatever OTEL_TRACES_EXPORTER says.
+  traces: z.enum(['otlp', 'none']).optional(),
+  // The OTLP/HTTP traces URL (…/v1/traces); absent: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT and the like.
+  endpoint: z
+    .string()
+    .refine((value) => /^https?:\/\//.test(value) && URL.canParse(value), 'an http(s) URL')
+    .optional(),
+  // The service.name resource attribute; absent: OTEL_SERVICE_NAME, else "toolpin".
+  serviceName: z.string().min(1).optional(),
+});
+
 /** The gateway file, before its servers folder is loaded. Blocks marked optional default as documented. */
 export const gatewayFileSchema = z.strictObject({
   listen: z
@@ -40,6 +56,8 @@ export const gatewayFileSchema = z.strictObject({
       host: hostSchema.default('127.0.0.1'),
       port: portSchema.default(8081),
       token: z.string().min(1).optional(),
+      // The review page at /ui (docs/review-ui.md): with actions, read-only, or not served.
+      ui: z.enum(['review', 'readonly', 'off']).optional(),
     })
     .prefault({}),
   servers: z.string().min(1, 'a path to the folder of pin files, relative to the gateway file'),
@@ -76,6 +94,7 @@ export const gatewayFileSchema = z.strictObject({
   alerts: gatewayAlertsSchema.optional(),
   shutdown: z.strictObject({ graceMs: z.int().min(0).default(10_000) }).optional(),
   cors: corsSchema.optional(),
+  telemetry: telemetrySchema.optional(),
 });
 
 /** The schema's output: a gateway file with defaults applied. */

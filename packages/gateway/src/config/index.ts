@@ -14,11 +14,13 @@ export type {
   ServerConfig,
   GatewayConfig,
   CorsConfig,
+  TelemetryConfig,
   LogLevel,
   PinFileInput,
   AlertEventName,
   AlertsConfig,
   WebhookConfig,
+  AdminUiMode,
 } from './types.js';
 /** The members of a definition outside the six the digest covers, pinned by value. */
 export type { ExtraMembers, PinnedDefinition } from '../explain/extraMembers.js';
@@ -36,3 +38,11 @@ export { serializePinFile } from './serializePinFile.js';
 export type { PinFileFormat } from './serializePinFile.js';
 /** Tell a stdio upstream from an HTTP one. */
 export { isStdioUpstream, httpUpstreamOf, upstreamIdentity, describeUpstream } from './upstreamKind.js';
+/** The `auth` block of a pin file (docs/oauth.md). */
+export type {
+  AuthConfig,
+  ResourceServerAuthConfig,
+  ClientAuthConfig,
+  UpstreamCredentialConfig,
+} from './authSchema.js';
+export { resourceServerAuthOf } from './authSchema.js';

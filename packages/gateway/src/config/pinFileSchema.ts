@@ -1,7 +1,7 @@
 import { TRACE_PROFILE } from '@toolpin/digest';
 import { z } from 'zod';
 import { pinAlertsSchema } from './alertsSchema.js';
-import { authSchema } from './authSchema.js';
+import { authSchema, resourcePathProblem } from './authSchema.js';
 import { isObject } from '../wire/isObject.js';
 import { moveUrlCredentials } from './urlCredentials.js';
 
@@ -224,36 +224,53 @@ const onDriftSchema = z.unknown().transform((value, ctx) => {
 });
 
 /** One pin file, before the checks that relate its members (see verifyPin). */
-export const pinFileSchema = z.strictObject({
-  name: z
-    .string()
-    .regex(SERVER_NAME_PATTERN, 'a name of 1-64 letters, digits, "_", "." or "-", starting alphanumeric'),
-  upstream: upstreamSchema,
-  // The client capabilities declared at initialize when the pin was listed (`pin --capabilities`):
-  // some servers list tools per capability, so check, approve and the gateway's own sessions declare them too.
-  clientCapabilities: z.record(z.string(), z.unknown()).optional(),
-  mode: z.enum(['enforce', 'monitor']).default('enforce'),
-  profile: z
-    .string()
-    .regex(PROFILE_PATTERN, 'a profile label such as "trace.mcp-tool-definition.v1"')
-    .default(TRACE_PROFILE),
-  onDrift: onDriftSchema.default('filter'),
-  // The marker reads as the empty pin, so every other value meets pinSchema and its field errors.
-  pin: z.preprocess(
-    (value) => (value === TRUST_ON_FIRST_USE ? { ...PENDING_PIN, tools: {} } : value),
-    pinSchema,
-  ),
-  definitions: definitionsSchema.default(() => ({ tools: {}, prompts: {}, templates: {} })),
-  // The pinned text of the server's instructions (explains drift); only beside pin.instructions.
-  instructions: z.string().optional(),
-  // A result whose structuredContent does not fit the pinned outputSchema: reported, or replaced.
-  onBadOutput: z.enum(['flag', 'block']).default('flag'),
-  // Per tool (keyed like pin.tools): false = its calls and results are not checked against its schemas.
-  validate: z.record(toolKeySchema, z.boolean()).default({}),
-  alerts: pinAlertsSchema.optional(),
-  // How the route's credentials work (docs/oauth.md): transparent (default), resource-server, client.
-  auth: authSchema.optional(),
-});
+export const pinFileSchema = z
+  .strictObject({
+    name: z
+      .string()
+      .regex(SERVER_NAME_PATTERN, 'a name of 1-64 letters, digits, "_", "." or "-", starting alphanumeric'),
+    upstream: upstreamSchema,
+    // The client capabilities declared at initialize when the pin was listed (`pin --capabilities`):
+    // some servers list tools per capability, so check, approve and the gateway's own sessions declare them too.
+    clientCapabilities: z.record(z.string(), z.unknown()).optional(),
+    mode: z.enum(['enforce', 'monitor']).default('enforce'),
+    profile: z
+      .string()
+      .regex(PROFILE_PATTERN, 'a profile label such as "trace.mcp-tool-definition.v1"')
+      .default(TRACE_PROFILE),
+    onDrift: onDriftSchema.default('filter'),
+    // The marker reads as the empty pin, so every other value meets pinSchema and its field errors.
+    pin: z.preprocess(
+      (value) => (value === TRUST_ON_FIRST_USE ? { ...PENDING_PIN, tools: {} } : value),
+      pinSchema,
+    ),
+    definitions: definitionsSchema.default(() => ({ tools: {}, prompts: {}, templates: {} })),
+    // The pinned text of the server's instructions (explains drift); only beside pin.instructions.
+    instructions: z.string().optional(),
+    // A result whose structuredContent does not fit the pinned outputSchema: reported, or replaced.
+    onBadOutput: z.enum(['flag', 'block']).default('flag'),
+    // Per tool (keyed like pin.tools): false = its calls and results are not checked against its schemas.
+    validate: z.record(toolKeySchema, z.boolean()).default({}),
+    alerts: pinAlertsSchema.optional(),
+    // How the route's credentials work (docs/oauth.md): transparent (default), resource-server, client.
+    auth: authSchema.optional(),
+  })
+  .superRefine((pin, ctx) => {
+    const problem = resourcePathProblem(pin.name, pin.auth);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['auth', 'resource'], message: problem });
+    // On a resource-server route the upstream's Authorization is upstreamCredential's alone.
+    const headers = 'url' in pin.upstream ? Object.keys(pin.upstream.headers) : [];
+    if (
+      pin.auth?.mode === 'resource-server' &&
+      headers.some((name) => name.toLowerCase() === 'authorization')
+    )
+      ctx.addIssue({
+        code: 'custom',
+        path: ['upstream', 'headers'],
+        message:
+          'no Authorization (nor credentials in the url) on a resource-server route: upstreamCredential says what the upstream receives',
+      });
+  });
 
 /** The schema's output: a pin file with defaults applied. */
 export type PinFileData = z.output<typeof pinFileSchema>;

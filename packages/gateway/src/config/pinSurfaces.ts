@@ -15,13 +15,18 @@ import {
   TEMPLATES_OVERFLOW_KEY,
   type SurfaceDigestResult,
 } from '@toolpin/digest';
+import { SURFACE_LISTINGS, type ListedSurface, type SurfaceListing } from '../wire/listedSurfaces.js';
 import type { SurfacePinConfig } from './types.js';
 
 /** A pinned surface beside tools: its pin section (`pin.prompts`, `pin.resourceTemplates`). */
-export type PinnedSurface = 'prompts' | 'resourceTemplates';
+export type PinnedSurface = Exclude<ListedSurface, 'tools'>;
 
-/** Everything the pin files and the CLI need to know of one surface beside tools (docs/pin-surfaces.md). */
-export interface PinSurface {
+/**
+ * Everything the pin files and the CLI need to know of one surface beside tools (docs/pin-surfaces.md):
+ * how it is listed (its SURFACE_LISTINGS entry, with its item names for messages), and how it is pinned.
+ */
+export interface PinSurface extends SurfaceListing {
+  /** The pin section (`pin.prompts`, `pin.resourceTemplates`): the listed surface's own name. */
   readonly section: PinnedSurface;
   /** The ServerConfig / CatalogPin member holding its definitions. */
   readonly definitions: 'promptDefinitions' | 'templateDefinitions';
@@ -34,9 +39,6 @@ export interface PinSurface {
   readonly label: string;
   /** The hashed members, in order. */
   readonly members: readonly string[];
-  /** One item and several, for messages. */
-  readonly item: string;
-  readonly items: string;
   /** The approve option that names one item. */
   readonly flag: '--prompt' | '--template';
   readonly encodeKey: (name: unknown) => string;
@@ -45,41 +47,47 @@ export interface PinSurface {
   readonly restrict: (item: Readonly<Record<string, unknown>>) => Record<string, unknown>;
 }
 
+type PinFacts = Omit<PinSurface, keyof SurfaceListing | 'section'>;
+
+/** A surface's pin facts on top of its listing (written once, in wire/listedSurfaces.ts). */
+function pinSurface(section: PinnedSurface, facts: PinFacts): PinSurface {
+  return { ...SURFACE_LISTINGS[section], section, ...facts };
+}
+
 /** The surfaces beside tools, in pin-file order. */
 export const PIN_SURFACES: readonly PinSurface[] = [
-  {
-    section: 'prompts',
+  pinSurface('prompts', {
     definitions: 'promptDefinitions',
     nameMember: 'name',
     prefix: 'prompt:',
     overflowKey: PROMPTS_OVERFLOW_KEY,
     label: PROMPT_PROFILE,
     members: PROMPT_MEMBERS,
-    item: 'prompt',
-    items: 'prompts',
     flag: '--prompt',
     encodeKey: encodePromptKey,
     digest: digestPrompt,
     digestCatalog: digestPromptCatalog,
     restrict: restrictPrompt,
-  },
-  {
-    section: 'resourceTemplates',
+  }),
+  pinSurface('resourceTemplates', {
     definitions: 'templateDefinitions',
     nameMember: 'uriTemplate',
     prefix: 'template:',
     overflowKey: TEMPLATES_OVERFLOW_KEY,
     label: TEMPLATE_PROFILE,
     members: TEMPLATE_MEMBERS,
-    item: 'resource template',
-    items: 'resource templates',
     flag: '--template',
     encodeKey: encodeTemplateKey,
     digest: digestTemplate,
     digestCatalog: digestTemplateCatalog,
     restrict: restrictTemplate,
-  },
+  }),
 ];
+
+/** The pin facts of one surface beside tools. */
+export function pinSurfaceOf(section: PinnedSurface): PinSurface {
+  return PIN_SURFACES.find((candidate) => candidate.section === section) as PinSurface;
+}
 
 /** The pin of one surface's listed items and their definitions (keys standing for exactly one item). */
 export function pinSurfaceItems(

@@ -168,25 +168,8 @@ function planToolsUpdate(
   lowOnly: boolean,
 ): { ok: true; plan: ToolsPlan } | { ok: false; message: string } {
   const explanation = explainPinDrift(current, observed);
-  if (!lowOnly && tools === undefined) {
-    const set: Record<string, PinnedDefinition> = {};
-    for (const key of Object.keys(observed.definitions)) {
-      const definition = pinnedDefinitionOf(observed, key);
-      if (definition !== undefined && !sameJsonValue(pinnedDefinitionOf(current, key), definition))
-        set[key] = definition;
-    }
-    const remove = Object.keys(current.definitions).filter(
-      (key) => !Object.hasOwn(observed.definitions, key),
-    );
-    const plan = {
-      pin: { catalog: observed.pin.catalog, tools: observed.pin.tools },
-      definitions: { set, remove },
-      explanation,
-      approved: explanation.drift,
-      recorded: explanation.unpinned,
-    };
-    return { ok: true, plan };
-  }
+  if (!lowOnly && tools === undefined)
+    return { ok: true, plan: planWholeCatalog(current, observed, explanation) };
   const touched = lowOnly || (tools?.length ?? 0) > 0;
   if (
     touched &&
@@ -204,15 +187,51 @@ function planToolsUpdate(
       ? { entries: [], recorded: [] }
       : selectEntries(explanation, tools ?? []);
   if ('message' in selected) return { ok: false, message: selected.message };
-  const next: Record<string, string> = { ...current.pin.tools };
-  const set: Record<string, PinnedDefinition> = {};
-  const remove: string[] = [];
   const keys = new Set([
     ...selected.entries.flatMap((entry) =>
       entry.from === undefined ? [entry.key] : [entry.from.key, entry.key],
     ),
     ...selected.recorded.map((entry) => entry.key),
   ]);
+  const { next, definitions } = updateKeys(current, observed, keys);
+  const pin = touched
+    ? { catalog: catalogOfFoldedTools(next), tools: next }
+    : { catalog: current.pin.catalog, tools: next };
+  const plan = { pin, definitions, explanation, approved: selected.entries, recorded: selected.recorded };
+  return { ok: true, plan };
+}
+
+/** The whole observed catalog approved: every drift, every member to record. */
+function planWholeCatalog(
+  current: ServerConfig,
+  observed: CatalogPin,
+  explanation: DriftExplanation,
+): ToolsPlan {
+  const set: Record<string, PinnedDefinition> = {};
+  for (const key of Object.keys(observed.definitions)) {
+    const definition = pinnedDefinitionOf(observed, key);
+    if (definition !== undefined && !sameJsonValue(pinnedDefinitionOf(current, key), definition))
+      set[key] = definition;
+  }
+  const remove = Object.keys(current.definitions).filter((key) => !Object.hasOwn(observed.definitions, key));
+  return {
+    pin: { catalog: observed.pin.catalog, tools: observed.pin.tools },
+    definitions: { set, remove },
+    explanation,
+    approved: explanation.drift,
+    recorded: explanation.unpinned,
+  };
+}
+
+/** The pin's tool digests and definitions with `keys` taken from the observed catalog (gone when it has none). */
+function updateKeys(
+  current: ServerConfig,
+  observed: CatalogPin,
+  keys: ReadonlySet<string>,
+): { next: Record<string, string>; definitions: ToolsPlan['definitions'] } {
+  const next: Record<string, string> = { ...current.pin.tools };
+  const set: Record<string, PinnedDefinition> = {};
+  const remove: string[] = [];
   for (const key of keys) {
     const digest = observed.pin.tools[key];
     const definition = pinnedDefinitionOf(observed, key);
@@ -221,15 +240,5 @@ function planToolsUpdate(
     if (definition !== undefined) set[key] = definition;
     else if (Object.hasOwn(current.definitions, key)) remove.push(key);
   }
-  const pin = touched
-    ? { catalog: catalogOfFoldedTools(next), tools: next }
-    : { catalog: current.pin.catalog, tools: next };
-  const plan = {
-    pin,
-    definitions: { set, remove },
-    explanation,
-    approved: selected.entries,
-    recorded: selected.recorded,
-  };
-  return { ok: true, plan };
+  return { next, definitions: { set, remove } };
 }

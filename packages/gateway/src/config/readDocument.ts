@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseDocument } from 'yaml';
-import { invalidField, type ConfigErrorCode } from './configError.js';
+import { invalidField, unreadable, type ConfigErrorCode } from './configError.js';
 
 /** What {@link parseYamlText} made of a text: its plain data, or the first problem found. */
 export type YamlParse =
@@ -56,8 +56,7 @@ export async function readDocumentFile(file: string, code: ConfigErrorCode): Pro
   try {
     text = await readFile(file, 'utf8');
   } catch (cause) {
-    const reason = (cause as NodeJS.ErrnoException).code ?? String(cause);
-    return fail(code, file, 'a readable file', { data: { reason }, note: `(${reason})`, cause });
+    throw unreadable(code, file, 'a readable file', cause);
   }
   return parseDocumentText(text, file, code);
 }

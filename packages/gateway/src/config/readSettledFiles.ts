@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { GatewayError } from '../errors.js';
-import { invalidField } from './configError.js';
+import { unreadable } from './configError.js';
 
 /** One file as read twice: its text when both reads agree, `changing` when they differ, or why it cannot be read. */
 export type SettledRead =
@@ -14,12 +14,7 @@ async function readBytes(file: string): Promise<Buffer | GatewayError> {
   try {
     return await readFile(file);
   } catch (cause) {
-    const reason = (cause as NodeJS.ErrnoException).code ?? String(cause);
-    return invalidField('GW_PIN_FILE_INVALID', file, '', 'a readable file', {
-      data: { reason },
-      note: `(${reason})`,
-      cause,
-    });
+    return unreadable('GW_PIN_FILE_INVALID', file, 'a readable file', cause);
   }
 }
 

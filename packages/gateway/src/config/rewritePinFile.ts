@@ -31,6 +31,21 @@ export async function rewritePinFile(
       { file },
     );
   }
+  const { text: next, server } = renderPinRewrite(text, file, update);
+  await writeFileAtomic(file, next);
+  return server;
+}
+
+/**
+ * The text a pin file holds after an update (comments and order kept), parsed and verified as the
+ * gateway would load it: what {@link rewritePinFile} writes, and what a patch shows. Throws
+ * GatewayError GW_PIN_FILE_INVALID when the result would not load or is not the planned pin.
+ */
+export function renderPinRewrite(
+  text: string,
+  file: string,
+  update: PinDocumentUpdate,
+): { readonly text: string; readonly server: ServerConfig } {
   const format = extname(file).toLowerCase() === '.json' ? 'json' : 'yaml';
   const next = updatePinDocument(text, format, update);
   // Never write a pin the gateway would reject, nor one that is not the planned pin.
@@ -43,8 +58,7 @@ export async function rewritePinFile(
       { file, field: mismatch.field },
     );
   }
-  await writeFileAtomic(file, next);
-  return server;
+  return { text: next, server };
 }
 
 /** The first digest of the planned pin the rewritten file does not hold (surfaces the update carries only). */

@@ -1,7 +1,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { extname, join, resolve } from 'node:path';
 import { GatewayError } from '../errors.js';
-import { invalidField } from './configError.js';
+import { unreadable } from './configError.js';
 import { deepFreeze } from './deepFreeze.js';
 import { loadPinFile } from './pinFile.js';
 import type { ServerConfig } from './types.js';
@@ -16,12 +16,7 @@ export async function listPinFiles(dir: string): Promise<string[]> {
   try {
     names = await readdir(folder);
   } catch (cause) {
-    const reason = (cause as NodeJS.ErrnoException).code ?? String(cause);
-    throw invalidField('GW_CONFIG_INVALID', folder, '', 'a readable folder of pin files', {
-      data: { reason },
-      note: `(${reason})`,
-      cause,
-    });
+    throw unreadable('GW_CONFIG_INVALID', folder, 'a readable folder of pin files', cause);
   }
   const files: string[] = [];
   for (const name of names.sort()) {

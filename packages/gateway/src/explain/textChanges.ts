@@ -20,7 +20,8 @@ export interface TextChangesOptions {
 // Enough to read what changed; a definition with more changes is better read with `toolpin diff`.
 const MAX_TEXT_CHANGES = 10;
 
-function valueAt(value: unknown, pointer: string): unknown {
+/** The value at an RFC 6901 pointer of a JSON value; undefined where there is none. */
+export function valueAt(value: unknown, pointer: string): unknown {
   let current = value;
   for (const token of pointer.split('/').slice(1)) {
     const name = token.replace(/~1/g, '/').replace(/~0/g, '~');

@@ -1,6 +1,10 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import { resourceServerAuthOf, type ServerConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
 import type { CatalogRefresh } from '../checkpoint/serverCheckpoint.js';
+import { upstreamFailureOf } from '../transports/exchange.js';
+import type { JsonRpcResponse } from '../wire/jsonRpc.js';
+import { replyJson, replyToClient } from './clientReply.js';
 
 /** An upstream's refusal of the client's credential, met while listing on the client's behalf. */
 export interface AuthChallenge {
@@ -38,7 +42,29 @@ export function captureAuthChallenge(
  * this request with it, and an MCP client re-authenticates on a 401/403 with `WWW-Authenticate`,
  * never on a JSON-RPC error inside a 200.
  */
-export function applyAuthChallenge(res: ServerResponse, challenge: AuthChallenge): number {
+function applyAuthChallenge(res: ServerResponse, challenge: AuthChallenge): number {
   if (challenge.wwwAuthenticate !== undefined) res.setHeader('www-authenticate', challenge.wwwAuthenticate);
   return challenge.status;
+}
+
+/**
+ * Answers the requests the upstream's challenge refused. On a transparent route the client gets
+ * the challenge (its credential is the upstream's); on a resource-server route the credential was
+ * the gateway's, which the client cannot fix: an error naming the server, no challenge (-32041).
+ */
+export function replyWithChallenge(
+  headers: IncomingHttpHeaders,
+  res: ServerResponse,
+  config: ServerConfig,
+  challenge: AuthChallenge,
+  answer: JsonRpcResponse | JsonRpcResponse[] | undefined,
+): void {
+  if (resourceServerAuthOf(config.auth) === undefined)
+    return replyToClient(headers, res, applyAuthChallenge(res, challenge), answer);
+  const message = `toolpin: the upstream of ${config.name} refused the gateway's credential (HTTP ${challenge.status})`;
+  const failure = (refused: JsonRpcResponse | undefined): JsonRpcResponse =>
+    upstreamFailureOf(config.name, refused?.id ?? null, 'upstream_auth', message, {
+      status: challenge.status,
+    });
+  replyJson(res, 502, Array.isArray(answer) ? answer.map(failure) : failure(answer));
 }

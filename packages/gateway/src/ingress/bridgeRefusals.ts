@@ -65,7 +65,7 @@ export function refuseSession(
 
 /**
  * Checks a request to a bridged HTTP endpoint by the same framing rules as the transparent proxy
- * (front/requestBoundary.ts): on `/<name>/mcp` POST carries UTF-8 JSON, GET and DELETE no body, any
+ * (ingress/requestBoundary.ts): on `/<name>/mcp` POST carries UTF-8 JSON, GET and DELETE no body, any
  * other method is 405. `allowed` narrows the methods of a legacy HTTP+SSE path (GET `/sse`, POST
  * `/messages`). Answers the refusal (JSON-RPC `-32600`, `id: null`, nothing reaches the upstream)
  * and returns true when the request is refused.

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { BridgeEnd } from '../transports/messageBridge.js';
+import { principalOf } from './requestPrincipal.js';
 import { sessionKeyOf } from './sessionKey.js';
 
 /** Options of {@link BridgeSessions}. */
@@ -97,7 +98,7 @@ interface Entry<Handler> extends BridgedSession<Handler> {
 
 /** The credential a request carries, hashed (Authorization and Cookie, as sessionKeyOf does). */
 export function credentialOf(headers: IncomingHttpHeaders): string {
-  return sessionKeyOf({ authorization: headers.authorization, cookie: headers.cookie });
+  return sessionKeyOf({ authorization: headers.authorization, cookie: headers.cookie }, principalOf(headers));
 }
 
 /**
@@ -149,7 +150,7 @@ export class BridgeSessions<Handler> {
    * Claims room for a session of `client` (see clientKeyOf) from `address` (see addressKeyOf) about
    * to be opened, or says why there is none: the server's bound is reached (sessions being opened
    * count too, so concurrent openings cannot exceed it), the client's quota or its address's quota
-   * is used up, or the front is closed.
+   * is used up, or these sessions are closed (shutdown).
    */
   reserve(client: string, address: string): SessionSlot<Handler> | SessionRefusal {
     if (this.#closed) return { refused: 'closing' };
@@ -167,17 +168,18 @@ export class BridgeSessions<Handler> {
       releaseAddress();
     };
     this.#reserved += 1;
-    let settled = false;
-    const settle = (): boolean => {
-      if (settled) return false;
-      settled = true;
+    // The reservation ends once, by whichever of fill and release comes first; true for that one.
+    let ended = false;
+    const endReservation = (): boolean => {
+      if (ended) return false;
+      ended = true;
       this.#reserved -= 1;
       return true;
     };
     return {
-      fill: (id, session) => settle() && this.#add(id, session, release),
+      fill: (id, session) => endReservation() && this.#add(id, session, release),
       release: () => {
-        if (settle()) release();
+        if (endReservation()) release();
       },
     };
   }

@@ -5,6 +5,7 @@ import type { GatewayLogger } from '../observe/logger.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { headerValue } from '../wire/httpHeaders.js';
 import { jsonRpcError } from '../wire/jsonRpc.js';
+import { isLoopbackUrl } from '../wire/loopback.js';
 import { replyJson } from './clientReply.js';
 import { MCP_METHODS } from './requestBoundary.js';
 
@@ -70,15 +71,6 @@ export function createCorsHandler(config: CorsConfig, logger: GatewayLogger): Co
   };
 }
 
-/** True for an origin on this machine: http(s) on localhost, 127.0.0.0/8 or [::1], any port. */
-export function isLoopbackOrigin(origin: string): boolean {
-  if (!URL.canParse(origin)) return false;
-  const url = new URL(origin);
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
-  const host = url.hostname;
-  return host === 'localhost' || host === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(host);
-}
-
 /**
  * Without a `cors` block: a request whose `Origin` is not on this machine is refused 403. A
  * browser never gets past the preflight (405) from another origin, except a page whose name was
@@ -90,7 +82,7 @@ export function createOriginCheck(logger: GatewayLogger): CorsHandler {
   return (req, res) => {
     const origin = headerValue(req.headers, 'origin');
     // An OPTIONS is refused by the boundary (405) and never reaches the upstream.
-    if (origin === undefined || req.method === 'OPTIONS' || isLoopbackOrigin(origin)) return false;
+    if (origin === undefined || req.method === 'OPTIONS' || isLoopbackUrl(origin)) return false;
     refuseOrigin(
       req,
       res,

@@ -1,13 +1,17 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { context } from '@opentelemetry/api';
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
 import { upstreamIdentity, type GatewayConfig, type ServerConfig } from '../config/index.js';
 import { Alerts } from '../observe/alerts.js';
 import { createLogger, type GatewayLogger } from '../observe/logger.js';
+import { continueClientTrace, tracingActive } from '../observe/tracing.js';
 import { SessionStore } from '../state/sessionStore.js';
 import { ToolDigester } from '../state/toolDigester.js';
 import { createCorsHandler, createOriginCheck, type CorsHandler } from './corsHandler.js';
+import { formatUrl } from './drainableServer.js';
 import { servesWithoutExpress, type PinGuardRouter } from './pinGuard.js';
+import { RouteGates } from './routeGates.js';
 import { createServerRoutes, type ServerRoutesOptions } from './serverRoutes.js';
 
 /** Options of {@link createGateway}. */
@@ -47,13 +51,16 @@ export function createGateway(config: GatewayConfig, options: CreateGatewayOptio
   // The 2024-11-05 HTTP+SSE front of each server (/<name>/sse, /<name>/messages), and what ends its sessions.
   const legacyRoutes = new Map<string, Router>();
   const closers = new Map<string, () => Promise<void>>();
+  // resource-server routes verify tokens before anything else of any of their fronts (docs/oauth.md).
+  const gates = new RouteGates(logger);
   const gateway: Gateway = {
-    app: createGatewayApp(config, logger, routes, legacyRoutes),
+    app: createGatewayApp(config, logger, { routes, legacyRoutes, gates }),
     logger,
     alerts,
     sessions,
     routes,
     upsertServer(server) {
+      gates.update(server);
       const existing = routes.get(server.name);
       if (
         existing !== undefined &&
@@ -69,6 +76,7 @@ export function createGateway(config: GatewayConfig, options: CreateGatewayOptio
       closers.set(server.name, built.close);
     },
     removeServer(name) {
+      gates.remove(name);
       routes.delete(name);
       legacyRoutes.delete(name);
       void closers.get(name)?.();
@@ -107,30 +115,39 @@ function serverRoutesOptions(
 function createGatewayApp(
   config: GatewayConfig,
   logger: GatewayLogger,
-  routes: ReadonlyMap<string, PinGuardRouter>,
-  legacyRoutes: ReadonlyMap<string, Router>,
+  live: {
+    readonly routes: ReadonlyMap<string, PinGuardRouter>;
+    readonly legacyRoutes: ReadonlyMap<string, Router>;
+    readonly gates: RouteGates;
+  },
 ): Express {
+  const { routes, legacyRoutes, gates } = live;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   // One dynamic route, so servers can come and go on reload without rebuilding the app.
   app.use('/:server/mcp', (req: Request, res: Response, next: NextFunction) => {
-    const route = routes.get(String(req.params.server));
+    const name = String(req.params.server);
+    const route = routes.get(name);
     if (route === undefined) return next();
-    route(req, res, next);
+    gates.admit(name, req, res, () => route(req, res, next));
   });
   app.use('/:server', (req: Request, res: Response, next: NextFunction) => {
-    const route = legacyRoutes.get(String(req.params.server));
+    const name = String(req.params.server);
+    const route = legacyRoutes.get(name);
     if (route === undefined) return next();
-    route(req, res, next);
+    gates.admit(name, req, res, () => route(req, res, next));
   });
-  serveMcpBeforeExpress(app, routes);
+  serveMcpBeforeExpress(app, routes, gates);
+  answerFirst(app, (req, res) => gates.answerDiscovery(req, res));
   // The cors block's origins, or (without one) only this machine's: a browser page of any other origin
   // (DNS rebinding) is refused before any route.
-  answerCorsFirst(
+  answerFirst(
     app,
     config.cors === undefined ? createOriginCheck(logger) : createCorsHandler(config.cors, logger),
   );
+  // The client's traceparent is the parent of every span of its request (only while tracing is on).
+  if (tracingActive()) continueClientTraces(app);
   app.use((req: Request, res: Response) => {
     res.status(404).json({
       error: 'not_found',
@@ -153,7 +170,11 @@ const MCP_PATH = /^\/([A-Za-z0-9._~-]+)\/mcp\/?$/;
  * The URL is trimmed as express's mount would; a request the handler passes on, and every other
  * path (odd spellings included), goes through express as before.
  */
-function serveMcpBeforeExpress(app: Express, routes: ReadonlyMap<string, PinGuardRouter>): void {
+function serveMcpBeforeExpress(
+  app: Express,
+  routes: ReadonlyMap<string, PinGuardRouter>,
+  gates: RouteGates,
+): void {
   const target = app as unknown as { handle: ExpressHandle };
   const handleWithExpress = target.handle.bind(app);
   target.handle = (req, res, next) => {
@@ -162,24 +183,37 @@ function serveMcpBeforeExpress(app: Express, routes: ReadonlyMap<string, PinGuar
     const name = MCP_PATH.exec(query < 0 ? url : url.slice(0, query))?.[1];
     const route = name === undefined ? undefined : routes.get(name);
     if (route === undefined || !servesWithoutExpress(route)) return handleWithExpress(req, res, next);
-    req.url = query < 0 ? '/' : `/${url.slice(query)}`;
-    route(req as Request, res as Response, (error?: unknown) => {
-      req.url = url;
-      if (error === undefined) return handleWithExpress(req, res, next);
-      // pinGuard passes on only errors met after its answer started, which can only end the connection.
-      if (res.headersSent) return void req.socket.destroy();
-      res.writeHead(500).end();
+    gates.admit(name!, req, res, () => {
+      req.url = query < 0 ? '/' : `/${url.slice(query)}`;
+      route(req as Request, res as Response, (error?: unknown) => {
+        req.url = url;
+        if (error === undefined) return handleWithExpress(req, res, next);
+        // pinGuard passes on only errors met after its answer started, which can only end the connection.
+        if (res.headersSent) return void req.socket.destroy();
+        res.writeHead(500).end();
+      });
     });
   };
 }
 
-/** Runs the `cors` block's handler before every route (both ways a request is served): it may answer. */
-function answerCorsFirst(app: Express, cors: CorsHandler): void {
+/**
+ * Runs `answer` before every route (both ways a request is served): it may answer. The last one
+ * installed runs first (the `cors` block's handler, then OAuth discovery).
+ */
+function answerFirst(app: Express, answer: CorsHandler): void {
   const target = app as unknown as { handle: ExpressHandle };
   const handle = target.handle.bind(app);
   target.handle = (req, res, next) => {
-    if (!cors(req, res)) handle(req, res, next);
+    if (!answer(req, res)) handle(req, res, next);
   };
+}
+
+/** Runs every request (both ways it is served) in the trace context its W3C headers carry. */
+function continueClientTraces(app: Express): void {
+  const target = app as unknown as { handle: ExpressHandle };
+  const handle = target.handle.bind(app);
+  target.handle = (req, res, next) =>
+    context.with(continueClientTrace(req.headers), () => handle(req, res, next));
 }
 
 /** Listens on host:port and resolves with the bound address (port 0 picks a free one). */
@@ -189,7 +223,7 @@ export function listen(app: Express, host: string, port: number): Promise<{ serv
     server.once('error', reject);
     server.once('listening', () => {
       const address = server.address() as AddressInfo;
-      resolve({ server, url: `http://${host.includes(':') ? `[${host}]` : host}:${address.port}` });
+      resolve({ server, url: formatUrl(host, address.port) });
     });
   });
 }

@@ -31,7 +31,8 @@ export interface DrainableServer {
   drain(options: DrainOptions): Promise<DrainResult>;
 }
 
-function formatUrl(host: string, port: number): string {
+/** The base URL of a server listening on host:port (an IPv6 host in brackets). */
+export function formatUrl(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 

@@ -4,6 +4,27 @@ import { GatewayObserver } from '../observe/gatewayObserver.js';
 import type { Gateway } from './createGateway.js';
 import { listen } from './createGateway.js';
 import { listenDrainable, type DrainResult } from './drainableServer.js';
+import { createReviewApp, type ReviewApp } from '../review/reviewApp.js';
+
+/** The review page of the admin listener (`admin.ui`, docs/review-ui.md), unless it is `off`. */
+function reviewPage(
+  gateway: Gateway,
+  config: GatewayConfig,
+  observer: GatewayObserver,
+  reload: (() => Promise<unknown>) | undefined,
+): ReviewApp | undefined {
+  const mode = config.admin.ui ?? 'review';
+  if (mode === 'off') return undefined;
+  return createReviewApp({
+    mode,
+    ...(config.admin.token === undefined ? {} : { token: config.admin.token }),
+    observer,
+    logger: gateway.logger,
+    servers: () => [...gateway.routes.values()].map((route) => route.guard.config),
+    timeoutMs: config.limits.upstreamTimeoutMs,
+    reload: reload ?? (() => Promise.resolve()),
+  });
+}
 
 /** Options of {@link startListeners}. */
 export interface ListenersOptions {
@@ -11,6 +32,8 @@ export interface ListenersOptions {
   readonly port?: number;
   /** Overrides `admin.port` (0 picks a free port). */
   readonly adminPort?: number;
+  /** Reloads the pin files now: the review page calls it after an approval. @default nothing */
+  readonly reload?: () => Promise<unknown>;
 }
 
 /** The two listeners of a gateway: MCP traffic, and the admin API beside it. */
@@ -44,11 +67,12 @@ export async function startListeners(
   const observer = new GatewayObserver({ config, logger: gateway.logger });
   observer.attach(gateway);
   gateway.alerts.useTelemetry(observer);
+  const review = reviewPage(gateway, config, observer, options.reload);
   const mcp = await listenDrainable(gateway.app, config.listen.host, options.port ?? config.listen.port);
   let admin: { server: Server; url: string };
   try {
     admin = await listen(
-      observer.createAdminApp(),
+      observer.createAdminApp(review?.router),
       config.admin.host,
       options.adminPort ?? config.admin.port,
     );
@@ -69,6 +93,7 @@ export async function startListeners(
       return mcp.drain({ graceMs, streams: observer.streams, logger: gateway.logger });
     },
     closeAdmin: async (graceMs) => {
+      review?.close();
       await observer.close(graceMs);
       await new Promise<void>((resolve) => {
         admin.server.close(() => resolve());

@@ -6,6 +6,7 @@ import { addressKeyOf, clientKeyOf, credentialOf, isRefusal } from './bridgeSess
 import type { BridgeSessions } from './bridgeSessions.js';
 import { replyJson } from './clientReply.js';
 import { openBridge, type BridgeFrontOptions } from './openBridge.js';
+import { principalOf } from './requestPrincipal.js';
 import { sessionKeyOf } from './sessionKey.js';
 import { refuseBadFraming, refuseSession, refuseUnstartedUpstream } from './bridgeRefusals.js';
 
@@ -70,11 +71,14 @@ class LegacySseHandler {
       });
     // The endpoint is relative to wherever the front is mounted, so clients POST back to the gateway.
     const transport = new SSEServerTransport(`${req.baseUrl}/messages`, res);
-    const sessionKey = sessionKeyOf({ ...req.headers, 'mcp-session-id': `sse:${transport.sessionId}` });
+    const sessionKey = sessionKeyOf(
+      { ...req.headers, 'mcp-session-id': `sse:${transport.sessionId}` },
+      principalOf(req.headers),
+    );
     res.setHeader('x-accel-buffering', 'no');
     let bridge;
     try {
-      bridge = await openBridge(this.#options, transport, sessionKey, req.headers);
+      bridge = await openBridge(this.#options, transport, sessionKey, req.headers, 'sse');
     } catch {
       slot.release();
       if (!res.headersSent) refuseUnstartedUpstream(res, null, server);

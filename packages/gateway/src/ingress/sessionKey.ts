@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { hopByHopNames } from '../wire/httpHeaders.js';
 import { carriesIdentity } from './forwardedCredentials.js';
+import { principalOf } from './requestPrincipal.js';
 
 /**
  * Whose catalog a request acts on: the MCP session, bound to the caller that opened it, or,
@@ -11,12 +12,19 @@ import { carriesIdentity } from './forwardedCredentials.js';
  * (`Authorization`, `Cookie`, but also an `X-Api-Key` or a tenant header): two callers the
  * upstream can tell apart never share a catalog. Headers that only trace one request
  * (`traceparent`, `x-request-id`, …) are left out, so a caller keeps one catalog across its calls.
+ * `principal`: the issuer and subject a resource-server route verified (principalOf these headers).
  */
-export function sessionKeyOf(headers: IncomingHttpHeaders): string {
+export function sessionKeyOf(
+  headers: IncomingHttpHeaders,
+  principal: string | undefined = principalOf(headers),
+): string {
   const hopByHop = hopByHopNames(headers);
-  let identity = '';
+  // On a resource-server route the verified issuer and subject are the caller, not the token's
+  // bytes (a refreshed token keeps its session); Authorization is then the gateway's own credential.
+  let identity = principal === undefined ? '' : `principal:${principal}\n`;
   for (const name of Object.keys(headers).sort()) {
     if (name === 'mcp-session-id' || !carriesIdentity(name, hopByHop)) continue;
+    if (principal !== undefined && name === 'authorization') continue;
     const value = headers[name];
     identity += `${name}:${Array.isArray(value) ? value.join(', ') : (value ?? '')}\n`;
   }

@@ -19,6 +19,7 @@ import {
   refuseUnstartedUpstream,
   type SessionRefusalContext,
 } from './bridgeRefusals.js';
+import { principalOf } from './requestPrincipal.js';
 import { sessionKeyOf } from './sessionKey.js';
 import type { StatelessFront } from './statelessFront.js';
 import { SESSION_REQUIRED_MESSAGE } from './sessionRequired.js';
@@ -125,10 +126,13 @@ class StreamableHandler {
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => id, eventStore: events });
     // A bridged upstream receives the credential alone (Authorization, Cookie): that is the caller.
     const { authorization, cookie } = req.headers;
-    const sessionKey = sessionKeyOf({ authorization, cookie, 'mcp-session-id': id });
+    const sessionKey = sessionKeyOf(
+      { authorization, cookie, 'mcp-session-id': id },
+      principalOf(req.headers),
+    );
     let bridge;
     try {
-      bridge = await openBridge(this.#options, transport, sessionKey, req.headers);
+      bridge = await openBridge(this.#options, transport, sessionKey, req.headers, 'streamable-http');
     } catch {
       slot.release();
       return refuseUnstartedUpstream(res, initialize.id, this.#options.checkpoint.config.name);

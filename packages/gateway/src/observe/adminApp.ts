@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
 import type { GatewayMetrics } from './metrics.js';
 
 /** What `GET /readyz` reports; HTTP 503 unless `ready`. */
@@ -17,27 +17,38 @@ export interface AdminAppOptions {
   readonly metrics: GatewayMetrics;
   readonly readiness: () => ReadinessReport;
   readonly status: () => unknown;
+  /**
+   * The review page's routes, mounted at `/ui` before the bearer check: they authenticate on their
+   * own (the same token, as a bearer header or a login cookie; docs/review-ui.md).
+   */
+  readonly ui?: Router;
 }
 
 // Both sides are hashed first so the comparison takes the same time whatever the lengths.
-function tokenMatches(header: string | undefined, token: string): boolean {
+/** True when `given` is the admin token (compared in constant time). */
+export function sameToken(given: string, token: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(token).digest();
+  return timingSafeEqual(a, b);
+}
+
+/** True when an `Authorization` header carries the admin token as a bearer token. */
+export function tokenMatches(header: string | undefined, token: string): boolean {
   const match = /^Bearer (.+)$/i.exec(header ?? '');
-  const given = createHash('sha256')
-    .update(match?.[1] ?? '')
-    .digest();
-  const expected = createHash('sha256').update(token).digest();
-  return match !== null && timingSafeEqual(given, expected);
+  return sameToken(match?.[1] ?? '', token) && match !== null;
 }
 
 /**
  * The admin API on its own listener (loopback by default): `/healthz` (the process is up),
  * `/readyz` (config loaded, listening, not draining; each upstream's last contact), `/metrics`
- * (Prometheus text) and `/status` (JSON per server: pin, last observation, per-tool state, last drift).
+ * (Prometheus text), `/status` (JSON per server: pin, last observation, per-tool state, last drift)
+ * and, when given, the review page at `/ui`.
  */
 export function createAdminApp(options: AdminAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  if (options.ui !== undefined) app.use('/ui', options.ui);
   if (options.token !== undefined) {
     const token = options.token;
     app.use((req: Request, res: Response, next: NextFunction) => {
@@ -68,7 +79,7 @@ export function createAdminApp(options: AdminAppOptions): Express {
     res.status(404).json({
       error: 'not_found',
       message: `No admin endpoint at ${req.path}`,
-      endpoints: ['/healthz', '/readyz', '/metrics', '/status'],
+      endpoints: ['/healthz', '/readyz', '/metrics', '/status', ...(options.ui === undefined ? [] : ['/ui'])],
     });
   });
   return app;

@@ -21,6 +21,8 @@ export interface AlertWebhooksOptions {
   readonly onOutcome?: (webhook: string, outcome: WebhookOutcome | 'suppressed' | 'aggregated') => void;
   /** First retry delay of every sink. @default 500 */
   readonly baseDelayMs?: number;
+  /** True for a drift event a reviewer acknowledged (kept blocked): it is not sent again. */
+  readonly acknowledged?: (event: AlertEvent) => boolean;
 }
 
 interface Target {
@@ -61,6 +63,7 @@ function severityFiltered(event: AlertEvent, webhook: WebhookConfig): AlertEvent
  * its `events` (and `minSeverity`). One {@link WebhookSink} (queue and worker) per distinct webhook, kept across pin
  * reloads. A catalog event identical to the previous one of its server within `dedupeSeconds` is
  * suppressed: every session that lists a drifted server sees the same drift, and on-call needs it once.
+ * A drift event whose every finding a reviewer acknowledged ("keep blocked") is suppressed too.
  * Call events are aggregated per webhook, server, tool and reason over `aggregateSeconds`
  * ({@link CallWindows}): a client sending refused calls in bulk costs a webhook one event per window.
  */
@@ -77,7 +80,7 @@ export class AlertWebhooks {
   send(event: AlertEvent, now = Date.now()): void {
     // Every catalog event moves the fingerprint, wanted or not: drift, recovery, the same drift
     // again is two alerts, not one.
-    const repeat = this.#isRepeat(event, now);
+    const repeat = this.#options.acknowledged?.(event) === true || this.#isRepeat(event, now);
     const targets = this.#targets(event);
     if (targets.length === 0) return;
     if (repeat) {

@@ -1,11 +1,13 @@
 import { describeUpstream, type GatewayConfig, type ServerConfig } from '../config/index.js';
 import { createAdminApp } from './adminApp.js';
-import type { ReadinessReport } from './adminApp.js';
+import type { AdminAppOptions, ReadinessReport } from './adminApp.js';
 import { AlertWebhooks } from './alertWebhooks.js';
 import type { Alerts } from './alerts.js';
 import type { GatewayLogger } from './logger.js';
 import { GatewayMetrics } from './metrics.js';
 import { OpenStreams } from './openStreams.js';
+import { DriftAcknowledgements } from './driftAcknowledgements.js';
+import { ItemActivity } from './itemActivity.js';
 import { StatusBoard, type ServerStatus } from './statusBoard.js';
 import type { GatewayTelemetry, OpenStream, UpstreamContact } from './telemetry.js';
 
@@ -40,6 +42,11 @@ export class GatewayObserver implements GatewayTelemetry {
   readonly status: StatusBoard;
   readonly webhooks: AlertWebhooks;
   readonly streams = new OpenStreams();
+  /** Calls per item and first sightings of drift, for the review page. */
+  readonly activity = new ItemActivity();
+  /** Drift kept blocked on the review page: not sent to webhooks again. */
+  readonly acknowledgements = new DriftAcknowledgements();
+  readonly #listeners = new Set<() => void>();
   readonly #config: GatewayConfig;
   #gateway: ObservedGateway | undefined;
   #state: ReadinessReport['state'] = 'starting';
@@ -66,7 +73,22 @@ export class GatewayObserver implements GatewayTelemetry {
       logger: options.logger,
       onOutcome: (webhook, outcome) => this.metrics.recordWebhook(webhook, outcome),
       ...(options.webhookBaseDelayMs === undefined ? {} : { baseDelayMs: options.webhookBaseDelayMs }),
+      acknowledged: (event) => this.acknowledgements.covers(event),
     });
+  }
+
+  /**
+   * Calls `listener` after every alert event and every {@link noteChange} (the review page's live
+   * updates); returns the function that stops it.
+   */
+  onChange(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Something the status shows changed outside alert events (a pin reloaded, an acknowledgement). */
+  noteChange(): void {
+    for (const listener of this.#listeners) listener();
   }
 
   /** Subscribes to the gateway's alert events. */
@@ -75,6 +97,8 @@ export class GatewayObserver implements GatewayTelemetry {
     gateway.alerts.addSink((event) => this.metrics.recordAlert(event));
     gateway.alerts.addSink((event) => this.status.recordAlert(event));
     gateway.alerts.addSink((event) => this.webhooks.send(event));
+    gateway.alerts.addSink((event) => this.activity.recordAlert(event));
+    gateway.alerts.addSink(() => this.noteChange());
   }
 
   /** The MCP listener is bound: `/readyz` turns 200. */
@@ -87,11 +111,12 @@ export class GatewayObserver implements GatewayTelemetry {
     this.#state = 'draining';
   }
 
-  /** An express app serving the admin endpoints. */
-  createAdminApp(): ReturnType<typeof createAdminApp> {
+  /** An express app serving the admin endpoints (and the review page's routes at `/ui`, when given). */
+  createAdminApp(ui?: AdminAppOptions['ui']): ReturnType<typeof createAdminApp> {
     const token = this.#config.admin.token;
     return createAdminApp({
       ...(token === undefined ? {} : { token }),
+      ...(ui === undefined ? {} : { ui }),
       metrics: this.metrics,
       readiness: () => this.readiness(),
       status: () => this.statusReport(),
@@ -125,8 +150,9 @@ export class GatewayObserver implements GatewayTelemetry {
     this.metrics.recordRequest(server, method);
   }
 
-  onCallAllowed(server: string): void {
+  onCallAllowed(server: string, name: string): void {
     this.metrics.recordAllowedCall(server);
+    this.activity.recordAllowed(server, name);
   }
 
   onUpstreamContact(server: string, contact: UpstreamContact): void {

@@ -59,6 +59,49 @@ function statusClass(contact: UpstreamContact): string {
   return contact.status === undefined ? 'error' : `${Math.floor(contact.status / 100)}xx`;
 }
 
+/** The gauges, read from `sources` when `/metrics` is scraped. */
+function registerGauges(registers: Registry[], sources: MetricsSources): void {
+  new Gauge({
+    name: 'toolpin_active_sessions',
+    help: 'Sessions (and 2026-07-28 server+credential observations) held in the session store',
+    registers,
+    collect() {
+      this.set(sources.sessions());
+    },
+  });
+  new Gauge({
+    name: 'toolpin_sse_streams_open',
+    help: 'SSE streams relayed to clients right now, by server',
+    labelNames: ['server'],
+    registers,
+    collect() {
+      this.reset();
+      for (const [server, count] of sources.streams()) this.labels({ server }).set(count);
+    },
+  });
+  new Gauge({
+    name: 'toolpin_pin_info',
+    help: 'The pin in force per server (value 1): its catalog digest and mode',
+    labelNames: ['server', 'catalog', 'mode'],
+    registers,
+    collect() {
+      this.reset();
+      for (const pin of sources.pins())
+        this.labels({ server: pin.server, catalog: pin.catalog, mode: pin.mode }).set(1);
+    },
+  });
+  new Gauge({
+    name: 'toolpin_webhook_queue_depth',
+    help: 'Alert events waiting for delivery, by webhook',
+    labelNames: ['webhook'],
+    registers,
+    collect() {
+      this.reset();
+      for (const [webhook, depth] of sources.webhookQueues()) this.labels({ webhook }).set(depth);
+    },
+  });
+}
+
 /**
  * The gateway's Prometheus metrics, in a Registry of their own: several gateways in one process
  * (tests, embedding) never share or clash over counters, and nothing lands in prom-client's
@@ -113,45 +156,7 @@ export class GatewayMetrics {
       labelNames: ['webhook', 'outcome'],
       registers,
     });
-    new Gauge({
-      name: 'toolpin_active_sessions',
-      help: 'Sessions (and 2026-07-28 server+credential observations) held in the session store',
-      registers,
-      collect() {
-        this.set(sources.sessions());
-      },
-    });
-    new Gauge({
-      name: 'toolpin_sse_streams_open',
-      help: 'SSE streams relayed to clients right now, by server',
-      labelNames: ['server'],
-      registers,
-      collect() {
-        this.reset();
-        for (const [server, count] of sources.streams()) this.labels({ server }).set(count);
-      },
-    });
-    new Gauge({
-      name: 'toolpin_pin_info',
-      help: 'The pin in force per server (value 1): its catalog digest and mode',
-      labelNames: ['server', 'catalog', 'mode'],
-      registers,
-      collect() {
-        this.reset();
-        for (const pin of sources.pins())
-          this.labels({ server: pin.server, catalog: pin.catalog, mode: pin.mode }).set(1);
-      },
-    });
-    new Gauge({
-      name: 'toolpin_webhook_queue_depth',
-      help: 'Alert events waiting for delivery, by webhook',
-      labelNames: ['webhook'],
-      registers,
-      collect() {
-        this.reset();
-        for (const [webhook, depth] of sources.webhookQueues()) this.labels({ webhook }).set(depth);
-      },
-    });
+    registerGauges(registers, sources);
   }
 
   /** Alert sink: call decisions, catalog results and drift findings. */

@@ -31,8 +31,11 @@ export interface UpstreamContact {
 export interface GatewayTelemetry {
   /** A client message with a method (request or notification), or `GET` / `DELETE` on the endpoint. */
   onRequest(server: string, method: string): void;
-  /** A tools/call the policy allowed without finding (blocked and flagged calls arrive as alerts). */
-  onCallAllowed(server: string): void;
+  /**
+   * A tools/call (prompts/get) of the item `name` the policy allowed without finding (blocked and
+   * flagged calls arrive as alerts).
+   */
+  onCallAllowed(server: string, name: string): void;
   /** The upstream answered (or failed to). */
   onUpstreamContact(server: string, contact: UpstreamContact): void;
   /** An SSE stream to a client opened; the returned function is called once when it closes. */

@@ -1,5 +1,5 @@
 import { digestTool, encodeToolKey, restrictTool } from '@toolpin/digest';
-import { PIN_SURFACES, type PinSurface } from '../config/pinSurfaces.js';
+import { pinSurfaceOf, type PinnedSurface as PinnedBeside } from '../config/pinSurfaces.js';
 import { SURFACE_LISTINGS, type ListedSurface, type SurfaceListing } from '../wire/listedSurfaces.js';
 import type { DenyReason } from './decision.js';
 import type { PinView, SurfacePin } from './pinView.js';
@@ -37,8 +37,9 @@ export interface SurfaceSpec extends SurfaceListing {
   readonly digest: (item: Readonly<Record<string, unknown>>, profile: string) => string;
 }
 
-function otherSurface(surface: 'prompts' | 'resourceTemplates', use?: SurfaceSpec['use']): SurfaceSpec {
-  const pinned = PIN_SURFACES.find((candidate) => candidate.section === surface) as PinSurface;
+/** A surface beside tools: its listing and pin facts (config/pinSurfaces.ts), and the request that uses an item. */
+function otherSurface(surface: PinnedBeside, use?: SurfaceSpec['use']): SurfaceSpec {
+  const pinned = pinSurfaceOf(surface);
   return {
     ...SURFACE_LISTINGS[surface],
     ...(use === undefined ? {} : { use }),
@@ -119,7 +120,7 @@ export function surfacePin(pin: PinView, surface: ListedSurface): PinView | unde
     view = {
       name: pin.name,
       mode: pin.mode,
-      profile: (PIN_SURFACES.find((candidate) => candidate.section === surface) as PinSurface).label,
+      profile: pinSurfaceOf(surface).label,
       // A prompt's or template's drift is never judged low (the severity rules are the tools').
       onDrift: pin.onDrift,
       pin: { catalog: section.catalog, tools: section.items },

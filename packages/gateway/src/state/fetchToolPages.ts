@@ -98,50 +98,8 @@ async function requestPage(
   const params: Record<string, unknown> = {};
   if (cursor !== undefined) params.cursor = cursor;
   if (options.meta !== undefined) params._meta = listingMeta(options.meta);
-  const headers: Record<string, string> = {
-    ...options.headers,
-    accept: 'application/json, text/event-stream',
-    'content-type': 'application/json',
-  };
-  if (options.stateless) headers['mcp-method'] = method;
-  let response: Response;
-  try {
-    response = await fetch(options.url, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
-      // The listing's deadline, not the page's: it also ends the reading of the body.
-      signal: budget.signal ?? AbortSignal.timeout(options.timeoutMs),
-      // A redirect would take the gateway's request (and the client's credentials) elsewhere.
-      redirect: 'manual',
-    });
-  } catch (error) {
-    throw catalogUnavailable(`${method} to the upstream failed: ${(error as Error).message}`, {}, error);
-  }
-  if (response.status >= 300 && response.status < 400) {
-    await response.body?.cancel().catch(() => undefined);
-    throw catalogUnavailable(
-      `${method} to the upstream answered HTTP ${response.status}; redirects are not followed`,
-    );
-  }
-  if (!response.ok) {
-    await response.body?.cancel().catch(() => undefined);
-    // The status and challenge travel with the error: a 401/403 refuses the client's credential,
-    // and the client must see the challenge to re-authenticate (front/authChallenge.ts).
-    const challenge = response.headers.get('www-authenticate');
-    throw catalogUnavailable(`${method} to the upstream answered HTTP ${response.status}`, {
-      status: response.status,
-      ...(challenge === null ? {} : { wwwAuthenticate: challenge }),
-    });
-  }
-  const type = parseMediaType(response.headers.get('content-type') ?? undefined);
-  const kind = type !== undefined && isUtf8Charset(type) ? mcpBodyKind(type) : 'other';
-  if (kind === 'other') {
-    await response.body?.cancel().catch(() => undefined);
-    throw catalogUnavailable(
-      `${method} to the upstream answered with media type ${response.headers.get('content-type') ?? '(none)'}`,
-    );
-  }
+  const response = await postListing(options, { jsonrpc: '2.0', id, method, params }, budget);
+  const kind = await answerKind(response, method);
   let message: JsonRpcResponse | undefined;
   try {
     message = await readAnswer(
@@ -160,6 +118,66 @@ async function requestPage(
   if (message.error !== undefined)
     throw catalogUnavailable(`the upstream refused ${method}: ${message.error.message}`);
   return message.result;
+}
+
+/** POSTs the gateway's listing request with the session's headers; a failure to send is the catalog's. */
+async function postListing(
+  options: FetchToolPagesOptions,
+  request: { jsonrpc: '2.0'; id: string; method: string; params: Record<string, unknown> },
+  budget: PageBudget,
+): Promise<Response> {
+  const headers: Record<string, string> = {
+    ...options.headers,
+    accept: 'application/json, text/event-stream',
+    'content-type': 'application/json',
+  };
+  if (options.stateless) headers['mcp-method'] = request.method;
+  try {
+    return await fetch(options.url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(request),
+      // The listing's deadline, not the page's: it also ends the reading of the body.
+      signal: budget.signal ?? AbortSignal.timeout(options.timeoutMs),
+      // A redirect would take the gateway's request (and the client's credentials) elsewhere.
+      redirect: 'manual',
+    });
+  } catch (error) {
+    throw catalogUnavailable(
+      `${request.method} to the upstream failed: ${(error as Error).message}`,
+      {},
+      error,
+    );
+  }
+}
+
+/** How the answer is framed (JSON or SSE); refuses (its body cancelled) a redirect, an HTTP error, another media type. */
+async function answerKind(response: Response, method: string): Promise<'json' | 'sse'> {
+  if (response.status >= 300 && response.status < 400) {
+    await response.body?.cancel().catch(() => undefined);
+    throw catalogUnavailable(
+      `${method} to the upstream answered HTTP ${response.status}; redirects are not followed`,
+    );
+  }
+  if (!response.ok) {
+    await response.body?.cancel().catch(() => undefined);
+    // The status and challenge travel with the error: a 401/403 refuses the client's credential,
+    // and the client must see the challenge to re-authenticate (ingress/authChallenge.ts).
+    const challenge = response.headers.get('www-authenticate');
+    throw catalogUnavailable(`${method} to the upstream answered HTTP ${response.status}`, {
+      status: response.status,
+      ...(challenge === null ? {} : { wwwAuthenticate: challenge }),
+    });
+  }
+  const type = parseMediaType(response.headers.get('content-type') ?? undefined);
+  const kind = type !== undefined && isUtf8Charset(type) ? mcpBodyKind(type) : 'other';
+  if (kind === 'other') {
+    await response.body?.cancel().catch(() => undefined);
+    throw catalogUnavailable(
+      `${method} to the upstream answered with media type ${response.headers.get('content-type') ?? '(none)'}`,
+    );
+  }
+  return kind;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { injectActiveTrace, tracingActive } from '../observe/tracing.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { mcpBodyKind, parseMediaType } from '../wire/mediaType.js';
 import { readBounded } from '../wire/readBounded.js';
@@ -35,7 +36,7 @@ const DESCRIPTIONS: Record<Unverifiable, string> = {
 };
 
 /** The ids of the requests a POST body carries (what its answer must answer). */
-function requestIdsOf(body: RequestInit['body']): JsonRpcId[] {
+export function requestIdsOf(body: RequestInit['body']): JsonRpcId[] {
   if (typeof body !== 'string') return [];
   let parsed: unknown;
   try {
@@ -62,6 +63,14 @@ function jsonResponse(upstream: Response, messages: unknown[], batch: boolean): 
   return new Response(JSON.stringify(body), { status: upstream.status, headers });
 }
 
+/** The request with the active request span's traceparent (tracing on), else as it is. */
+function withTraceHeaders(init: RequestInit | undefined): RequestInit | undefined {
+  if (!tracingActive()) return init;
+  const headers = new Headers(init?.headers);
+  injectActiveTrace(headers);
+  return { ...init, headers };
+}
+
 /** Reads a body as text, at most `max` bytes; undefined when it is larger. */
 async function readText(body: ReadableStream<Uint8Array>, max: number): Promise<string | undefined> {
   const chunks: Uint8Array[] = [];
@@ -82,16 +91,6 @@ async function readText(body: ReadableStream<Uint8Array>, max: number): Promise<
  */
 export function checkedFetch(options: CheckedFetchOptions, base: FetchLike = fetch): FetchLike {
   const max = options.maxBodyBytes ?? DEFAULT_MAX_UPSTREAM_BYTES;
-  const refuseAll = (upstream: Response, ids: JsonRpcId[], reason: Unverifiable): Response => {
-    const errors = ids.map((id) =>
-      jsonRpcError(id, ErrorCodes.UPSTREAM_INVALID, `toolpin: ${DESCRIPTIONS[reason]}`, {
-        reason,
-        server: options.server,
-      }),
-    );
-    // Status 200: the SDK reads a JSON body only from a successful answer.
-    return jsonResponse(new Response(null, { status: 200, headers: upstream.headers }), errors, true);
-  };
   // Requests sent and not answered yet, whatever exchange will answer them (the POST's own answer,
   // or the GET stream after a 202): an invalid message under one of their ids fails that request.
   const pending = new Set<string>();
@@ -123,37 +122,77 @@ export function checkedFetch(options: CheckedFetchOptions, base: FetchLike = fet
       pending.add(idKey(id));
       if (pending.size > MAX_PENDING) pending.delete(pending.values().next().value as string);
     }
-    const response = await base(url, { ...init, redirect: 'manual' });
+    const response = await base(url, { ...withTraceHeaders(init), redirect: 'manual' });
     const answerAll = (reason: Unverifiable): Response => {
       for (const id of ids) pending.delete(idKey(id));
-      return refuseAll(response, ids, reason);
+      return refuseAll(options.server, response, ids, reason);
     };
-    if (response.status >= 300 && response.status < 400) {
-      await response.body?.cancel().catch(() => undefined);
-      // Never followed: a stream that redirects is no stream (502, nothing for the SDK to follow).
-      return ids.length > 0 ? answerAll('redirect') : new Response(null, { status: 502 });
-    }
-    if (!response.ok || response.status === 202 || response.body === null) return response;
-    const kind = mcpBodyKind(parseMediaType(response.headers.get('content-type') ?? undefined));
-    if (kind === 'sse') {
-      const headers = new Headers(response.headers);
-      headers.delete('content-length');
-      return new Response(response.body.pipeThrough(checkedSseStream(max, checked, notJson)), {
+    return checkedResponse(response, ids.length > 0, answerAll, { max, accepted, refused, checked, notJson });
+  };
+}
+
+/** Every request of an exchange answered with the gateway's -32042 for `reason`. */
+function refuseAll(
+  server: string,
+  upstream: Response,
+  ids: readonly JsonRpcId[],
+  reason: Unverifiable,
+): Response {
+  const errors = ids.map((id) =>
+    jsonRpcError(id, ErrorCodes.UPSTREAM_INVALID, `toolpin: ${DESCRIPTIONS[reason]}`, { reason, server }),
+  );
+  // Status 200: the SDK reads a JSON body only from a successful answer.
+  return jsonResponse(new Response(null, { status: 200, headers: upstream.headers }), errors, true);
+}
+
+/** How one exchange's messages are checked (see checkedFetch). */
+interface MessageChecks {
+  readonly max: number;
+  readonly accepted: (message: unknown) => unknown;
+  readonly refused: (invalid: InvalidUpstreamMessage) => unknown;
+  readonly checked: (message: unknown) => unknown;
+  readonly notJson: () => void;
+}
+
+/**
+ * The upstream's response as the SDK may read it: a redirect, another media type or an unreadable
+ * JSON body answered by `answerAll` (when the POST carried requests), an SSE body checked event by
+ * event, a JSON body checked whole; an error status, a 202 or no body passed as they are.
+ */
+async function checkedResponse(
+  response: Response,
+  awaited: boolean,
+  answerAll: (reason: Unverifiable) => Response,
+  checks: MessageChecks,
+): Promise<Response> {
+  if (response.status >= 300 && response.status < 400) {
+    await response.body?.cancel().catch(() => undefined);
+    // Never followed: a stream that redirects is no stream (502, nothing for the SDK to follow).
+    return awaited ? answerAll('redirect') : new Response(null, { status: 502 });
+  }
+  if (!response.ok || response.status === 202 || response.body === null) return response;
+  const kind = mcpBodyKind(parseMediaType(response.headers.get('content-type') ?? undefined));
+  if (kind === 'sse') {
+    const headers = new Headers(response.headers);
+    headers.delete('content-length');
+    return new Response(
+      response.body.pipeThrough(checkedSseStream(checks.max, checks.checked, checks.notJson)),
+      {
         status: response.status,
         headers,
-      });
-    }
-    if (kind !== 'json') {
-      await response.body.cancel().catch(() => undefined);
-      return ids.length > 0 ? answerAll('media_type') : response;
-    }
-    const text = await readText(response.body, max);
-    if (text === undefined) return answerAll('too_large');
-    // The same decision as the proxy's for a JSON body (wire/upstreamMessage.ts).
-    const decided = decideUpstreamText(text, { valid: accepted, invalid: refused });
-    if (!decided.ok) return answerAll('malformed');
-    return jsonResponse(response, decided.out, decided.batch);
-  };
+      },
+    );
+  }
+  if (kind !== 'json') {
+    await response.body.cancel().catch(() => undefined);
+    return awaited ? answerAll('media_type') : response;
+  }
+  const text = await readText(response.body, checks.max);
+  if (text === undefined) return answerAll('too_large');
+  // The same decision as the proxy's for a JSON body (wire/upstreamMessage.ts).
+  const decided = decideUpstreamText(text, { valid: checks.accepted, invalid: checks.refused });
+  if (!decided.ok) return answerAll('malformed');
+  return jsonResponse(response, decided.out, decided.batch);
 }
 
 /**

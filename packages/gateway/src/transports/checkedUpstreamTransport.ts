@@ -1,7 +1,6 @@
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
-import { GatewayError } from '../errors.js';
-import { errorSummary } from '../observe/errorSummary.js';
+import { handlerFailure } from './handlerFailure.js';
 import {
   checkUpstreamMessage,
   unverifiableAnswer,
@@ -63,14 +62,7 @@ export class CheckedUpstreamTransport implements Transport {
       if (invalid.id !== undefined)
         this.onmessage?.(unverifiableAnswer(invalid.id, invalid, this.#server) as JSONRPCMessage, extra);
     } catch (error) {
-      this.onerror?.(
-        new GatewayError(
-          'GW_SESSION_FAILED',
-          `a message from the upstream could not be handled: ${errorSummary(error)}`,
-          {},
-          { cause: error },
-        ),
-      );
+      this.onerror?.(handlerFailure(error));
       void this.#inner.close().catch(() => undefined);
     }
   }

@@ -3,7 +3,7 @@ import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayError } from '../errors.js';
-import { errorSummary } from '../observe/errorSummary.js';
+import { handlerFailure } from './handlerFailure.js';
 import { killProcessGroup, trackChild, untrackChild, waitForGroupExit } from './childRegistry.js';
 import { DEFAULT_MAX_BRIDGED_MESSAGE_BYTES } from '../defaults.js';
 
@@ -135,14 +135,7 @@ export class StdioChildTransport implements Transport {
       this.#readLines(chunk);
     } catch (error) {
       // A handler threw: this session fails, the process does not.
-      this.#fail(
-        new GatewayError(
-          'GW_SESSION_FAILED',
-          `a message from the upstream could not be handled: ${errorSummary(error)}`,
-          {},
-          { cause: error },
-        ),
-      );
+      this.#fail(handlerFailure(error));
     }
   }
 

@@ -1,8 +1,10 @@
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { resourceServerAuthOf } from '../config/index.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
+import { injectTrace } from '../observe/tracing.js';
 import { copyEndToEnd } from '../wire/httpHeaders.js';
 import { isUtf8Charset, mcpBodyKind, parseMediaType } from '../wire/mediaType.js';
 import { failurePayload, type Exchange, type UpstreamFailureReason } from './exchange.js';
@@ -44,13 +46,17 @@ const REPRESENTATION = new Set([
   'expect',
 ]);
 
-/** The headers sent upstream: the client's end-to-end ones, the pin's, Host, and the gateway's framing. */
+/**
+ * The headers sent upstream: the client's end-to-end ones, the pin's, Host, the gateway's framing,
+ * and (tracing on) the traceparent of the gateway's span in place of the client's.
+ */
 function upstreamHeaders(
   req: IncomingMessage,
   configured: Readonly<Record<string, string>>,
   host: string,
-  body: Buffer | undefined,
+  exchange: Exchange,
 ): OutgoingHttpHeaders {
+  const { body } = exchange;
   // Hop-by-hop ones stay behind, with those the client's Connection header names.
   const headers = copyEndToEnd(req.headers);
   for (const name of REPRESENTATION) delete headers[name];
@@ -64,6 +70,7 @@ function upstreamHeaders(
     headers['content-type'] = 'application/json';
     headers['content-length'] = body.length;
   }
+  injectTrace(exchange.trace, headers);
   return headers;
 }
 
@@ -129,7 +136,7 @@ class StreamableHttpForwarder {
       path: this.#path,
       method: req.method,
       agent: this.#agent,
-      headers: upstreamHeaders(req, this.#options.headers, this.#target.host, exchange.body),
+      headers: upstreamHeaders(req, this.#options.headers, this.#target.host, exchange),
     });
     let answered = false;
     const timer = setTimeout(() => {
@@ -207,6 +214,23 @@ class StreamableHttpForwarder {
     if (status === 404 && req.headers['mcp-session-id'] !== undefined)
       exchange.checkpoint.forgetSession(exchange.sessionKey);
     const headers = clientHeaders(upstream.headers);
+    if (
+      (status === 401 || status === 403) &&
+      resourceServerAuthOf(exchange.checkpoint.config.auth) !== undefined
+    ) {
+      // The upstream refused the gateway's own credential: the client cannot fix it, so it gets no
+      // challenge for the upstream, only an error naming the server.
+      upstream.resume();
+      this.#log(
+        exchange,
+        'upstream.refused_credential',
+        `HTTP ${status}`,
+        "the upstream refused the gateway's credential",
+      );
+      const message = `toolpin: the upstream of ${exchange.checkpoint.config.name} refused the gateway's credential (HTTP ${status})`;
+      this.#fail(exchange, res, 502, 'upstream_auth', message, { status });
+      return;
+    }
     if (status >= 300 && status < 400) {
       upstream.resume();
       this.#log(

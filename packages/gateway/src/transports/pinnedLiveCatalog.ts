@@ -1,11 +1,9 @@
-import { readFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
-import { isStdioUpstream, parsePinFile, type ServerConfig } from '../config/index.js';
+import { dirname } from 'node:path';
+import { isStdioUpstream, type ServerConfig } from '../config/index.js';
 import type { DriftExplanation } from '../explain/explainDrift.js';
 import { explainPinDrift } from '../config/planPinUpdate.js';
-import { GatewayError } from '../errors.js';
-import { CliInputError } from './cliInputError.js';
-import { fetchLiveCatalog, type LiveTarget } from '../transports/fetchLiveCatalog.js';
+import { fetchLiveCatalog, type LiveTarget } from './fetchLiveCatalog.js';
+import { upstreamOAuthOf } from './upstreamOAuth.js';
 import { observeLive, type ObservedCatalog, type SurfaceChoice } from './observeCatalog.js';
 import { explainSurfaces, type SurfacesExplanation } from '../config/planSurfaceUpdate.js';
 import type { PinnedSurface } from '../config/pinSurfaces.js';
@@ -36,30 +34,16 @@ export function pinnedSurfaces(server: ServerConfig): SurfaceChoice {
   };
 }
 
-/** Reads and validates a pin file as the gateway would. Throws CliInputError naming file and field. */
-export async function readPinFileForCli(
-  path: string,
-): Promise<{ file: string; text: string; server: ServerConfig }> {
-  const file = resolve(path);
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    throw new CliInputError(`${file}: cannot read the file: ${(error as Error).message}`, { cause: error });
-  }
-  try {
-    return { file, text, server: parsePinFile(text, file) };
-  } catch (error) {
-    if (error instanceof GatewayError) throw new CliInputError(error.message, { cause: error });
-    throw error;
-  }
-}
-
 function targetOf(server: ServerConfig, headers: Readonly<Record<string, string>>): LiveTarget {
   const { upstream } = server;
   if (isStdioUpstream(upstream)) return upstream;
   // The pin's recorded transport, never 'auto': the catalog is compared over what was approved.
-  return { ...upstream, headers: { ...upstream.headers, ...headers } };
+  const oauth = upstreamOAuthOf(server);
+  return {
+    ...upstream,
+    headers: { ...upstream.headers, ...headers },
+    ...(oauth === undefined ? {} : { oauth }),
+  };
 }
 
 /**

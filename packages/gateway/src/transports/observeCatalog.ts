@@ -1,7 +1,7 @@
 import { digestTool } from '@toolpin/digest';
 import { pinFromCatalog, pinFromSurfaces, type CatalogPin } from '../config/pinFromCatalog.js';
 import { PIN_SURFACES, type PinnedSurface } from '../config/pinSurfaces.js';
-import type { LiveCatalog } from '../transports/fetchLiveCatalog.js';
+import type { LiveCatalog } from './fetchLiveCatalog.js';
 
 /** A tool (prompt, template) of a live catalog that has no digest (the gateway blocks it as unverifiable). */
 export interface UnverifiableTool {

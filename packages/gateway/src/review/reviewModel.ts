@@ -1,0 +1,162 @@
+import type { ServerConfig } from '../config/index.js';
+import type { DriftFinding } from '../policy/driftFinding.js';
+import type { OtherSurface } from '../observe/alerts.js';
+import type { DriftAcknowledgements } from '../observe/driftAcknowledgements.js';
+import type { ItemActivity, ItemCalls } from '../observe/itemActivity.js';
+import type { ServerStatus, ToolState, ToolStatus } from '../observe/statusBoard.js';
+
+/** An item's state as the review page names it (docs/review-ui.md). */
+export type ItemState = 'verified' | 'drifted' | 'unpinned' | 'unverifiable' | 'not seen yet';
+
+/** One pinned (or observed but unpinned) item of a server, as the page shows it. */
+export interface ReviewItem {
+  readonly surface: 'tools' | OtherSurface;
+  readonly key: string;
+  readonly name: string;
+  readonly state: ItemState;
+  /** When the last listing that held it was seen (null: not seen, or gone from the listing). */
+  readonly lastSeen: string | null;
+  readonly calls: ItemCalls;
+  /** The drift finding, for every state but verified and not seen yet. */
+  readonly finding?: DriftFinding;
+  readonly firstSeen?: string;
+  /** Kept blocked by a reviewer: its alert is not sent again until the definition changes. */
+  readonly acknowledged: boolean;
+}
+
+/** One server of the page. */
+export interface ReviewServer {
+  readonly name: string;
+  readonly mode: string;
+  /** Redacted (observe/statusBoard: describeUpstream). */
+  readonly upstream: string;
+  readonly file: string;
+  readonly pinnedCatalog: string;
+  readonly state: 'verified' | 'drifted' | 'not seen yet';
+  readonly observedAt: string | null;
+  readonly items: readonly ReviewItem[];
+}
+
+/** What the model reads. */
+export interface ReviewSources {
+  readonly activity: ItemActivity;
+  readonly acknowledgements: DriftAcknowledgements;
+}
+
+const STATES: Readonly<Record<ToolState, ItemState>> = {
+  verified: 'verified',
+  changed: 'drifted',
+  removed: 'drifted',
+  added: 'unpinned',
+  unverifiable: 'unverifiable',
+  unobserved: 'not seen yet',
+};
+
+function toolItem(server: ServerStatus, tool: ToolStatus, sources: ReviewSources): ReviewItem {
+  const state = STATES[tool.state];
+  const finding: DriftFinding | undefined =
+    tool.state === 'verified' || tool.state === 'unobserved'
+      ? undefined
+      : server.lastDrift?.findings.find(
+          (entry) => entry.key === tool.key && entry.observed === tool.observed,
+        );
+  const name = tool.tool ?? tool.key;
+  const seen = tool.state !== 'removed' && tool.state !== 'unobserved';
+  return {
+    surface: 'tools',
+    key: tool.key,
+    name,
+    state,
+    lastSeen: seen ? (server.observed?.at ?? null) : null,
+    calls: sources.activity.callsOf(server.name, name),
+    ...itemFinding(server.name, finding, sources),
+  };
+}
+
+function itemFinding(
+  server: string,
+  finding: DriftFinding | undefined,
+  sources: ReviewSources,
+): Pick<ReviewItem, 'finding' | 'firstSeen' | 'acknowledged'> {
+  if (finding === undefined) return { acknowledged: false };
+  const firstSeen = sources.activity.firstSeen(server, finding);
+  return {
+    finding,
+    ...(firstSeen === undefined ? {} : { firstSeen }),
+    acknowledged: sources.acknowledgements.isAcknowledged(server, finding),
+  };
+}
+
+const FINDING_STATES: Readonly<Record<DriftFinding['kind'], ItemState>> = {
+  changed: 'drifted',
+  removed: 'drifted',
+  wrong_subject: 'drifted',
+  added: 'unpinned',
+  unverifiable: 'unverifiable',
+};
+
+/** The items of a surface beside tools: each pinned key, then what its last drift added. */
+function surfaceItems(
+  config: ServerConfig,
+  status: ServerStatus,
+  surface: OtherSurface,
+  sources: ReviewSources,
+): ReviewItem[] {
+  const seen = status.surfaces[surface];
+  if (seen === undefined) return [];
+  const drift = seen.observed?.result === 'drift' ? (seen.lastDrift?.findings ?? []) : [];
+  const keys =
+    surface === 'instructions' ? ['instructions'] : Object.keys(config.pin[surface]?.items ?? {}).sort();
+  const byKey = new Map(drift.map((finding) => [finding.key, finding]));
+  for (const finding of drift) if (!keys.includes(finding.key)) keys.push(finding.key);
+  return keys.map((key) => {
+    const finding = byKey.get(key);
+    const state: ItemState =
+      finding !== undefined
+        ? FINDING_STATES[finding.kind]
+        : seen.observed === null
+          ? 'not seen yet'
+          : 'verified';
+    const name = finding?.tool ?? config.definitions[key]?.name ?? key;
+    return {
+      surface,
+      key,
+      name: typeof name === 'string' ? name : key,
+      state,
+      lastSeen: seen.observed?.at ?? null,
+      calls: sources.activity.callsOf(config.name, typeof name === 'string' ? name : key),
+      ...itemFinding(config.name, finding, sources),
+    };
+  });
+}
+
+/** The page's servers: the status board's view, joined with calls, first sightings and acknowledgements. */
+export function reviewServers(
+  configs: readonly ServerConfig[],
+  statuses: readonly ServerStatus[],
+  sources: ReviewSources,
+): ReviewServer[] {
+  return statuses.flatMap((status) => {
+    const config = configs.find((candidate) => candidate.name === status.name);
+    if (config === undefined) return [];
+    const items = [
+      ...status.tools.map((tool) => toolItem(status, tool, sources)),
+      ...(['prompts', 'resourceTemplates', 'instructions'] as const).flatMap((surface) =>
+        surfaceItems(config, status, surface, sources),
+      ),
+    ];
+    const drifted = items.some((item) => item.state !== 'verified' && item.state !== 'not seen yet');
+    return [
+      {
+        name: status.name,
+        mode: status.mode,
+        upstream: status.upstream,
+        file: config.file,
+        pinnedCatalog: status.pinned.catalog,
+        state: status.observed === null ? 'not seen yet' : drifted ? 'drifted' : 'verified',
+        observedAt: status.observed?.at ?? null,
+        items,
+      },
+    ];
+  });
+}
