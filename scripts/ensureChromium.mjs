@@ -13,7 +13,9 @@ import { pathToFileURL } from 'node:url';
 export const CHROMIUM_PATH = process.env.TOOLPIN_CHROMIUM ?? '/usr/bin/chromium';
 
 function run(command, args) {
-  return spawnSync(command, args, { stdio: 'inherit' }).status === 0;
+  // No prompt (tzdata and the like) on a fresh machine.
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  return spawnSync(command, args, { stdio: 'inherit', env }).status === 0;
 }
 
 /** Installs Debian's chromium when missing; resolves with the path, or throws saying what to do. */
