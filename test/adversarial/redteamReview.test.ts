@@ -70,5 +70,16 @@ describe('redteam K: approve writes members pinned by value that the reviewer ne
     const pin = await readFile(join(rig.gateway.dir, 'servers', `${SERVER}.json`), 'utf8');
     expect(pin).not.toContain('attacker.example');
     expect(approve.status).toBe(409);
+    expect(approve.body).toContain('nothing was approved');
+
+    // The definition the reviewer saw, served again: the same form approves it.
+    tools = () => [withMeta(SHOWN)];
+    const again = await exchangeRaw(
+      url,
+      rawPost(url, form, Object.entries(BEARER), 'application/x-www-form-urlencoded'),
+    );
+    expect(again.status).toBe(303);
+    const approved = await readFile(join(rig.gateway.dir, 'servers', `${SERVER}.json`), 'utf8');
+    expect(approved).toContain('ui://echo/shown.html');
   });
 });
