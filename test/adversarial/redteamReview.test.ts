@@ -1,8 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
+import { pinFor } from '../support/pinFor.js';
 import { SERVER, listRequest, openSession, postJson, startRig, type Rig } from './support/rig.js';
 import { exchangeRaw, rawPost, rawRequest } from './support/rawClient.js';
-import { ECHO } from './support/tools.js';
+import { ECHO, PINNED_TOOLS } from './support/tools.js';
 
 // Red team of the review page (docs/review-ui.md) on the admin listener: a malicious upstream that
 // changes what it serves between what the reviewer saw and the approval, and a web page that
@@ -82,4 +84,48 @@ describe('redteam K: approve writes members pinned by value that the reviewer ne
     const approved = await readFile(join(rig.gateway.dir, 'servers', `${SERVER}.json`), 'utf8');
     expect(approved).toContain('ui://echo/shown.html');
   });
+});
+
+describe('redteam L: the admin listener answers a page whose name was rebound to 127.0.0.1 (DNS rebinding)', () => {
+  // A tokenless admin listener (the default) reads to anyone on this machine: a web page that
+  // rebinds its own name to 127.0.0.1 is same-origin with it, and a same-origin GET has no Origin.
+  let tokenless: GatewayHarness;
+  let base: string;
+  let port: string;
+
+  beforeAll(async () => {
+    tokenless = await startGatewayHarness([pinFor('open', rig.upstream.url, PINNED_TOOLS)], {
+      admin: { host: '127.0.0.1', port: 0 },
+    });
+    base = tokenless.running.adminUrl;
+    port = new URL(base).port;
+  });
+
+  afterAll(async () => {
+    await tokenless?.close();
+  });
+
+  /** A GET as the browser sends it: the Host line is the page's (rebound) name. */
+  async function getAs(host: string, path: string) {
+    const url = `${base}${path}`;
+    const lines = rawRequest('GET', url, [])
+      .toString('latin1')
+      .replace(/^Host: .*$/m, `Host: ${host}`);
+    return exchangeRaw(url, lines);
+  }
+
+  test("is real: this machine's names are served", async () => {
+    expect((await getAs(`127.0.0.1:${port}`, '/status')).status).toBe(200);
+    expect((await getAs(`localhost:${port}`, '/ui')).status).toBe(200);
+  });
+
+  test.each(['/status', '/metrics', '/ui', '/ui/events', '/healthz'])(
+    'a foreign Host is refused before %s',
+    async (path) => {
+      const reply = await getAs(`rebind.attacker.example:${port}`, path);
+      expect(reply.status).toBe(421);
+      expect(reply.body).not.toContain('"servers"');
+      expect(reply.body).not.toContain(rig.upstream.url);
+    },
+  );
 });
