@@ -2,6 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { pinFor } from '../support/pinFor.js';
+import { startTestIdentityProvider, type TestIdentityProvider } from '../support/testIdentityProvider.js';
+import { freePort } from '../peers/freePort.js';
 import { SERVER, listRequest, openSession, postJson, startRig, type Rig } from './support/rig.js';
 import { exchangeRaw, rawPost, rawRequest } from './support/rawClient.js';
 import { ECHO, PINNED_TOOLS } from './support/tools.js';
@@ -128,4 +130,60 @@ describe('redteam L: the admin listener answers a page whose name was rebound to
       expect(reply.body).not.toContain(rig.upstream.url);
     },
   );
+});
+
+describe("redteam M: an exchanged upstream token is reused for the subject's narrower tokens (scope escalation)", () => {
+  // Exchange (RFC 8693) takes the subject token's scope; the gateway caches the exchanged token per
+  // issuer, subject and audience. A client that alice granted only `mcp:tools` must not act upstream
+  // with the `files:admin` another of her clients was granted.
+  const SECRET_ENV = 'TOOLPIN_REDTEAM_EXCHANGE_SECRET';
+  let idp: TestIdentityProvider;
+  let gateway: GatewayHarness;
+  let endpoint: string;
+
+  beforeAll(async () => {
+    idp = await startTestIdentityProvider({
+      clients: { gateway: { secret: 'redteam-secret', audiences: [rig.upstream.url] } },
+    });
+    process.env[SECRET_ENV] = 'redteam-secret';
+    const base = `http://127.0.0.1:${await freePort()}`;
+    endpoint = `${base}/scoped/mcp`;
+    const auth = {
+      mode: 'resource-server',
+      resource: endpoint,
+      issuer: idp.issuer,
+      scopes: ['mcp:tools'],
+      upstreamCredential: { kind: 'exchange', clientId: 'gateway', clientSecretEnv: SECRET_ENV },
+    };
+    gateway = await startGatewayHarness([{ ...pinFor('scoped', rig.upstream.url, PINNED_TOOLS), auth }], {
+      listen: { host: '127.0.0.1', port: Number(new URL(base).port) },
+    });
+  });
+
+  afterAll(async () => {
+    await gateway?.close();
+    await idp?.close();
+    delete process.env[SECRET_ENV];
+  });
+
+  /** The scope of the token the upstream received for one request made with `token`. */
+  async function upstreamScopeFor(token: string): Promise<unknown> {
+    rig.upstream.reset();
+    const reply = await postJson(endpoint, listRequest('s1'), { Authorization: `Bearer ${token}` });
+    expect(reply.status).toBe(200);
+    const authorization = String(rig.upstream.requests.at(-1)?.headers.authorization ?? '');
+    expect(authorization).toMatch(/^Bearer /);
+    expect(authorization).not.toBe(`Bearer ${token}`);
+    return (await idp.verify(authorization.slice(7), rig.upstream.url)).scope;
+  }
+
+  test('is real: the exchanged token carries the scope of the token it was exchanged for', async () => {
+    const broad = await idp.mint({ sub: 'alice', aud: endpoint, scope: 'mcp:tools files:admin' });
+    expect(await upstreamScopeFor(broad)).toBe('mcp:tools files:admin');
+  });
+
+  test("alice's narrower token does not get the broader exchanged token", async () => {
+    const narrow = await idp.mint({ sub: 'alice', aud: endpoint, scope: 'mcp:tools' });
+    expect(await upstreamScopeFor(narrow)).toBe('mcp:tools');
+  });
 });
