@@ -4,6 +4,7 @@ import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarn
 import { pinFor } from '../support/pinFor.js';
 import { startTestIdentityProvider, type TestIdentityProvider } from '../support/testIdentityProvider.js';
 import { freePort } from '../peers/freePort.js';
+import { initializeRequest } from '../support/rawMcp.js';
 import { SERVER, listRequest, openSession, postJson, startRig, type Rig } from './support/rig.js';
 import { exchangeRaw, rawPost, rawRequest } from './support/rawClient.js';
 import { ECHO, PINNED_TOOLS } from './support/tools.js';
@@ -185,5 +186,58 @@ describe("redteam M: an exchanged upstream token is reused for the subject's nar
   test("alice's narrower token does not get the broader exchanged token", async () => {
     const narrow = await idp.mint({ sub: 'alice', aud: endpoint, scope: 'mcp:tools' });
     expect(await upstreamScopeFor(narrow)).toBe('mcp:tools');
+  });
+});
+
+describe("redteam N: one principal's MCP session id used by another on a resource-server route", () => {
+  // The upstream sees the gateway's own credential (static: the same for everyone), so it cannot
+  // tell alice's session from bob's: the gateway, which verified both, must.
+  const KEY_ENV = 'TOOLPIN_REDTEAM_STATIC_KEY';
+  let idp: TestIdentityProvider;
+  let gateway: GatewayHarness;
+  let endpoint: string;
+
+  beforeAll(async () => {
+    idp = await startTestIdentityProvider();
+    process.env[KEY_ENV] = 'Bearer upstream-service-key';
+    const base = `http://127.0.0.1:${await freePort()}`;
+    endpoint = `${base}/shared/mcp`;
+    const auth = {
+      mode: 'resource-server',
+      resource: endpoint,
+      issuer: idp.issuer,
+      scopes: [],
+      upstreamCredential: { kind: 'static', headersFromEnv: { authorization: KEY_ENV } },
+    };
+    gateway = await startGatewayHarness([{ ...pinFor('shared', rig.upstream.url, PINNED_TOOLS), auth }], {
+      listen: { host: '127.0.0.1', port: Number(new URL(base).port) },
+    });
+  });
+
+  afterAll(async () => {
+    await gateway?.close();
+    await idp?.close();
+    delete process.env[KEY_ENV];
+  });
+
+  test("bob's request in alice's session never reaches the upstream", async () => {
+    const alice = { Authorization: `Bearer ${await idp.mint({ sub: 'alice', aud: endpoint })}` };
+    const bob = { Authorization: `Bearer ${await idp.mint({ sub: 'bob', aud: endpoint })}` };
+    const init = await postJson(endpoint, initializeRequest('a-init'), alice);
+    expect(init.status).toBe(200);
+    const session = /^mcp-session-id: *(\S+)/im.exec(init.received)?.[1];
+    expect(session).toBeDefined();
+    const headers = { 'Mcp-Session-Id': session ?? '', 'Mcp-Protocol-Version': '2025-06-18' };
+    // is real: alice's own request in her session reaches it.
+    rig.upstream.reset();
+    expect((await postJson(endpoint, listRequest('a-list'), { ...alice, ...headers })).status).toBe(200);
+    expect(rig.upstream.requests.some((request) => request.headers['mcp-session-id'] === session)).toBe(true);
+
+    rig.upstream.reset();
+    const hijack = await postJson(endpoint, listRequest('b-list'), { ...bob, ...headers });
+    expect(rig.upstream.requests.filter((request) => request.headers['mcp-session-id'] === session)).toEqual(
+      [],
+    );
+    expect(hijack.status).toBe(404);
   });
 });
