@@ -239,5 +239,10 @@ describe("redteam N: one principal's MCP session id used by another on a resourc
       [],
     );
     expect(hijack.status).toBe(404);
+    // A session id this route never issued is nobody's.
+    const madeUp = { ...headers, 'Mcp-Session-Id': 'made-up-session' };
+    expect((await postJson(endpoint, listRequest('b-made-up'), { ...bob, ...madeUp })).status).toBe(404);
+    expect(rig.upstream.requests).toEqual([]);
+    expect(gateway.events('auth.session_refused')).toHaveLength(2);
   });
 });
