@@ -102,6 +102,12 @@ describe('docs/pin-lifecycle.md, held against the commands', () => {
       'too many pages': () => pinOf('endless', endless.url),
       'pin: trust-on-first-use': () =>
         pinFile('tofu.yaml', `name: tofu\nupstream: { url: ${live.url} }\npin: trust-on-first-use\n`),
+      // A server that publishes no OAuth metadata: nothing to log in to (docs/oauth-client.md).
+      'no usable OAuth login (auth.mode: client)': () =>
+        pinFile(
+          'oauth.json',
+          JSON.stringify({ ...pinFor('oauth', live.url, defaultTools()), auth: { mode: 'client' } }),
+        ),
     };
 
     it('lists the causes of exit 2 this test covers', () => {

@@ -2,7 +2,7 @@ import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarn
 import { initializeRequest, postRaw } from '../support/rawMcp.js';
 import { stdioPinFor } from './support.js';
 
-// Every bridged front answers an upstream it could not start the same way (ingress/bridgeRefusals.ts):
+// Every bridged front answers an upstream it could not start the same way (front/bridgeRefusals.ts):
 // 502, one -32041 with data.reason 'unreachable' and the server, under the id of the request that
 // needed it. Before, each front wrote its own body (two of the three without `data`).
 

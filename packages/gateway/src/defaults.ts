@@ -53,6 +53,9 @@ export const CLIENT_FLUSH_MS = 1000;
 /** The folder of pin files a command writes to when given none, under the user's home (`~/.toolpin`). */
 export const DEFAULT_PINS_FOLDER = '.toolpin';
 
+/** The file of OAuth tokens (`toolpin login`), in the toolpin folder (`~/.toolpin`), mode 0600. */
+export const OAUTH_TOKENS_FILE = 'oauth-tokens.json';
+
 /** Bound on one fetch of OAuth metadata, JWKS, introspection or a token endpoint (resource-server mode), in ms. */
 export const AUTH_FETCH_TIMEOUT_MS = 10_000;
 
@@ -70,3 +73,9 @@ export const AUTH_SESSION_OWNERS_MAX = 10_000;
 
 /** A cached upstream token is renewed this long before its expiry, in seconds. */
 export const AUTH_TOKEN_RENEW_SECONDS = 30;
+
+/** An access token this close to its expiry is refreshed before it is used, in ms. */
+export const OAUTH_EXPIRY_MARGIN_MS = 30_000;
+
+/** How long `toolpin login` waits for the browser's redirect, in ms. */
+export const DEFAULT_LOGIN_TIMEOUT_MS = 300_000;

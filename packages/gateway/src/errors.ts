@@ -66,7 +66,14 @@ export type GatewayErrorCode =
    * client-credentials grant refused or failed, a `headersFromEnv` variable unset): the request is
    * answered -32041 naming the server, nothing goes upstream. `data`: `{server, reason}`.
    */
-  | 'GW_UPSTREAM_CREDENTIAL';
+  | 'GW_UPSTREAM_CREDENTIAL'
+  /**
+   * OAuth client mode (`auth.mode: client`): no stored token for the upstream's authorization server, a
+   * refresh that failed, metadata that cannot be read or trusted (a protected resource metadata whose
+   * `resource` is not the upstream, an authorization server other than the pinned `auth.issuer`). `data`:
+   * `{server, reason, file}`, `reason` ∈ `login_required | issuer_drift | metadata_invalid | insufficient_scope`. Never a token.
+   */
+  | 'GW_UPSTREAM_AUTH';
 
 /** Base class of the gateway's errors: a stable `code` plus structured `data`. */
 export class GatewayError extends Error {

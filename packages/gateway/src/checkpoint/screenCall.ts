@@ -1,4 +1,5 @@
 import { sessionLabel } from '../observe/sessionLabel.js';
+import { traceDecision } from '../observe/tracing.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../wire/jsonRpc.js';
 import type { CallDecision } from '../policy/decision.js';
@@ -54,6 +55,7 @@ function answerDecision(
   spec: SurfaceSpec,
 ): JsonRpcResponse | undefined {
   const session = sessionLabel(sessionKey);
+  traceDecision(checkpoint.config.name, spec.surface, name, 'call', decision);
   if (decision.kind === 'allow') {
     if (spec.surface === 'tools') checkpoint.expectResult(sessionKey, id, name);
     if (decision.flagged !== undefined)

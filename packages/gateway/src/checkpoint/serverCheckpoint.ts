@@ -6,6 +6,7 @@ import { GatewayError } from '../errors.js';
 import { errorSummary } from '../observe/errorSummary.js';
 import { logInvalidMessage } from '../observe/invalidMessage.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
+import { traceDecision } from '../observe/tracing.js';
 import { reportContact } from '../observe/telemetry.js';
 import type { CallDecision } from '../policy/decision.js';
 import type { PageInspection } from '../policy/inspectToolsPage.js';
@@ -552,6 +553,7 @@ export class ServerCheckpoint {
     if (decision === undefined) return undefined;
     const { id } = message;
     const session = sessionLabel(sessionKey);
+    traceDecision(config.name, 'tools', typeof toolName === 'string' ? toolName : '', 'result', decision);
     if (decision.kind === 'allow') {
       if (decision.flagged !== undefined)
         this.#alerts.emit({

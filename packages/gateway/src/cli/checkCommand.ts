@@ -124,7 +124,11 @@ export async function runCheck(options: CheckCommandOptions, io: CliIo): Promise
     io.stdout.write(options.json === true ? JSON.stringify(result.json) + '\n' : result.text);
     return result.status === 'equal' ? ExitCodes.OK : ExitCodes.DRIFT;
   } catch (error) {
-    if (error instanceof GatewayError && error.code === 'GW_CATALOG_UNAVAILABLE')
+    // Unlisted (or, client mode, not authorized: toolpin login): cannot tell.
+    if (
+      error instanceof GatewayError &&
+      (error.code === 'GW_CATALOG_UNAVAILABLE' || error.code === 'GW_UPSTREAM_AUTH')
+    )
       return unknown(options, options.file, error.message, io);
     // An unreadable or invalid pin file cannot tell either: --json still says so on stdout.
     if (options.json === true && error instanceof CliInputError)

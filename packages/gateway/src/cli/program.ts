@@ -6,6 +6,7 @@ import type { CliIo } from './cliIo.js';
 import { registerDiffCommand } from './diffCommand.js';
 import { registerDigestCommand } from './digestCommand.js';
 import { registerKeyCommand } from './keyCommand.js';
+import { registerLoginCommand } from './loginCommand.js';
 import { registerPinCommand } from './pinCommand.js';
 import { registerProtectCommand } from './protectCommand.js';
 import { registerServeCommand } from './serveCommand.js';
@@ -32,6 +33,7 @@ export function createProgram(io: CliIo, done: (code: number) => void): Command 
   registerCheckCommand(program, io, done);
   registerApproveCommand(program, io, done);
   registerWrapCommand(program, io, done);
+  registerLoginCommand(program, io, done);
   registerProtectCommand(program, io, done);
   registerUnprotectCommand(program, io, done);
   return program;

@@ -5,6 +5,7 @@ import { GatewayError } from '../errors.js';
 import { runStdioFront, type StdioFront } from '../ingress/stdioFront.js';
 import { logUnhandledRejections } from '../observe/lastResort.js';
 import { createLogger, type LogFormat } from '../observe/logger.js';
+import { startTracing, tracingSettings } from '../observe/tracingSdk.js';
 import type { CliIo } from './cliIo.js';
 import { reportInputError } from './cliInputError.js';
 import { parseLogFormat } from './commonOptions.js';
@@ -45,7 +46,16 @@ export async function runWrap(options: WrapCommandOptions, io: CliIo): Promise<n
     ...(format === undefined ? {} : { format }),
   });
   logUnhandledRejections(logger);
+  // Traces only by the OTEL_* variables here (no gateway file); spans go to the collector, never stdout.
+  const settings = tracingSettings(undefined, process.env);
+  const tracing = settings === undefined ? undefined : await startTracing(settings, logger);
+  if (tracing !== undefined)
+    logger.info(
+      { event: 'telemetry.started', endpoint: tracing.endpoint, service: settings?.serviceName },
+      'OpenTelemetry tracing on',
+    );
   const finish = async (code: number): Promise<number> => {
+    await tracing?.close();
     logger.flush?.();
     if (destination !== io.stderr) await new Promise<void>((resolve) => destination.end(resolve));
     return code;

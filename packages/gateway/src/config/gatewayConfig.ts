@@ -6,7 +6,7 @@ import { gatewayFileSchema, type GatewayFileData } from './gatewaySchema.js';
 import { readDocumentFile } from './readDocument.js';
 import { loadPinFile } from './pinFile.js';
 import { loadServersDir } from './serversDir.js';
-import type { GatewayConfig, ServerConfig } from './types.js';
+import type { GatewayConfig, ServerConfig, TelemetryConfig } from './types.js';
 
 /**
  * Reads the gateway file, then every pin file of its servers folder (resolved against the gateway
@@ -83,10 +83,21 @@ function toGatewayConfig(data: GatewayFileData, sources: LoadedSources): Gateway
     ...(data.alerts === undefined ? {} : { alerts: data.alerts }),
     ...(data.shutdown === undefined ? {} : { shutdown: data.shutdown }),
     ...(data.cors === undefined ? {} : { cors: data.cors }),
+    ...(data.telemetry === undefined ? {} : { telemetry: telemetryOf(data.telemetry) }),
     ...(sources.pinFile === undefined ? {} : { pinFile: sources.pinFile }),
   };
   const { file, serversDir, servers } = sources;
   return deepFreeze({ file, listen, admin, serversDir, limits, sessions, log, servers, ...optional });
+}
+
+/** The `telemetry` block with only the keys written (each absent one defers to its OTEL_* variable). */
+function telemetryOf(block: NonNullable<GatewayFileData['telemetry']>): TelemetryConfig {
+  const { traces, endpoint, serviceName } = block;
+  return {
+    ...(traces === undefined ? {} : { traces }),
+    ...(endpoint === undefined ? {} : { endpoint }),
+    ...(serviceName === undefined ? {} : { serviceName }),
+  };
 }
 
 /** Validates the parsed gateway file; `file` names it in errors. Throws GatewayError GW_CONFIG_INVALID. */

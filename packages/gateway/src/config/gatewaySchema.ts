@@ -29,6 +29,22 @@ export const corsSchema = z
     path: ['credentials'],
   });
 
+/**
+ * The `telemetry` block: OpenTelemetry traces (docs/telemetry.md). Absent, the standard OTEL_*
+ * variables decide (off unless OTEL_TRACES_EXPORTER names otlp); a key written here wins over them.
+ */
+export const telemetrySchema = z.strictObject({
+  // otlp: export spans over OTLP/HTTP; none: no tracing, whatever OTEL_TRACES_EXPORTER says.
+  traces: z.enum(['otlp', 'none']).optional(),
+  // The OTLP/HTTP traces URL (…/v1/traces); absent: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT and the like.
+  endpoint: z
+    .string()
+    .refine((value) => /^https?:\/\//.test(value) && URL.canParse(value), 'an http(s) URL')
+    .optional(),
+  // The service.name resource attribute; absent: OTEL_SERVICE_NAME, else "toolpin".
+  serviceName: z.string().min(1).optional(),
+});
+
 /** The gateway file, before its servers folder is loaded. Blocks marked optional default as documented. */
 export const gatewayFileSchema = z.strictObject({
   listen: z
@@ -78,6 +94,7 @@ export const gatewayFileSchema = z.strictObject({
   alerts: gatewayAlertsSchema.optional(),
   shutdown: z.strictObject({ graceMs: z.int().min(0).default(10_000) }).optional(),
   cors: corsSchema.optional(),
+  telemetry: telemetrySchema.optional(),
 });
 
 /** The schema's output: a gateway file with defaults applied. */

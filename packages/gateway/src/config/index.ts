@@ -14,6 +14,7 @@ export type {
   ServerConfig,
   GatewayConfig,
   CorsConfig,
+  TelemetryConfig,
   LogLevel,
   PinFileInput,
   AlertEventName,

@@ -207,6 +207,8 @@ export interface GatewayConfig {
   readonly shutdown?: { readonly graceMs: number };
   /** Browser clients allowed to call the MCP routes; absent: no CORS (preflights are refused). */
   readonly cors?: CorsConfig;
+  /** OpenTelemetry traces (docs/telemetry.md); absent: the OTEL_* environment variables decide. */
+  readonly telemetry?: TelemetryConfig;
   /**
    * Set when one pin file is served without a gateway file (`toolpin serve --pin`): `file` is that
    * pin file, `serversDir` its folder, and only this file of the folder is served and reloaded.
@@ -222,6 +224,16 @@ export interface CorsConfig {
   readonly credentials: boolean;
   /** How long a browser may cache a preflight answer, in seconds. @default 600 */
   readonly maxAgeSeconds: number;
+}
+
+/** The gateway file's `telemetry` block: each key absent defers to the standard OTEL_* variable. */
+export interface TelemetryConfig {
+  /** `otlp`: spans exported over OTLP/HTTP; `none`: off. Absent: OTEL_TRACES_EXPORTER decides. */
+  readonly traces?: 'otlp' | 'none';
+  /** The OTLP/HTTP traces URL. Absent: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT. */
+  readonly endpoint?: string;
+  /** `service.name` of the spans. Absent: OTEL_SERVICE_NAME, else `toolpin`. */
+  readonly serviceName?: string;
 }
 
 /** Log levels accepted in the gateway file (pino's). */

@@ -1,9 +1,11 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { context } from '@opentelemetry/api';
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
 import { upstreamIdentity, type GatewayConfig, type ServerConfig } from '../config/index.js';
 import { Alerts } from '../observe/alerts.js';
 import { createLogger, type GatewayLogger } from '../observe/logger.js';
+import { continueClientTrace, tracingActive } from '../observe/tracing.js';
 import { SessionStore } from '../state/sessionStore.js';
 import { ToolDigester } from '../state/toolDigester.js';
 import { createCorsHandler, createOriginCheck, type CorsHandler } from './corsHandler.js';
@@ -144,6 +146,8 @@ function createGatewayApp(
     app,
     config.cors === undefined ? createOriginCheck(logger) : createCorsHandler(config.cors, logger),
   );
+  // The client's traceparent is the parent of every span of its request (only while tracing is on).
+  if (tracingActive()) continueClientTraces(app);
   app.use((req: Request, res: Response) => {
     res.status(404).json({
       error: 'not_found',
@@ -202,6 +206,14 @@ function answerFirst(app: Express, answer: CorsHandler): void {
   target.handle = (req, res, next) => {
     if (!answer(req, res)) handle(req, res, next);
   };
+}
+
+/** Runs every request (both ways it is served) in the trace context its W3C headers carry. */
+function continueClientTraces(app: Express): void {
+  const target = app as unknown as { handle: ExpressHandle };
+  const handle = target.handle.bind(app);
+  target.handle = (req, res, next) =>
+    context.with(continueClientTrace(req.headers), () => handle(req, res, next));
 }
 
 /** Listens on host:port and resolves with the bound address (port 0 picks a free one). */

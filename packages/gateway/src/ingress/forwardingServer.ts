@@ -12,6 +12,7 @@ import { GatewayError } from '../errors.js';
 import { isScreened, screenCall } from '../checkpoint/screenCall.js';
 import { surfaceOfListing } from '../policy/pinSurface.js';
 import type { ServerCheckpoint } from '../checkpoint/serverCheckpoint.js';
+import { endRequest, traceRequest, withTrace } from '../observe/tracing.js';
 import { collectToolPages } from '../state/collectToolPages.js';
 import type { SharedUpstream } from '../transports/sharedUpstream.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
@@ -112,8 +113,23 @@ class Forwarder {
     this.#options = options;
   }
 
-  /** Screens, sends, and answers with the result the checkpoint let through. */
+  /** One request, in its span when tracing is on (ended with the answer, or the error's code). */
   async forward(request: JSONRPCRequest, ctx: ServerContext): Promise<Record<string, unknown>> {
+    const traced = traceRequest('stateless', this.#options.checkpoint.config.name, request);
+    if (traced === undefined) return this.#forward(request, ctx);
+    try {
+      const result = await withTrace(traced, () => this.#forward(request, ctx));
+      endRequest(traced);
+      return result;
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      endRequest(traced, { error: { code: typeof code === 'number' ? code : ErrorCodes.INTERNAL_ERROR } });
+      throw error;
+    }
+  }
+
+  /** Screens, sends, and answers with the result the checkpoint let through. */
+  async #forward(request: JSONRPCRequest, ctx: ServerContext): Promise<Record<string, unknown>> {
     const { checkpoint } = this.#options;
     const params = request.params as Params;
     checkpoint.alerts.telemetry.onRequest(checkpoint.config.name, request.method);

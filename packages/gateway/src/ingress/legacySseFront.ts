@@ -78,7 +78,7 @@ class LegacySseHandler {
     res.setHeader('x-accel-buffering', 'no');
     let bridge;
     try {
-      bridge = await openBridge(this.#options, transport, sessionKey, req.headers);
+      bridge = await openBridge(this.#options, transport, sessionKey, req.headers, 'sse');
     } catch {
       slot.release();
       if (!res.headersSent) refuseUnstartedUpstream(res, null, server);

@@ -6,6 +6,7 @@ import type { GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
 import { MessageBridge } from '../transports/messageBridge.js';
 import { openUpstream, type UpstreamConnection } from '../transports/openUpstream.js';
+import { oauthOption } from '../transports/upstreamOAuth.js';
 
 /** What the HTTP fronts over a bridged upstream share. */
 export interface BridgeFrontOptions {
@@ -47,6 +48,7 @@ export function openSessionUpstream(
     ...(isAbsolute(config.file) ? { baseDir: dirname(config.file) } : {}),
     ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
     timeoutMs: options.timeoutMs,
+    ...oauthOption(config),
   });
 }
 
@@ -59,6 +61,7 @@ export async function openBridge(
   clientTransport: Transport,
   sessionKey: string,
   headers: IncomingHttpHeaders,
+  kind: 'streamable-http' | 'sse',
 ): Promise<MessageBridge> {
   const { checkpoint, logger } = options;
   const config = checkpoint.config;
@@ -67,6 +70,7 @@ export async function openBridge(
     checkpoint,
     sessionKey,
     client: clientTransport,
+    front: kind,
     upstream,
     logger,
     timeoutMs: options.timeoutMs,

@@ -12,6 +12,13 @@ import { ServerCheckpoint, type CatalogRefresh } from '../checkpoint/serverCheck
 import { Alerts } from '../observe/alerts.js';
 import { createLogger, type GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
+import {
+  endRequest,
+  injectActiveTrace,
+  traceRequest,
+  withTrace,
+  type TracedRequest,
+} from '../observe/tracing.js';
 import { fetchToolPages } from '../state/fetchToolPages.js';
 import { SessionStore } from '../state/sessionStore.js';
 import { ToolDigester } from '../state/toolDigester.js';
@@ -23,7 +30,9 @@ import {
   isRequestWithoutId,
   jsonRpcError,
   parseJsonRpcBody,
+  type JsonRpcId,
   type JsonRpcMessage,
+  type JsonRpcRequest,
   type JsonRpcResponse,
 } from '../wire/jsonRpc.js';
 import { checkMirroredHeaders, detectEra } from '../wire/mcpEra.js';
@@ -91,6 +100,12 @@ function pathOf(url: string | undefined): string {
   return path === '' ? '/' : path;
 }
 
+/** Headers of a listing the gateway sends for a traced request: its traceparent added (tracing on). */
+function tracedHeaders(headers: Record<string, string>): Record<string, string> {
+  injectActiveTrace(headers);
+  return headers;
+}
+
 function toServerConfig(pin: PinGuardOptions['pin'], upstream: string | undefined): ServerConfig {
   const parsed =
     'file' in pin && typeof pin.file === 'string'
@@ -127,6 +142,8 @@ interface DecidedBody {
   readonly challenge: AuthChallenge | undefined;
   /** A 2025-era call without a session, and the upstream would not list without one. */
   readonly sessionRequired: boolean;
+  /** The spans of the requests forwarded (tracing on), ended when the answer is sent. */
+  readonly traced: readonly TracedRequest[];
 }
 
 /** One server's HTTP front: frames and parses each request, decides it, forwards what it decided. */
@@ -263,7 +280,9 @@ class PinGuardHandler {
     }
     const sessionKey = sessionKeyOf(req.headers);
     const decided = await this.#decideMessages(req, sessionKey, parsed.body.messages);
-    const { forward, refused, challenge } = decided;
+    const { forward, refused, challenge, traced } = decided;
+    // A forwarded request's span lasts until its answer is sent (or the client left).
+    if (traced.length > 0) res.once('close', () => traced.forEach((span) => endRequest(span)));
     if (decided.sessionRequired) {
       // The answer of the bridged routes too: nothing goes upstream (docs/boundary.md#sessions).
       this.#logger.info(
@@ -302,8 +321,10 @@ class PinGuardHandler {
       requestIds,
       refused,
       batch: parsed.body.batch,
+      ...(traced[0] === undefined ? {} : { trace: traced[0] }),
     };
-    this.#proxy(exchange, req, res);
+    // The answer's decisions (a result checked against its outputSchema) are children of the span.
+    withTrace(traced[0], () => this.#proxy(exchange, req, res));
   }
 
   /** Decides each message of a body in order: calls screened, listings expected, the rest forwarded. */
@@ -316,8 +337,9 @@ class PinGuardHandler {
     const stateless = detectEra(req.headers) === 'stateless';
     const forward: JsonRpcMessage[] = [];
     const refused: JsonRpcResponse[] = [];
+    const traced: TracedRequest[] = [];
     let challenge: AuthChallenge | undefined;
-    let sessionRequired = false;
+    const onChallenge = (seen: AuthChallenge): void => void (challenge = seen);
     for (const message of messages) {
       if ('method' in message && typeof message.method === 'string')
         checkpoint.alerts.telemetry.onRequest(checkpoint.config.name, message.method);
@@ -325,42 +347,61 @@ class PinGuardHandler {
         this.#dropRequestWithoutId(sessionKey, message.method);
         continue;
       }
-      if (isRequest(message) && isScreened(checkpoint, message.method)) {
-        const params = message.params as { name?: unknown } | undefined;
-        const spec = surfaceOfUse(message.method) ?? SURFACES.tools;
-        // A 2025-era request without a session lists first: an upstream that needs one is answered
-        // as the bridged routes answer (nothing screened, nothing forwarded).
-        const refresh = await listWithoutSession(
-          req.headers,
-          !stateless &&
-            typeof params?.name === 'string' &&
-            !checkpoint.knowsCatalogFor(sessionKey, params.name, spec),
-          this.#refreshFor(req, stateless, message.params?._meta, (seen) => (challenge = seen)),
-          spec,
-        );
-        if (refresh === 'session_required') {
-          sessionRequired = true;
-          break;
-        }
-        const decided = screenCall(
-          checkpoint,
-          sessionKey,
-          message.id,
-          message.params,
-          refresh,
-          message.method,
-        );
-        // Most calls are decided at once from the session's catalog: no promise to wait for.
-        const refusal = decided instanceof Promise ? await decided : decided;
-        if (refusal !== undefined) {
-          refused.push(refusal);
-          continue;
-        }
-      } else if (isRequest(message))
-        checkpoint.expectAnswer(sessionKey, message.id, message.method, message.params);
+      if (!isRequest(message)) {
+        forward.push(message);
+        continue;
+      }
+      const span = traceRequest(stateless ? 'stateless' : 'streamable-http', checkpoint.config.name, message);
+      const decided = await withTrace(span, () =>
+        this.#decideRequest(req, sessionKey, message, stateless, onChallenge),
+      );
+      if (decided === 'session_required') {
+        endRequest(span);
+        return { forward, refused, challenge, sessionRequired: true, traced };
+      }
+      if (decided !== undefined) {
+        refused.push(decided);
+        endRequest(span, decided);
+        continue;
+      }
+      if (span !== undefined) traced.push(span);
       forward.push(message);
     }
-    return { forward, refused, challenge, sessionRequired };
+    return { forward, refused, challenge, sessionRequired: false, traced };
+  }
+
+  /**
+   * Decides one request: a screened one (tools/call, a pinned prompts/get) is refused (its error)
+   * or allowed (undefined); any other is expected (its answer inspected) and forwarded.
+   */
+  async #decideRequest(
+    req: Request,
+    sessionKey: string,
+    message: JsonRpcRequest & { id: JsonRpcId },
+    stateless: boolean,
+    onChallenge: (challenge: AuthChallenge) => void,
+  ): Promise<JsonRpcResponse | 'session_required' | undefined> {
+    const { checkpoint } = this;
+    if (!isScreened(checkpoint, message.method)) {
+      checkpoint.expectAnswer(sessionKey, message.id, message.method, message.params);
+      return undefined;
+    }
+    const params = message.params as { name?: unknown } | undefined;
+    const spec = surfaceOfUse(message.method) ?? SURFACES.tools;
+    // A 2025-era request without a session lists first: an upstream that needs one is answered
+    // as the bridged routes answer (nothing screened, nothing forwarded).
+    const refresh = await listWithoutSession(
+      req.headers,
+      !stateless &&
+        typeof params?.name === 'string' &&
+        !checkpoint.knowsCatalogFor(sessionKey, params.name, spec),
+      this.#refreshFor(req, stateless, message.params?._meta, onChallenge),
+      spec,
+    );
+    if (refresh === 'session_required') return refresh;
+    const decided = screenCall(checkpoint, sessionKey, message.id, message.params, refresh, message.method);
+    // Most calls are decided at once from the session's catalog: no promise to wait for.
+    return decided instanceof Promise ? await decided : decided;
   }
 
   /** The fetch on miss of a call: it lists with the client's own session and credentials. */
@@ -376,7 +417,7 @@ class PinGuardHandler {
         fetchToolPages({
           listing,
           url: upstream.url,
-          headers: forwardedCredentials(req.headers, upstream.headers),
+          headers: tracedHeaders(forwardedCredentials(req.headers, upstream.headers)),
           stateless,
           ...(stateless && typeof meta === 'object' && meta !== null
             ? { meta: meta as Record<string, unknown> }

@@ -45,12 +45,18 @@ export interface ServerRoutes {
 
 /**
  * Builds a server's routes by its upstream kind: an HTTP url with Streamable HTTP is proxied
- * transparently by pinGuard; a command (stdio) or a 2024-11-05 SSE url is bridged message by
- * message. Either way the legacy HTTP+SSE front is offered too, and one checkpoint decides for all.
+ * transparently by pinGuard; a command (stdio), a 2024-11-05 SSE url or an upstream the gateway
+ * is the OAuth client of (`auth.mode: client`) is bridged message by message. Either way the
+ * legacy HTTP+SSE front is offered too, and one checkpoint decides for all.
  */
 export function createServerRoutes(server: ServerConfig, options: ServerRoutesOptions): ServerRoutes {
+  // Client mode (auth.mode: client) is bridged too: the gateway's own client carries the stored bearer.
   const bridged =
-    !isStdioUpstream(server.upstream) && server.upstream.transport === 'streamable-http' ? undefined : server;
+    !isStdioUpstream(server.upstream) &&
+    server.upstream.transport === 'streamable-http' &&
+    server.auth?.mode !== 'client'
+      ? undefined
+      : server;
   let checkpoint: ServerCheckpoint;
   let mcp: PinGuardRouter;
   const shared = {

@@ -1,7 +1,8 @@
 import type { Server } from 'node:http';
 import { describeUpstream, loadGatewayConfig, type GatewayConfig } from '../config/index.js';
 import { watchPinFiles, type PinWatcher, type ReloadSummary } from './pinWatcher.js';
-import type { GatewayLogger } from '../observe/logger.js';
+import { createLogger, type GatewayLogger } from '../observe/logger.js';
+import { startTracing, tracingSettings, type TracingHandle } from '../observe/tracingSdk.js';
 import type { GatewayObserver } from '../observe/gatewayObserver.js';
 import { createGateway, type Gateway } from './createGateway.js';
 import { startListeners } from './gatewayListeners.js';
@@ -24,6 +25,21 @@ export interface RunningGateway {
    * to `graceMs` (default 0: at once), then closes what is left and the admin listener.
    */
   close(options?: { readonly graceMs?: number }): Promise<void>;
+}
+
+/** Starts tracing when the `telemetry` block or the OTEL_* variables ask for it (docs/telemetry.md). */
+async function startConfiguredTracing(
+  config: GatewayConfig,
+  logger: GatewayLogger,
+): Promise<TracingHandle | undefined> {
+  const settings = tracingSettings(config.telemetry, process.env);
+  if (settings === undefined) return undefined;
+  const tracing = await startTracing(settings, logger);
+  logger.info(
+    { event: 'telemetry.started', endpoint: tracing.endpoint, service: settings.serviceName },
+    'OpenTelemetry tracing on',
+  );
+  return tracing;
 }
 
 /** Options of {@link startGateway}. */
@@ -73,13 +89,19 @@ export async function startGateway(
   options: StartGatewayOptions = {},
 ): Promise<RunningGateway> {
   const config = typeof source === 'string' ? await loadGatewayConfig(source) : source;
-  const gateway = createGateway(config, options.logger === undefined ? {} : { logger: options.logger });
+  const logger = options.logger ?? createLogger({ level: config.log.level });
+  // Before the routes are built: they continue the clients' traces only while tracing is on.
+  const tracing = await startConfiguredTracing(config, logger);
+  const gateway = createGateway(config, { logger });
   // The review page's approvals reload at once (the watcher, created once listening, does it).
   const later: { watcher?: PinWatcher } = {};
   const listeners = await startListeners(gateway, config, {
     ...(options.port === undefined ? {} : { port: options.port }),
     ...(options.adminPort === undefined ? {} : { adminPort: options.adminPort }),
     reload: async () => later.watcher?.reload(),
+  }).catch(async (error: unknown) => {
+    await tracing?.close();
+    throw error;
   });
   const { server, url, adminUrl, observer } = listeners;
   gateway.logger.info(
@@ -120,6 +142,8 @@ export async function startGateway(
       await listeners.drain(graceMs);
       if (graceMs > 0) await gateway.close();
       await listeners.closeAdmin(Math.min(graceMs, 2000));
+      // Last: the spans of the requests that just finished are exported before the process ends.
+      await tracing?.close();
     },
   };
 }

@@ -10,6 +10,7 @@ import { SessionStore } from '../state/sessionStore.js';
 import { ToolDigester } from '../state/toolDigester.js';
 import { MessageBridge, type BridgeEnd } from '../transports/messageBridge.js';
 import { openUpstream } from '../transports/openUpstream.js';
+import { upstreamOAuthOf } from '../transports/upstreamOAuth.js';
 import { DEFAULT_STREAM_IDLE_MS, DEFAULT_TIMEOUT_MS } from '../defaults.js';
 
 /** Options of {@link runStdioFront}. */
@@ -48,6 +49,26 @@ export interface StdioFront {
 /** The session key of the one client a stdio front serves. */
 const STDIO_SESSION = 'stdio:client';
 
+/** The upstream of a stdio front: `command` when given, else the pin's upstream (with its OAuth client when `auth.mode: client`). */
+function openFrontUpstream(
+  options: StdioFrontOptions,
+  upstreamConfig: UpstreamConfig,
+): ReturnType<typeof openUpstream> {
+  const { server, logger } = options;
+  // `auth.mode: client`: the upstream's bearer comes from the token store (toolpin login).
+  const oauth =
+    options.command === undefined || options.command.length === 0 ? upstreamOAuthOf(server) : undefined;
+  return openUpstream(upstreamConfig, {
+    logger,
+    server: server.name,
+    session: 'stdio',
+    ...(oauth === undefined ? {} : { oauth }),
+    // A desktop client sets the server's environment on toolpin's own launch: pass it all on.
+    inheritEnv: true,
+    ...(options.command === undefined && isAbsolute(server.file) ? { baseDir: dirname(server.file) } : {}),
+  });
+}
+
 /**
  * Runs toolpin as a stdio MCP server (what `toolpin wrap` does): the client is whoever speaks on
  * stdin/stdout, the upstream is `command` (a child) or the pin's upstream, and the server's pin is
@@ -68,14 +89,7 @@ export async function runStdioFront(options: StdioFrontOptions): Promise<StdioFr
   });
   const input = options.input ?? process.stdin;
   const client = new StdioServerTransport(input, options.output ?? process.stdout);
-  const upstream = openUpstream(upstreamConfig, {
-    logger,
-    server: server.name,
-    session: 'stdio',
-    // A desktop client sets the server's environment on toolpin's own launch: pass it all on.
-    inheritEnv: true,
-    ...(options.command === undefined && isAbsolute(server.file) ? { baseDir: dirname(server.file) } : {}),
-  });
+  const upstream = openFrontUpstream(options, upstreamConfig);
   const notices = new ClientNotices({
     server: server.name,
     pinFile: server.file,
@@ -87,6 +101,7 @@ export async function runStdioFront(options: StdioFrontOptions): Promise<StdioFr
     checkpoint,
     sessionKey: STDIO_SESSION,
     client,
+    front: 'stdio',
     upstream,
     logger,
     timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,

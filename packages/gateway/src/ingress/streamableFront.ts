@@ -132,7 +132,7 @@ class StreamableHandler {
     );
     let bridge;
     try {
-      bridge = await openBridge(this.#options, transport, sessionKey, req.headers);
+      bridge = await openBridge(this.#options, transport, sessionKey, req.headers, 'streamable-http');
     } catch {
       slot.release();
       return refuseUnstartedUpstream(res, initialize.id, this.#options.checkpoint.config.name);

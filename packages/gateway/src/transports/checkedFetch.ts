@@ -1,4 +1,5 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { injectActiveTrace, tracingActive } from '../observe/tracing.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { mcpBodyKind, parseMediaType } from '../wire/mediaType.js';
 import { readBounded } from '../wire/readBounded.js';
@@ -35,7 +36,7 @@ const DESCRIPTIONS: Record<Unverifiable, string> = {
 };
 
 /** The ids of the requests a POST body carries (what its answer must answer). */
-function requestIdsOf(body: RequestInit['body']): JsonRpcId[] {
+export function requestIdsOf(body: RequestInit['body']): JsonRpcId[] {
   if (typeof body !== 'string') return [];
   let parsed: unknown;
   try {
@@ -60,6 +61,14 @@ function jsonResponse(upstream: Response, messages: unknown[], batch: boolean): 
   headers.set('content-type', 'application/json');
   const body = batch || messages.length !== 1 ? messages : messages[0];
   return new Response(JSON.stringify(body), { status: upstream.status, headers });
+}
+
+/** The request with the active request span's traceparent (tracing on), else as it is. */
+function withTraceHeaders(init: RequestInit | undefined): RequestInit | undefined {
+  if (!tracingActive()) return init;
+  const headers = new Headers(init?.headers);
+  injectActiveTrace(headers);
+  return { ...init, headers };
 }
 
 /** Reads a body as text, at most `max` bytes; undefined when it is larger. */
@@ -113,7 +122,7 @@ export function checkedFetch(options: CheckedFetchOptions, base: FetchLike = fet
       pending.add(idKey(id));
       if (pending.size > MAX_PENDING) pending.delete(pending.values().next().value as string);
     }
-    const response = await base(url, { ...init, redirect: 'manual' });
+    const response = await base(url, { ...withTraceHeaders(init), redirect: 'manual' });
     const answerAll = (reason: Unverifiable): Response => {
       for (const id of ids) pending.delete(idKey(id));
       return refuseAll(options.server, response, ids, reason);

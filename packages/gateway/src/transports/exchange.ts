@@ -1,4 +1,5 @@
 import type { ServerCheckpoint } from '../checkpoint/serverCheckpoint.js';
+import type { TracedRequest } from '../observe/tracing.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../wire/jsonRpc.js';
 
@@ -15,6 +16,11 @@ export interface Exchange {
   readonly refused: readonly JsonRpcResponse[];
   /** The client sent a batch: a JSON answer is an array. */
   readonly batch: boolean;
+  /**
+   * The span of the (first) request forwarded, when tracing is on: its traceparent goes upstream
+   * in place of the client's.
+   */
+  readonly trace?: TracedRequest;
 }
 
 /** Why the gateway answers a forwarded request itself: the `error.data.reason` of its error. */

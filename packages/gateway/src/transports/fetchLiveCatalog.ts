@@ -7,6 +7,8 @@ import { catalogUnavailable } from '../state/collectToolPages.js';
 import { listWithV1, listWithV2, type Listing, type ListingContext } from './listWithClients.js';
 import type { ListedSurface } from '../wire/listedSurfaces.js';
 import { openStdioChild, type StdioLaunch } from './openUpstream.js';
+import { bearerFetch } from './bearerFetch.js';
+import type { UpstreamOAuth } from './upstreamOAuth.js';
 import { redactUrl, redactUrlsInText } from '../wire/redactUrl.js';
 import { DEFAULT_MAX_PAGES, DEFAULT_TIMEOUT_MS } from '../defaults.js';
 import { describeUpstreamUrl } from '../config/upstreamKind.js';
@@ -28,6 +30,8 @@ export type LiveTarget =
       readonly transport?: LiveHttpTransport;
       /** Set when `headers.authorization` came from the userinfo of a pin's URL (shown `[redacted]@`). */
       readonly authorizationFromUrl?: true;
+      /** A pin with `auth.mode: client`: the bearer comes from its token store (Streamable HTTP only). */
+      readonly oauth?: UpstreamOAuth;
     }
   /** `env` is added to the SDK's default child environment (PATH, HOME, …); nothing else of ours is passed. */
   | StdioLaunch;
@@ -85,6 +89,15 @@ function outcome(label: string, failure: AttemptFailure): string {
     : `${label} answered ${failure.status} (${short})`;
 }
 
+// A 401 without client mode: the server may want OAuth, which toolpin does as a client once logged in.
+function authProblem(status: number | undefined, clientMode: boolean): string {
+  const hint =
+    status === 401 && !clientMode
+      ? ' (a server behind OAuth: give its pin file auth: { mode: client } and run toolpin login <pin-file>, docs/oauth-client.md)'
+      : '';
+  return `; HTTP ${status} is an authorization problem, not a transport one${hint}`;
+}
+
 /** Streamable HTTP (2025 initialize, then 2026-07-28), then HTTP+SSE when allowed and the spec says so. */
 async function listOverHttp(
   target: Extract<LiveTarget, { url: string }>,
@@ -93,6 +106,9 @@ async function listOverHttp(
   const choice = target.transport ?? 'auto';
   const url = new URL(target.url);
   const requestInit = { headers: { ...target.headers } };
+  // Client mode: no token (or metadata refused) is told at once, as the GatewayError it is.
+  if (target.oauth !== undefined) await target.oauth.accessToken();
+  const authorized = target.oauth === undefined ? {} : { fetch: bearerFetch(target.oauth) };
   const shown = describeUpstreamUrl(target.url, target.authorizationFromUrl === true);
   const outcomes: string[] = [];
   let detection: string | undefined;
@@ -104,23 +120,23 @@ async function listOverHttp(
     );
   if (choice !== 'sse') {
     const v1 = await attempt(async () => ({
-      ...(await listWithV1(new StreamableHTTPClientTransport(url, { requestInit }), context)),
+      ...(await listWithV1(new StreamableHTTPClientTransport(url, { requestInit, ...authorized }), context)),
       transport: 'streamable-http',
     }));
     if ('catalog' in v1) return v1.catalog;
     outcomes.push(outcome('Streamable HTTP', v1.failure));
     // 401/403: the server is there and wants credentials; no other transport or revision changes that.
     if (v1.failure.kind === 'auth')
-      throw fail(v1, `; HTTP ${v1.failure.status} is an authorization problem, not a transport one`);
+      throw fail(v1, authProblem(v1.failure.status, target.oauth !== undefined));
     if (v1.failure.kind === 'network') throw fail(v1);
     const v2 = await attempt(async () => ({
-      ...(await listWithV2(target, context)),
+      ...(await listWithV2({ ...target, ...authorized }, context)),
       transport: 'streamable-http',
     }));
     if ('catalog' in v2) return v2.catalog;
     outcomes.push(outcome('a 2026-07-28 client', v2.failure));
     if (v2.failure.kind === 'auth')
-      throw fail(v2, `; HTTP ${v2.failure.status} is an authorization problem, not a transport one`);
+      throw fail(v2, authProblem(v2.failure.status, target.oauth !== undefined));
     // The spec's fallback: only an initialize POST answered 400, 404 or 405 means "try the old transport".
     if (choice === 'streamable-http' || v1.failure.kind !== 'refused' || v2.failure.kind === 'network')
       throw fail(

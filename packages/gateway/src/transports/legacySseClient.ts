@@ -4,6 +4,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { GatewayError } from '../errors.js';
 import { handlerFailure } from './handlerFailure.js';
 import { errorSummary } from '../observe/errorSummary.js';
+import { injectActiveTrace } from '../observe/tracing.js';
 import { mcpBodyKind, parseMediaType } from '../wire/mediaType.js';
 import { DEFAULT_MAX_BRIDGED_MESSAGE_BYTES, DEFAULT_TIMEOUT_MS } from '../defaults.js';
 
@@ -188,13 +189,16 @@ export class LegacySseClientTransport implements Transport {
     if (endpoint === undefined || this.#closed)
       throw new GatewayError('GW_UPSTREAM_UNREACHABLE', "the upstream's SSE stream is not open");
     const body = JSON.stringify(message);
+    const headers: Record<string, string> = {
+      ...this.#options.headers,
+      'content-type': 'application/json',
+      ...(this.#protocolVersion === undefined ? {} : { 'mcp-protocol-version': this.#protocolVersion }),
+    };
+    // The traceparent of the client request this message is sent for (tracing on).
+    injectActiveTrace(headers);
     const response = await fetch(endpoint, {
       method: 'POST',
-      headers: {
-        ...this.#options.headers,
-        'content-type': 'application/json',
-        ...(this.#protocolVersion === undefined ? {} : { 'mcp-protocol-version': this.#protocolVersion }),
-      },
+      headers,
       body,
       redirect: 'manual',
       signal: this.#abort.signal,

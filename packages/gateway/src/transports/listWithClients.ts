@@ -9,6 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { listAllPages, listRequest, pageSchemaOf, type ListPage } from './listAllPages.js';
 import { SURFACE_LISTINGS, type ListedSurface } from '../wire/listedSurfaces.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CLIENT_INFO } from '../defaults.js';
 
 /** What one listing client needs besides its transport. */
@@ -108,7 +109,12 @@ export async function listWithV1(transport: Transport, context: ListingContext):
 
 /** Lists with the SDK v2 client over Streamable HTTP, negotiating 2026-07-28 (`versionNegotiation: auto`). */
 export async function listWithV2(
-  target: { readonly url: string; readonly headers: Readonly<Record<string, string>> },
+  target: {
+    readonly url: string;
+    readonly headers: Readonly<Record<string, string>>;
+    /** The fetch of every request (a bearerFetch for `auth.mode: client`). @default fetch */
+    readonly fetch?: FetchLike;
+  },
   context: ListingContext,
 ): Promise<Listing> {
   const { capabilities, timeout } = context;
@@ -123,6 +129,7 @@ export async function listWithV2(
     await client.connect(
       new StreamableHTTPClientTransportV2(new URL(target.url), {
         requestInit: { headers: { ...target.headers } },
+        ...(target.fetch === undefined ? {} : { fetch: target.fetch }),
       }),
       { timeout },
     );

@@ -8,6 +8,14 @@ import type { ClientNotices } from '../observe/clientNotices.js';
 import { errorSummary } from '../observe/errorSummary.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
+import {
+  endRequest,
+  traceContextOfMeta,
+  traceRequest,
+  withTrace,
+  type TracedFront,
+  type TracedRequest,
+} from '../observe/tracing.js';
 import { collectToolPages, type FetchedPage } from '../state/collectToolPages.js';
 import type { DenyData } from '../policy/decision.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
@@ -51,6 +59,8 @@ export interface MessageBridgeOptions {
   readonly sessionKey: string;
   /** The client-facing transport (Streamable HTTP server, stdio server, HTTP+SSE server). */
   readonly client: Transport;
+  /** Which front `client` is (`toolpin.front` of the request spans). @default 'stdio' */
+  readonly front?: TracedFront;
   /** The upstream-facing transport (stdio child, Streamable HTTP client, HTTP+SSE client). */
   readonly upstream: UpstreamConnection;
   readonly logger: GatewayLogger;
@@ -104,6 +114,8 @@ export class MessageBridge {
 
   readonly #options: MessageBridgeOptions;
   readonly #inFlight = new Map<string, InFlight>();
+  /** The spans of the requests not answered yet (tracing on), by id key. */
+  readonly #traced = new Map<string, TracedRequest>();
   /** When the upstream last sent anything (Date.now()). */
   #heardAt = 0;
   /** Fires when the oldest request in flight may have waited out the upstream's silence. */
@@ -181,16 +193,23 @@ export class MessageBridge {
    */
   async #admitRequest(message: JsonRpcRequest & { id: JsonRpcId }): Promise<boolean> {
     const { checkpoint, sessionKey } = this.#options;
+    const front = this.#options.front ?? 'stdio';
     this.#timedOut.delete(idKey(message.id));
     this.#envelope = envelopeOf(message.params?._meta) ?? this.#envelope;
+    // A stdio client's trace context travels in params._meta; an HTTP client's is already active.
+    const parent = front === 'stdio' ? traceContextOfMeta(message.params) : undefined;
+    const traced = traceRequest(front, checkpoint.config.name, message, parent);
+    if (traced !== undefined) this.#traced.set(idKey(message.id), traced);
     if (isScreened(checkpoint, message.method)) {
-      const refusal = await screenCall(
-        checkpoint,
-        sessionKey,
-        message.id,
-        message.params,
-        (listing) => this.#listUpstream(listing),
-        message.method,
+      const refusal = await withTrace(traced, () =>
+        screenCall(
+          checkpoint,
+          sessionKey,
+          message.id,
+          message.params,
+          (listing) => this.#listUpstream(listing),
+          message.method,
+        ),
       );
       if (refusal !== undefined) {
         this.#toClient(refusal);
@@ -222,7 +241,9 @@ export class MessageBridge {
   /** Sends a client message upstream; a request that cannot be sent is answered -32041. */
   async #sendUpstream(raw: JSONRPCMessage, message: JsonRpcMessage): Promise<void> {
     try {
-      await this.#options.upstream.transport.send(raw);
+      const traced = isRequest(message) ? this.#spanOf(message.id) : undefined;
+      // Within the request's span: an HTTP upstream's request carries its traceparent.
+      await withTrace(traced, () => this.#options.upstream.transport.send(raw));
     } catch (error) {
       this.#log('warn', 'upstream.send_failed', (error as Error).message);
       if (isRequest(message) && this.#inFlight.delete(idKey(message.id))) {
@@ -236,6 +257,11 @@ export class MessageBridge {
         );
       }
     }
+  }
+
+  /** The span of a request not answered yet; none (without computing its key) when tracing is off. */
+  #spanOf(id: JsonRpcId): TracedRequest | undefined {
+    return this.#traced.size === 0 || id === null ? undefined : this.#traced.get(idKey(id));
   }
 
   /**
@@ -319,7 +345,9 @@ export class MessageBridge {
       }
       const request = this.#inFlight.get(idKey(message.id));
       // Inspected before it counts as answered: if inspection throws, the request still gets an error.
-      const replaced = this.#options.checkpoint.inspectUpstreamMessage(this.#options.sessionKey, message);
+      const replaced = withTrace(this.#spanOf(message.id), () =>
+        this.#options.checkpoint.inspectUpstreamMessage(this.#options.sessionKey, message),
+      );
       this.#inFlight.delete(idKey(message.id));
       related = message.id;
       if (request?.method === 'initialize') {
@@ -389,6 +417,12 @@ export class MessageBridge {
   }
 
   #toClient(message: unknown, related?: JsonRpcId): void {
+    // The answer to a traced request ends its span (every answer a client gets passes here).
+    if (this.#traced.size > 0 && isResponse(message) && message.id !== null) {
+      const key = idKey(message.id);
+      endRequest(this.#traced.get(key), message);
+      this.#traced.delete(key);
+    }
     const client = this.#options.client;
     const out = message as JSONRPCMessage;
     // Sends are chained: a progress notification must not be overtaken by its result.
@@ -538,6 +572,8 @@ export class MessageBridge {
       );
     }
     this.#inFlight.clear();
+    for (const traced of this.#traced.values()) endRequest(traced);
+    this.#traced.clear();
     await upstream.transport
       .close()
       .catch((error: Error) => this.#log('warn', 'upstream.close_failed', error.message));

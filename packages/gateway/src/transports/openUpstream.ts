@@ -4,7 +4,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { isStdioUpstream, type UpstreamConfig } from '../config/index.js';
 import type { GatewayLogger } from '../observe/logger.js';
+import { bearerFetch, type BearerReport } from './bearerFetch.js';
 import { checkedFetch } from './checkedFetch.js';
+import type { UpstreamOAuth } from './upstreamOAuth.js';
 import { LegacySseClientTransport, LegacySseStreamError } from './legacySseClient.js';
 import { StdioChildTransport } from './stdioChildTransport.js';
 import { logInvalidMessage } from '../observe/invalidMessage.js';
@@ -27,6 +29,8 @@ export interface OpenUpstreamOptions {
   readonly baseDir?: string;
   /** stdio: see StdioChildOptions.graceMs. */
   readonly graceMs?: number;
+  /** Streamable HTTP of a pin with `auth.mode: client`: its bearer comes from here (see bearerFetch). */
+  readonly oauth?: UpstreamOAuth;
   /** HTTP+SSE: bound on opening the stream and receiving its endpoint event. @default 30000 */
   readonly timeoutMs?: number;
 }
@@ -67,19 +71,36 @@ export function openUpstream(upstream: UpstreamConfig, options: OpenUpstreamOpti
     return { transport, isFatal: (error) => error instanceof LegacySseStreamError };
   }
   // The SDK's client reads what the gateway parsed, checked and re-serialized (checkedFetch).
-  const fetch = checkedFetch({
-    server: options.server,
-    onInvalid: (invalid, answered) =>
-      logInvalidMessage(
-        options.logger,
-        { server: options.server, session: options.session },
-        invalid,
-        answered,
-      ),
-  });
+  const checked = checkedFetch(
+    {
+      server: options.server,
+      onInvalid: (invalid, answered) =>
+        logInvalidMessage(
+          options.logger,
+          { server: options.server, session: options.session },
+          invalid,
+          answered,
+        ),
+    },
+    options.oauth === undefined ? fetch : bearerFetch(options.oauth, fetch, oauthReport(options)),
+  );
   return {
-    transport: new StreamableHTTPClientTransport(new URL(upstream.url), { requestInit, fetch }),
+    transport: new StreamableHTTPClientTransport(new URL(upstream.url), { requestInit, fetch: checked }),
     isFatal: () => false,
+  };
+}
+
+/** The log lines of the client mode's bearer: `upstream.oauth_refreshed` (info), `upstream.auth_refused` (warn, `reason`). */
+function oauthReport(options: OpenUpstreamOptions): BearerReport {
+  const fields = { server: options.server, session: options.session };
+  return (what, reason) => {
+    if (what === 'refreshed')
+      options.logger.info({ event: 'upstream.oauth_refreshed', ...fields }, 'OAuth token refreshed');
+    else
+      options.logger.warn(
+        { event: 'upstream.auth_refused', ...fields, reason },
+        'request not sent: no usable OAuth token (toolpin login)',
+      );
   };
 }
 

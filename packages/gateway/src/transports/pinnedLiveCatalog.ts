@@ -3,6 +3,7 @@ import { isStdioUpstream, type ServerConfig } from '../config/index.js';
 import type { DriftExplanation } from '../explain/explainDrift.js';
 import { explainPinDrift } from '../config/planPinUpdate.js';
 import { fetchLiveCatalog, type LiveTarget } from './fetchLiveCatalog.js';
+import { upstreamOAuthOf } from './upstreamOAuth.js';
 import { observeLive, type ObservedCatalog, type SurfaceChoice } from './observeCatalog.js';
 import { explainSurfaces, type SurfacesExplanation } from '../config/planSurfaceUpdate.js';
 import type { PinnedSurface } from '../config/pinSurfaces.js';
@@ -37,7 +38,12 @@ function targetOf(server: ServerConfig, headers: Readonly<Record<string, string>
   const { upstream } = server;
   if (isStdioUpstream(upstream)) return upstream;
   // The pin's recorded transport, never 'auto': the catalog is compared over what was approved.
-  return { ...upstream, headers: { ...upstream.headers, ...headers } };
+  const oauth = upstreamOAuthOf(server);
+  return {
+    ...upstream,
+    headers: { ...upstream.headers, ...headers },
+    ...(oauth === undefined ? {} : { oauth }),
+  };
 }
 
 /**

@@ -4,6 +4,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import { resourceServerAuthOf } from '../config/index.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
+import { injectTrace } from '../observe/tracing.js';
 import { copyEndToEnd } from '../wire/httpHeaders.js';
 import { isUtf8Charset, mcpBodyKind, parseMediaType } from '../wire/mediaType.js';
 import { failurePayload, type Exchange, type UpstreamFailureReason } from './exchange.js';
@@ -45,13 +46,17 @@ const REPRESENTATION = new Set([
   'expect',
 ]);
 
-/** The headers sent upstream: the client's end-to-end ones, the pin's, Host, and the gateway's framing. */
+/**
+ * The headers sent upstream: the client's end-to-end ones, the pin's, Host, the gateway's framing,
+ * and (tracing on) the traceparent of the gateway's span in place of the client's.
+ */
 function upstreamHeaders(
   req: IncomingMessage,
   configured: Readonly<Record<string, string>>,
   host: string,
-  body: Buffer | undefined,
+  exchange: Exchange,
 ): OutgoingHttpHeaders {
+  const { body } = exchange;
   // Hop-by-hop ones stay behind, with those the client's Connection header names.
   const headers = copyEndToEnd(req.headers);
   for (const name of REPRESENTATION) delete headers[name];
@@ -65,6 +70,7 @@ function upstreamHeaders(
     headers['content-type'] = 'application/json';
     headers['content-length'] = body.length;
   }
+  injectTrace(exchange.trace, headers);
   return headers;
 }
 
@@ -130,7 +136,7 @@ class StreamableHttpForwarder {
       path: this.#path,
       method: req.method,
       agent: this.#agent,
-      headers: upstreamHeaders(req, this.#options.headers, this.#target.host, exchange.body),
+      headers: upstreamHeaders(req, this.#options.headers, this.#target.host, exchange),
     });
     let answered = false;
     const timer = setTimeout(() => {

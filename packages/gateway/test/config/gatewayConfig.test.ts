@@ -98,6 +98,12 @@ describe('loading the gateway file', () => {
       'servers: ./servers\ncors: { origins: ["*"], credentials: true }\n',
       'cors.credentials',
     ],
+    ['an unknown trace exporter', 'servers: ./servers\ntelemetry: { traces: zipkin }\n', 'telemetry.traces'],
+    [
+      'a telemetry endpoint that is not an http(s) URL',
+      'servers: ./servers\ntelemetry: { endpoint: "grpc://collector:4317" }\n',
+      'telemetry.endpoint',
+    ],
   ])('rejects %s, naming the file and the field', async (_case, text, field) => {
     const file = await writeIn(join(dir, 'conf'), 'gateway.yaml', text);
     const error = await loadGatewayConfig(file).catch((e: unknown) => e);
@@ -119,6 +125,20 @@ describe('loading the gateway file', () => {
     });
     const plain = await writeIn(join(dir, 'conf'), 'plain.yaml', 'servers: ./servers\n');
     expect((await loadGatewayConfig(plain)).cors).toBeUndefined();
+  });
+
+  test('reads a telemetry block with only the keys written; absent, there is none', async () => {
+    const file = await writeIn(
+      join(dir, 'conf'),
+      'gateway.yaml',
+      'servers: ./servers\ntelemetry: { traces: otlp, endpoint: "http://127.0.0.1:4318/v1/traces" }\n',
+    );
+    expect((await loadGatewayConfig(file)).telemetry).toEqual({
+      traces: 'otlp',
+      endpoint: 'http://127.0.0.1:4318/v1/traces',
+    });
+    const plain = await writeIn(join(dir, 'conf'), 'plain.yaml', 'servers: ./servers\n');
+    expect((await loadGatewayConfig(plain)).telemetry).toBeUndefined();
   });
 
   test('names a misspelt cors key, with the key it most likely meant', async () => {
