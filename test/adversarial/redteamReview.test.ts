@@ -245,4 +245,20 @@ describe("redteam N: one principal's MCP session id used by another on a resourc
     expect(rig.upstream.requests).toEqual([]);
     expect(gateway.events('auth.session_refused')).toHaveLength(2);
   });
+
+  // redteam O: jose checks that `sub` is present, not that it is a non-empty string (introspection
+  // does): an object subject is "[object Object]" (every such subject one principal), "" is nobody.
+  test.each([
+    ['an empty subject', ''],
+    ['an object subject', { id: 'alice' }],
+    ['a number subject', 42],
+  ])('a token with %s is refused 401 before the upstream', async (_label, sub) => {
+    const token = await idp.mint({ sub: sub as unknown as string, aud: endpoint });
+    rig.upstream.reset();
+    const reply = await postJson(endpoint, initializeRequest('odd-sub'), {
+      Authorization: `Bearer ${token}`,
+    });
+    expect(rig.upstream.requests).toEqual([]);
+    expect(reply.status).toBe(401);
+  });
 });
