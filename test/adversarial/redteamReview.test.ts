@@ -133,38 +133,54 @@ describe('redteam L: the admin listener answers a page whose name was rebound to
   );
 });
 
+// Two resource-server routes over the malicious upstream, one identity provider and one gateway:
+// `scoped` exchanges the client's token (RFC 8693), `shared` sends a static key for everyone.
+const SECRET_ENV = 'TOOLPIN_REDTEAM_EXCHANGE_SECRET';
+const KEY_ENV = 'TOOLPIN_REDTEAM_STATIC_KEY';
+let idp: TestIdentityProvider;
+let gateway: GatewayHarness;
+let base: string;
+
+beforeAll(async () => {
+  idp = await startTestIdentityProvider({
+    clients: { gateway: { secret: 'redteam-secret', audiences: [rig.upstream.url] } },
+  });
+  process.env[SECRET_ENV] = 'redteam-secret';
+  process.env[KEY_ENV] = 'Bearer upstream-service-key';
+  base = `http://127.0.0.1:${await freePort()}`;
+  const route = (name: string, scopes: string[], upstreamCredential: Record<string, unknown>) => ({
+    ...pinFor(name, rig.upstream.url, PINNED_TOOLS),
+    auth: {
+      mode: 'resource-server',
+      resource: `${base}/${name}/mcp`,
+      issuer: idp.issuer,
+      scopes,
+      upstreamCredential,
+    },
+  });
+  gateway = await startGatewayHarness(
+    [
+      route('scoped', ['mcp:tools'], { kind: 'exchange', clientId: 'gateway', clientSecretEnv: SECRET_ENV }),
+      route('shared', [], { kind: 'static', headersFromEnv: { authorization: KEY_ENV } }),
+    ],
+    { listen: { host: '127.0.0.1', port: Number(new URL(base).port) } },
+  );
+});
+
+afterAll(async () => {
+  await gateway?.close();
+  await idp?.close();
+  delete process.env[SECRET_ENV];
+  delete process.env[KEY_ENV];
+});
+
 describe("redteam M: an exchanged upstream token is reused for the subject's narrower tokens (scope escalation)", () => {
-  // Exchange (RFC 8693) takes the subject token's scope; the gateway caches the exchanged token per
+  // Exchange (RFC 8693) takes the subject token's scope; the gateway cached the exchanged token per
   // issuer, subject and audience. A client that alice granted only `mcp:tools` must not act upstream
   // with the `files:admin` another of her clients was granted.
-  const SECRET_ENV = 'TOOLPIN_REDTEAM_EXCHANGE_SECRET';
-  let idp: TestIdentityProvider;
-  let gateway: GatewayHarness;
   let endpoint: string;
-
-  beforeAll(async () => {
-    idp = await startTestIdentityProvider({
-      clients: { gateway: { secret: 'redteam-secret', audiences: [rig.upstream.url] } },
-    });
-    process.env[SECRET_ENV] = 'redteam-secret';
-    const base = `http://127.0.0.1:${await freePort()}`;
+  beforeAll(() => {
     endpoint = `${base}/scoped/mcp`;
-    const auth = {
-      mode: 'resource-server',
-      resource: endpoint,
-      issuer: idp.issuer,
-      scopes: ['mcp:tools'],
-      upstreamCredential: { kind: 'exchange', clientId: 'gateway', clientSecretEnv: SECRET_ENV },
-    };
-    gateway = await startGatewayHarness([{ ...pinFor('scoped', rig.upstream.url, PINNED_TOOLS), auth }], {
-      listen: { host: '127.0.0.1', port: Number(new URL(base).port) },
-    });
-  });
-
-  afterAll(async () => {
-    await gateway?.close();
-    await idp?.close();
-    delete process.env[SECRET_ENV];
   });
 
   /** The scope of the token the upstream received for one request made with `token`. */
@@ -192,32 +208,9 @@ describe("redteam M: an exchanged upstream token is reused for the subject's nar
 describe("redteam N: one principal's MCP session id used by another on a resource-server route", () => {
   // The upstream sees the gateway's own credential (static: the same for everyone), so it cannot
   // tell alice's session from bob's: the gateway, which verified both, must.
-  const KEY_ENV = 'TOOLPIN_REDTEAM_STATIC_KEY';
-  let idp: TestIdentityProvider;
-  let gateway: GatewayHarness;
   let endpoint: string;
-
-  beforeAll(async () => {
-    idp = await startTestIdentityProvider();
-    process.env[KEY_ENV] = 'Bearer upstream-service-key';
-    const base = `http://127.0.0.1:${await freePort()}`;
+  beforeAll(() => {
     endpoint = `${base}/shared/mcp`;
-    const auth = {
-      mode: 'resource-server',
-      resource: endpoint,
-      issuer: idp.issuer,
-      scopes: [],
-      upstreamCredential: { kind: 'static', headersFromEnv: { authorization: KEY_ENV } },
-    };
-    gateway = await startGatewayHarness([{ ...pinFor('shared', rig.upstream.url, PINNED_TOOLS), auth }], {
-      listen: { host: '127.0.0.1', port: Number(new URL(base).port) },
-    });
-  });
-
-  afterAll(async () => {
-    await gateway?.close();
-    await idp?.close();
-    delete process.env[KEY_ENV];
   });
 
   test("bob's request in alice's session never reaches the upstream", async () => {
