@@ -66,8 +66,8 @@ export const AUTH_MAX_RESPONSE_BYTES = 256 * 1024;
 export const AUTH_TOKEN_CACHE_MAX = 1000;
 
 /**
- * MCP sessions of one resource-server route whose principal the gateway remembers (the oldest is
- * forgotten first: its client is answered 404 and starts a new session).
+ * MCP sessions of one resource-server route whose principal the gateway remembers (the least
+ * recently used is forgotten first; its next use claims it again).
  */
 export const AUTH_SESSION_OWNERS_MAX = 10_000;
 

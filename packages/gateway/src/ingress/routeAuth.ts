@@ -91,10 +91,10 @@ export class RouteAuthenticator {
     }
     const owner = `${principal.issuer} ${principal.subject}`;
     if (!this.#sessions.allows(req.headers['mcp-session-id'], owner)) {
-      // Another principal's session, or one this route never issued: as if it did not exist.
+      // Another principal's session: as if it did not exist.
       this.#logger.warn(
         { event: 'auth.session_refused', server: this.#server },
-        "a request carried an MCP session id not issued to its token's subject: answered 404",
+        "a request carried another principal's MCP session id: answered 404",
       );
       replyJson(res, 404, jsonRpcError(null, ErrorCodes.SESSION_NOT_FOUND, 'Session not found'));
       return false;

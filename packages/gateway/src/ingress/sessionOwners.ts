@@ -20,20 +20,23 @@ function issuedIn(args: readonly unknown[]): string | undefined {
 }
 
 /**
- * The principal each MCP session of a resource-server route was issued to. The upstream sees the
+ * The principal each MCP session of a resource-server route belongs to. The upstream sees the
  * gateway's credential (`static`: the same for every client), so it cannot tell one principal's
  * session from another's; the gateway, which verified both, refuses a session id to any principal
- * but the one it was issued to, and an id it did not see issued (fail closed: the client gets 404
- * and starts a new session, as after a restart).
+ * but its owner: the one it was issued to, or (an id this replica did not see issued: replicas
+ * without sticky sessions, a restart) the first that used it here.
  */
 export class SessionOwners {
   readonly #owners = new LRUCache<string, string>({ max: AUTH_SESSION_OWNERS_MAX });
 
-  /** True when a request of `principal` may carry this `Mcp-Session-Id` (or none). */
+  /** True when a request of `principal` may carry this `Mcp-Session-Id` (or none); a first use claims it. */
   allows(session: string | string[] | undefined, principal: string): boolean {
     if (session === undefined) return true;
     const id = Array.isArray(session) ? session[0] : session;
-    return id !== undefined && this.#owners.get(id) === principal;
+    if (id === undefined) return false;
+    const owner = this.#owners.get(id);
+    if (owner === undefined) this.#owners.set(id, principal);
+    return owner === undefined || owner === principal;
   }
 
   /** Records the session id the answer on `res` issues (`Mcp-Session-Id`) as `principal`'s. */
