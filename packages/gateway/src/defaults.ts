@@ -65,6 +65,12 @@ export const AUTH_MAX_RESPONSE_BYTES = 256 * 1024;
 /** Upstream credentials (exchanged or client-credentials tokens) kept at once, per route. */
 export const AUTH_TOKEN_CACHE_MAX = 1000;
 
+/**
+ * MCP sessions of one resource-server route whose principal the gateway remembers (the least
+ * recently used is forgotten first; its next use claims it again).
+ */
+export const AUTH_SESSION_OWNERS_MAX = 10_000;
+
 /** A cached upstream token is renewed this long before its expiry, in seconds. */
 export const AUTH_TOKEN_RENEW_SECONDS = 30;
 

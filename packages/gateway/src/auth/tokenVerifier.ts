@@ -95,9 +95,12 @@ export class TokenVerifier {
     } catch (error) {
       throw refusalOf(error) ?? error;
     }
+    // jose checks that `sub` is there, not what it is: sessions are keyed by it (as introspection's).
+    if (typeof payload.sub !== 'string' || payload.sub === '')
+      throw new TokenRefusal('invalid_token', 'the token names no subject');
     return {
       issuer: config.issuer,
-      subject: payload.sub as string,
+      subject: payload.sub,
       scopes: scopesOf(payload),
       expiresAt: payload.exp,
     };

@@ -33,7 +33,8 @@ const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 
 /**
  * The credential of one resource-server route toward its upstream: an RFC 8693 exchange of the
- * client's token (cached per issuer, subject and audience until shortly before expiry), the
+ * client's token (cached per issuer, subject, audience and the token's scopes until shortly before
+ * expiry), the
  * client's token as is (`forward`), headers from the environment (`static`) or a client-credentials
  * token (one, cached). Throws GatewayError GW_UPSTREAM_CREDENTIAL when it cannot be had.
  */
@@ -69,7 +70,10 @@ export class UpstreamCredentials {
         const audience = config.audience ?? this.#upstreamUrl;
         // A stdio upstream has no HTTP request to carry a token.
         if (audience === undefined) return { forwardsClientToken: false, headers: {} };
-        const key = `exchange\n${principal.issuer}\n${principal.subject}\n${audience}`;
+        // The exchanged token takes the subject token's scopes: a narrower token of one subject
+        // (another client of hers) never reuses the token exchanged for a broader one.
+        const scopes = [...new Set(principal.scopes)].sort().join(' ');
+        const key = `exchange\n${principal.issuer}\n${principal.subject}\n${audience}\n${scopes}`;
         const exchanged = await this.#cached(key, () => this.#exchange(config, token, audience));
         return { forwardsClientToken: false, headers: { authorization: `Bearer ${exchanged}` } };
       }

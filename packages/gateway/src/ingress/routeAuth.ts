@@ -10,6 +10,9 @@ import type { GatewayLogger } from '../observe/logger.js';
 import { upstreamFailureOf } from '../transports/exchange.js';
 import { replyJson } from './clientReply.js';
 import { setPrincipal } from './requestPrincipal.js';
+import { SessionOwners } from './sessionOwners.js';
+import { ErrorCodes } from '../wire/errorCodes.js';
+import { jsonRpcError } from '../wire/jsonRpc.js';
 
 // The requests a route has admitted: one request passes one admission (a path a route hands on
 // to the next one is not verified twice, its Authorization being the upstream's by then).
@@ -42,6 +45,7 @@ export class RouteAuthenticator {
   readonly #logger: GatewayLogger;
   readonly #verifier: TokenVerifier;
   readonly #credentials: UpstreamCredentials;
+  readonly #sessions = new SessionOwners();
 
   constructor(server: ServerConfig, config: ResourceServerAuthConfig, logger: GatewayLogger) {
     this.config = config;
@@ -85,10 +89,21 @@ export class RouteAuthenticator {
       this.#refuse(res, error);
       return false;
     }
+    const owner = `${principal.issuer} ${principal.subject}`;
+    if (!this.#sessions.allows(req.headers['mcp-session-id'], owner)) {
+      // Another principal's session: as if it did not exist.
+      this.#logger.warn(
+        { event: 'auth.session_refused', server: this.#server },
+        "a request carried another principal's MCP session id: answered 404",
+      );
+      replyJson(res, 404, jsonRpcError(null, ErrorCodes.SESSION_NOT_FOUND, 'Session not found'));
+      return false;
+    }
+    this.#sessions.recordIssued(res, owner);
     const credential = await this.#credentials.credentialFor(principal, token);
     if (!credential.forwardsClientToken) delete req.headers.authorization;
     Object.assign(req.headers, credential.headers);
-    setPrincipal(req.headers, `${principal.issuer} ${principal.subject}`);
+    setPrincipal(req.headers, owner);
     admitted.add(req);
     return true;
   }

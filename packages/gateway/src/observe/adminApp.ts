@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
+import { isLoopbackHost, isLoopbackHostHeader } from '../wire/loopback.js';
 import type { GatewayMetrics } from './metrics.js';
 
 /** What `GET /readyz` reports; HTTP 503 unless `ready`. */
@@ -12,6 +13,11 @@ export interface ReadinessReport {
 
 /** Options of {@link createAdminApp}. */
 export interface AdminAppOptions {
+  /**
+   * The address the listener is bound to (`admin.host`): when it is this machine's, a request whose
+   * `Host` names another is refused 421 before any endpoint (DNS rebinding). @default 127.0.0.1
+   */
+  readonly host?: string;
   /** When set, every endpoint requires `Authorization: Bearer <token>`. */
   readonly token?: string;
   readonly metrics: GatewayMetrics;
@@ -39,6 +45,19 @@ export function tokenMatches(header: string | undefined, token: string): boolean
 }
 
 /**
+ * DNS rebinding: a web page whose name was rebound to 127.0.0.1 is same-origin with a loopback
+ * listener, and its GETs carry no `Origin`; only `Host` tells it apart (its own name).
+ */
+function refuseForeignHost(req: Request, res: Response, next: NextFunction): void {
+  if (isLoopbackHostHeader(req.headers.host)) return next();
+  res.status(421).json({
+    error: 'misdirected_request',
+    message:
+      'The admin listener is bound to this machine and answers only its names (localhost, 127.0.0.1, [::1])',
+  });
+}
+
+/**
  * The admin API on its own listener (loopback by default): `/healthz` (the process is up),
  * `/readyz` (config loaded, listening, not draining; each upstream's last contact), `/metrics`
  * (Prometheus text), `/status` (JSON per server: pin, last observation, per-tool state, last drift)
@@ -48,6 +67,7 @@ export function createAdminApp(options: AdminAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  if (isLoopbackHost(options.host ?? '127.0.0.1')) app.use(refuseForeignHost);
   if (options.ui !== undefined) app.use('/ui', options.ui);
   if (options.token !== undefined) {
     const token = options.token;

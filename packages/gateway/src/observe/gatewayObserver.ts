@@ -115,6 +115,7 @@ export class GatewayObserver implements GatewayTelemetry {
   createAdminApp(ui?: AdminAppOptions['ui']): ReturnType<typeof createAdminApp> {
     const token = this.#config.admin.token;
     return createAdminApp({
+      host: this.#config.admin.host,
       ...(token === undefined ? {} : { token }),
       ...(ui === undefined ? {} : { ui }),
       metrics: this.metrics,

@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { parsePinFile, type ServerConfig } from '../config/index.js';
 import { planPinUpdate, type PinUpdatePlan } from '../config/planPinUpdate.js';
@@ -10,6 +11,27 @@ export interface ReviewedItem {
   readonly key: string;
   /** The observed digest the page showed ('' for a removed tool): the approval is of that definition. */
   readonly observed: string;
+  /**
+   * The fingerprint of the explanation the page showed ({@link shownFingerprint}); '' when it showed
+   * none (an added or removed tool). The digest alone leaves out the members pinned by value.
+   */
+  readonly shown: string;
+}
+
+/** What the page shows of a drift, besides its digests: the changed members, pointers and texts. */
+export type ShownDrift = Pick<ToolDrift, 'members' | 'paths' | 'text'>;
+
+/**
+ * A fingerprint of the explanation of a drift as the page shows it ('' when there is none): the
+ * members pinned by value (`_meta`, `icons`…) are outside the observed digest, so an upstream could
+ * swap them between what a reviewer read and the approval under an unchanged digest.
+ */
+export function shownFingerprint(drift: ShownDrift): string {
+  const members = drift.members ?? [];
+  const paths = drift.paths ?? [];
+  const text = drift.text ?? [];
+  if (members.length === 0 && paths.length === 0 && text.length === 0) return '';
+  return hash('sha256', JSON.stringify([members, paths, text]), 'base64url');
 }
 
 /** The approval of one tool, planned exactly as `toolpin approve --tool <name>` plans it. */
@@ -73,6 +95,14 @@ export async function planLiveItem(
       ok: false,
       status: 409,
       message: 'the live definition changed since the page showed it; nothing was approved: reload the page',
+    };
+  // A member pinned by value swapped under the same digest: not the definition the reviewer saw either.
+  if (item.shown !== '' && shownFingerprint(entry) !== item.shown)
+    return {
+      ok: false,
+      status: 409,
+      message:
+        'a member of the live definition changed since the page showed it (same digest); nothing was approved: reload the page',
     };
   const name = entry.tool ?? entry.from?.tool;
   if (name === null || name === undefined)

@@ -1,5 +1,6 @@
 import type { AdminUiMode } from '../config/index.js';
 import { showJson, showText, showWordDiff } from './html.js';
+import { shownFingerprint } from './liveItemPlan.js';
 import type { ReviewItem, ReviewServer } from './reviewModel.js';
 
 /** What the page may offer: the actions, or why they are not shown. */
@@ -90,7 +91,13 @@ function stateBadge(state: string): string {
 function itemForms(server: string, item: ReviewItem, actions: ReviewActions): string {
   if (actions.csrf === undefined)
     return `<p class="ro">${showText(actions.readOnlyBecause ?? 'read-only')}</p>`;
-  const fields = { server, key: item.key, observed: item.finding?.observed ?? '', csrf: actions.csrf };
+  const fields = {
+    server,
+    key: item.key,
+    observed: item.finding?.observed ?? '',
+    shown: item.finding === undefined ? '' : shownFingerprint(item.finding),
+    csrf: actions.csrf,
+  };
   const approve =
     item.surface === 'tools'
       ? `<form method="post" action="/ui/approve">${hidden(fields)}<button type="submit" name="action" value="approve">Approve</button></form>`
@@ -123,7 +130,12 @@ function renderFinding(server: string, item: ReviewItem, actions: ReviewActions)
     )
     .join('');
   const members = (finding.members ?? []).map((member) => `<mark>${showText(member)}</mark>`).join(', ');
-  const link = query({ server, key: item.key, observed: finding.observed ?? '' });
+  const link = query({
+    server,
+    key: item.key,
+    observed: finding.observed ?? '',
+    shown: shownFingerprint(finding),
+  });
   const actionsHtml =
     item.surface === 'tools'
       ? `<p class="actions"><a href="/ui/item?${link}">Pinned and observed side by side</a><a href="/ui/patch?${link}">Download patch</a></p>`

@@ -53,7 +53,7 @@ async function live<T>(
 }
 
 function itemOf(fields: Fields): ReviewedItem {
-  return { key: field(fields, 'key'), observed: field(fields, 'observed') };
+  return { key: field(fields, 'key'), observed: field(fields, 'observed'), shown: field(fields, 'shown') };
 }
 
 /** The named server and its tool's approval planned from the live catalog, or an error page sent. */

@@ -1,0 +1,55 @@
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { LRUCache } from 'lru-cache';
+import { AUTH_SESSION_OWNERS_MAX } from '../defaults.js';
+
+const SESSION_HEADER = 'mcp-session-id';
+
+/** The `Mcp-Session-Id` among the arguments of `writeHead` (an object, or a flat or nested list). */
+function issuedIn(args: readonly unknown[]): string | undefined {
+  for (const arg of args) {
+    if (Array.isArray(arg)) {
+      const flat = (arg as unknown[]).flat();
+      for (let i = 0; i + 1 < flat.length; i += 2)
+        if (String(flat[i]).toLowerCase() === SESSION_HEADER) return String(flat[i + 1]);
+    } else if (typeof arg === 'object' && arg !== null) {
+      for (const [name, value] of Object.entries(arg as OutgoingHttpHeaders))
+        if (name.toLowerCase() === SESSION_HEADER && value !== undefined) return String(value);
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The principal each MCP session of a resource-server route belongs to. The upstream sees the
+ * gateway's credential (`static`: the same for every client), so it cannot tell one principal's
+ * session from another's; the gateway, which verified both, refuses a session id to any principal
+ * but its owner: the one it was issued to, or (an id this replica did not see issued: replicas
+ * without sticky sessions, a restart) the first that used it here.
+ */
+export class SessionOwners {
+  readonly #owners = new LRUCache<string, string>({ max: AUTH_SESSION_OWNERS_MAX });
+
+  /** True when a request of `principal` may carry this `Mcp-Session-Id` (or none); a first use claims it. */
+  allows(session: string | string[] | undefined, principal: string): boolean {
+    if (session === undefined) return true;
+    const id = Array.isArray(session) ? session[0] : session;
+    if (id === undefined) return false;
+    const owner = this.#owners.get(id);
+    if (owner === undefined) this.#owners.set(id, principal);
+    return owner === undefined || owner === principal;
+  }
+
+  /** Records the session id the answer on `res` issues (`Mcp-Session-Id`) as `principal`'s. */
+  recordIssued(res: ServerResponse, principal: string): void {
+    const owners = this.#owners;
+    const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
+    const wrapped = (...args: unknown[]): ServerResponse => {
+      const header = res.getHeader(SESSION_HEADER);
+      const issued = issuedIn(args) ?? (header === undefined ? undefined : String(header));
+      // An id is its first principal's: an upstream that hands it out again does not move it.
+      if (issued !== undefined && !owners.has(issued)) owners.set(issued, principal);
+      return writeHead(...args);
+    };
+    res.writeHead = wrapped as ServerResponse['writeHead'];
+  }
+}
