@@ -122,7 +122,10 @@ function loadServeConfig(source: ServeSource): Promise<GatewayConfig> {
 function printRoutes(running: RunningGateway, io: CliIo): void {
   for (const server of running.config.servers)
     io.stderr.write(`toolpin serve: ${server.name} at ${running.url}/${server.name}/mcp\n`);
-  io.stderr.write(`toolpin serve: admin at ${running.adminUrl} (/healthz, /readyz, /metrics, /status)\n`);
+  const review = running.config.admin.ui === 'off' ? '' : ', /ui';
+  io.stderr.write(
+    `toolpin serve: admin at ${running.adminUrl} (/healthz, /readyz, /metrics, /status${review})\n`,
+  );
 }
 
 /** Registers `toolpin serve` on the program: hands the options to {@link runServe}, then ends the process. */
