@@ -19,12 +19,37 @@ function providerFailure(url: string, reason: string, message: string): GatewayE
   return new GatewayError('GW_AUTH_PROVIDER_UNAVAILABLE', message, { url: originOf(url), reason });
 }
 
+/** True when an OAuth request (either side: resource server or client mode) may go to `url`: HTTPS, or plain HTTP to this machine. */
+export function isOAuthUrlAllowed(url: URL): boolean {
+  return url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackUrl(url.href));
+}
+
 /** Throws unless `url` is HTTPS, or plain HTTP to this machine. */
 export function checkAuthUrl(url: string): void {
   if (!URL.canParse(url)) throw providerFailure(url, 'not_a_url', 'an identity provider URL does not parse');
-  const { protocol } = new URL(url);
-  if (protocol === 'https:' || (protocol === 'http:' && isLoopbackUrl(url))) return;
+  if (isOAuthUrlAllowed(new URL(url))) return;
   throw providerFailure(url, 'not_https', `identity provider URLs must be HTTPS (${originOf(url)} is not)`);
+}
+
+const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
+
+/**
+ * An OAuth answer read whole within `maxBytes`, handed on as a buffered Response (so no reader
+ * after this one reads more than the bound), or `too_large`.
+ */
+export async function bufferedAnswer(response: Response, maxBytes: number): Promise<Response | 'too_large'> {
+  if (response.body === null || NULL_BODY_STATUSES.has(response.status)) return response;
+  const chunks: Uint8Array[] = [];
+  const end = await readBounded(response.body, maxBytes, (chunk) => void chunks.push(chunk));
+  if (end === 'too_large') return 'too_large';
+  const headers = new Headers(response.headers);
+  headers.delete('content-encoding');
+  headers.delete('content-length');
+  return new Response(Buffer.concat(chunks), {
+    status: response.status,
+    statusText: response.statusText,
+    headers,
+  });
 }
 
 /** A fetch of an identity provider URL, checked and bounded; the answer is read whole (a buffered Response). */
@@ -49,22 +74,14 @@ export async function authFetch(url: string, init: RequestInit = {}): Promise<Re
       `the identity provider at ${originOf(url)} redirected: not followed`,
     );
   }
-  const chunks: Uint8Array[] = [];
-  const end =
-    response.body === null
-      ? 'done'
-      : await readBounded(response.body, AUTH_MAX_RESPONSE_BYTES, (chunk) => void chunks.push(chunk));
-  if (end === 'too_large')
+  const answer = await bufferedAnswer(response, AUTH_MAX_RESPONSE_BYTES);
+  if (answer === 'too_large')
     throw providerFailure(
       url,
       'too_large',
       `an answer of ${originOf(url)} exceeds ${AUTH_MAX_RESPONSE_BYTES} bytes`,
     );
-  const body = Buffer.concat(chunks);
-  return new Response(body.length === 0 ? null : body, {
-    status: response.status,
-    headers: response.headers,
-  });
+  return answer;
 }
 
 /** The JSON object of an identity provider's answer; throws unless it is one. */

@@ -1,7 +1,6 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { AUTH_MAX_RESPONSE_BYTES, AUTH_FETCH_TIMEOUT_MS } from '../defaults.js';
-import { isLoopbackUrl } from '../wire/loopback.js';
-import { readBounded } from '../wire/readBounded.js';
+import { bufferedAnswer, isOAuthUrlAllowed } from '../auth/authFetch.js';
 
 /** Options of {@link oauthFetch}. */
 export interface OAuthFetchOptions {
@@ -13,19 +12,12 @@ export interface OAuthFetchOptions {
   readonly base?: FetchLike;
 }
 
-const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
-
 /** Why an OAuth request of the client mode was not sent or its answer not read. */
 export class OAuthFetchRefused extends TypeError {
   constructor(message: string) {
     super(message);
     this.name = 'OAuthFetchRefused';
   }
-}
-
-/** True when the client mode may send an OAuth request to `url`: HTTPS, or HTTP on this machine. */
-export function isOAuthUrlAllowed(url: URL): boolean {
-  return url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackUrl(url.href));
 }
 
 /**
@@ -48,20 +40,9 @@ export function oauthFetch(options: OAuthFetchOptions = {}): FetchLike {
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
     const response = await base(url, { ...init, redirect: 'manual', signal });
-    if (response.body === null || NULL_BODY_STATUSES.has(response.status)) return response;
-    const chunks: Uint8Array[] = [];
-    const end = await readBounded(response.body, max, (chunk) => {
-      chunks.push(chunk);
-    });
-    if (end === 'too_large')
+    const answer = await bufferedAnswer(response, max);
+    if (answer === 'too_large')
       throw new OAuthFetchRefused(`the OAuth answer of ${url.origin} is larger than ${max} bytes`);
-    const headers = new Headers(response.headers);
-    headers.delete('content-encoding');
-    headers.delete('content-length');
-    return new Response(Buffer.concat(chunks), {
-      status: response.status,
-      statusText: response.statusText,
-      headers,
-    });
+    return answer;
   };
 }
