@@ -35,7 +35,8 @@ function has(document: unknown, field: string): boolean {
 /**
  * The first policy field that a reloaded pin file does not set and whose default would weaken the
  * pin in force: `mode`, `onDrift` or `onBadOutput` defaulted below the value in force, or `alerts` left out while
- * the pin in force sends this server's events to webhooks of its own. A file written half way
+ * the pin in force sends this server's events to webhooks of its own, or `auth` left out while the
+ * route is a resource server (it would admit requests without a token). A file written half way
  * (cut off before such a field) is exactly this; a weaker policy must be written out explicitly.
  * `document` is the parsed file before defaults; `next` what it parses to.
  */
@@ -56,6 +57,9 @@ export function findSilentWeakening(
     OUTPUT_RANKS.indexOf(badOutputAfter) < OUTPUT_RANKS.indexOf(badOutputBefore)
   )
     return { field: 'onBadOutput', inForce: badOutputBefore, defaulted: badOutputAfter };
+  // A resource-server route left without its auth block would admit requests without a token.
+  if (!has(document, 'auth') && inForce.auth?.mode === 'resource-server' && next.auth === undefined)
+    return { field: 'auth', inForce: 'resource-server', defaulted: 'transparent' };
   const webhooks = inForce.alerts?.webhooks.length ?? 0;
   if (!has(document, 'alerts') && webhooks > 0)
     return { field: 'alerts', inForce: `${webhooks} webhook(s)`, defaulted: 'none' };

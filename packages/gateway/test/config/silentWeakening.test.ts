@@ -50,3 +50,33 @@ describe('findSilentWeakening: onBadOutput', () => {
     expect(findSilentWeakening(bare, validPin(), plain)).toBeUndefined();
   });
 });
+
+describe('findSilentWeakening: auth', () => {
+  const auth = {
+    mode: 'resource-server',
+    resource: 'https://gateway.example/demo/mcp',
+    issuer: 'https://idp.example',
+    upstreamCredential: { kind: 'forward' },
+  };
+
+  it('refuses a reload that leaves auth out while the route is a resource server', () => {
+    const inForce = parseServerConfig({ ...validPin(), auth }, '/pins/demo.yaml');
+    const document = validPin();
+    const next = parseServerConfig(document, '/pins/demo.yaml');
+    expect(findSilentWeakening(inForce, document, next)).toEqual({
+      field: 'auth',
+      inForce: 'resource-server',
+      defaulted: 'transparent',
+    });
+  });
+
+  it('applies an explicit auth: {mode: transparent}, and a route that was transparent', () => {
+    const inForce = parseServerConfig({ ...validPin(), auth }, '/pins/demo.yaml');
+    const document = { ...validPin(), auth: { mode: 'transparent' } };
+    expect(
+      findSilentWeakening(inForce, document, parseServerConfig(document, '/pins/demo.yaml')),
+    ).toBeUndefined();
+    const plain = parseServerConfig(validPin(), '/pins/demo.yaml');
+    expect(findSilentWeakening(plain, validPin(), plain)).toBeUndefined();
+  });
+});
