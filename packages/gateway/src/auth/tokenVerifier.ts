@@ -1,4 +1,4 @@
-import { createRemoteJWKSet, customFetch, errors, jwtVerify, type JWTPayload } from 'jose';
+import type { JWTPayload, createRemoteJWKSet } from 'jose';
 import type { ResourceServerAuthConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
 import { authFetch, authJson } from './authFetch.js';
@@ -36,8 +36,16 @@ function audienceHolds(aud: unknown, resource: string): boolean {
   return aud === resource || (Array.isArray(aud) && aud.includes(resource));
 }
 
+type Jose = typeof import('jose');
+/** jose, loaded by the first token to verify (a gateway without resource-server routes never needs it). */
+let jose: Promise<Jose> | undefined;
+function loadJose(): Promise<Jose> {
+  jose ??= import('jose');
+  return jose;
+}
+
 /** Why jose refused a token, in words that never repeat the token or a claim's value. */
-function refusalOf(error: unknown): TokenRefusal | undefined {
+function refusalOf(error: unknown, errors: Jose['errors']): TokenRefusal | undefined {
   if (error instanceof errors.JWTExpired) return new TokenRefusal('invalid_token', 'the token has expired');
   if (error instanceof errors.JWTClaimValidationFailed)
     return new TokenRefusal('invalid_token', `the token's "${error.claim}" claim is not accepted here`);
@@ -84,6 +92,7 @@ export class TokenVerifier {
   async #verifyJwt(token: string): Promise<Principal> {
     const config = this.#config;
     let payload: JWTPayload;
+    const { errors, jwtVerify } = await loadJose();
     try {
       ({ payload } = await jwtVerify(token, await this.#keySet(), {
         issuer: config.issuer,
@@ -93,7 +102,7 @@ export class TokenVerifier {
         requiredClaims: ['exp', 'sub'],
       }));
     } catch (error) {
-      throw refusalOf(error) ?? error;
+      throw refusalOf(error, errors) ?? error;
     }
     // jose checks that `sub` is there, not what it is: sessions are keyed by it (as introspection's).
     if (typeof payload.sub !== 'string' || payload.sub === '')
@@ -114,6 +123,7 @@ export class TokenVerifier {
           url: new URL(this.#config.issuer).origin,
           reason: 'no_jwks_uri',
         });
+      const { createRemoteJWKSet, customFetch } = await loadJose();
       return createRemoteJWKSet(new URL(uri), {
         [customFetch]: (url: string, options: { headers: Headers; method: string }) =>
           authFetch(url, { headers: options.headers, method: options.method }),

@@ -5,7 +5,17 @@ import { addressKeyOf, clientKeyOf, credentialOf, isRefusal, type SessionRefusal
 import type { BridgeSessions } from './bridgeSessions.js';
 import { passedCredentials, type BridgeFrontOptions } from './openBridge.js';
 import { refuseSession, refuseUnstartedUpstream } from './bridgeRefusals.js';
-import { StatelessSession } from './statelessSession.js';
+import type { StatelessSession } from './statelessSession.js';
+
+/**
+ * The stateless path (StatelessSession and the v2 server SDK it carries), loaded by the first request
+ * without a session, once: a gateway that never sees 2026-07-28 traffic never loads it.
+ */
+let statelessPath: Promise<typeof import('./statelessSession.js')> | undefined;
+export function loadStatelessPath(): Promise<typeof import('./statelessSession.js')> {
+  statelessPath ??= import('./statelessSession.js');
+  return statelessPath;
+}
 
 function idOf(body: unknown): JsonRpcId {
   const id = (body as { id?: unknown } | undefined)?.id;
@@ -94,6 +104,7 @@ class StatelessHandler {
     if (isRefusal(slot)) throw new Refused(slot, client);
     let session: StatelessSession;
     try {
+      const { StatelessSession } = await loadStatelessPath();
       session = await StatelessSession.open({
         checkpoint: options.checkpoint,
         logger: options.logger,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { toNodeHandler, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
-import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { toNodeHandler, toWebRequest, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
+import { createMcpHandler, isLegacyRequest, type McpHttpHandler } from '@modelcontextprotocol/server';
 import type { Request } from 'express';
 import { GatewayError } from '../errors.js';
 import type { ServerCheckpoint } from '../checkpoint/serverCheckpoint.js';
@@ -44,6 +44,11 @@ function logUpstreamError(
   else if (error instanceof GatewayError && error.data.reason === 'timeout')
     logger.warn({ event: 'upstream.timeout', ...fields, requests: error.data.requests }, error.message);
   else logger.warn({ event: 'upstream.error', ...fields }, errorSummary(error));
+}
+
+/** The v2 SDK's classification of a request without a session: true when it is not 2026-07-28 traffic. */
+export async function isLegacyHttpRequest(req: Request, body: unknown): Promise<boolean> {
+  return isLegacyRequest(await toWebRequest(req, body), body);
 }
 
 /**

@@ -2,8 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { toWebRequest } from '@modelcontextprotocol/node';
-import { isLegacyRequest } from '@modelcontextprotocol/server';
 import express, { type Request, type Response, type Router } from 'express';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { headerValue } from '../wire/httpHeaders.js';
@@ -21,7 +19,7 @@ import {
 } from './bridgeRefusals.js';
 import { principalOf } from './requestPrincipal.js';
 import { sessionKeyOf } from './sessionKey.js';
-import type { StatelessFront } from './statelessFront.js';
+import { loadStatelessPath, type StatelessFront } from './statelessFront.js';
 import { SESSION_REQUIRED_MESSAGE } from './sessionRequired.js';
 
 function answer(res: ServerResponse, status: number, id: JsonRpcId, code: number, message: string): void {
@@ -89,7 +87,7 @@ class StreamableHandler {
     }
     if (req.method !== 'POST' || !isInitializeRequest(body) || !('id' in body)) {
       // Without a session: 2026-07-28 traffic (the SDK's own classification) is served statelessly.
-      if (req.method === 'POST' && !(await isLegacyRequest(await toWebRequest(req, body), body)))
+      if (req.method === 'POST' && !(await (await loadStatelessPath()).isLegacyHttpRequest(req, body)))
         return this.#stateless(req, res, body);
       return answer(res, 400, null, ErrorCodes.SESSION_REQUIRED, SESSION_REQUIRED_MESSAGE);
     }

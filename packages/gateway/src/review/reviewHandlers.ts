@@ -1,5 +1,4 @@
 import { basename, relative } from 'node:path';
-import { createTwoFilesPatch } from 'diff';
 import type { Request, Response, Router } from 'express';
 import type { ServerConfig } from '../config/index.js';
 import { rewritePinFile } from '../config/rewritePinFile.js';
@@ -177,6 +176,13 @@ ${text}${renderSides(pinned, observed, changes)}</main>`;
   context.sendPage(res, 200, `toolpin review: ${entry.tool ?? entry.key}`, body);
 }
 
+/** The diff library, loaded by the first patch asked for (once: concurrent first imports race under jest). */
+let diffModule: Promise<typeof import('diff')> | undefined;
+function loadDiff(): Promise<typeof import('diff')> {
+  diffModule ??= import('diff');
+  return diffModule;
+}
+
 /** The file name a patch names: relative to the working folder when inside it (for `git apply`). */
 function patchPath(file: string): string {
   const path = relative(process.cwd(), file);
@@ -190,6 +196,7 @@ async function patch(context: ReviewContext, req: Request, res: Response): Promi
   const { server, planned } = found;
   const { live: catalog, next, entry } = planned;
   const path = patchPath(server.file);
+  const { createTwoFilesPatch } = await loadDiff();
   const diff = createTwoFilesPatch(`a/${path}`, `b/${path}`, catalog.text, next, undefined, undefined, {
     context: 3,
   });
