@@ -1,5 +1,5 @@
+import { createRequire } from 'node:module';
 import { pino, type DestinationStream, type Logger } from 'pino';
-import pinoPretty from 'pino-pretty';
 import { redactUrlsInText } from '../wire/redactUrl.js';
 import { redactLogFields } from './redactLogFields.js';
 
@@ -32,6 +32,8 @@ export function defaultLogFormat(destination: { readonly isTTY?: boolean }): Log
  * the fields indented), synchronously, to `destination`. It sees the line after redaction.
  */
 function prettyDestination(destination: DestinationStream & { readonly isTTY?: boolean }): DestinationStream {
+  // Loaded here, by the first pretty logger: JSON logging (every gateway under test) never needs it.
+  const pinoPretty = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');
   const render = pinoPretty.prettyFactory({
     colorize: destination.isTTY === true,
     translateTime: 'SYS:HH:MM:ss.l',
