@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ENV_NAME_PATTERN, httpUrlSchema } from './schemaParts.js';
 import type { AlertEventName, WebhookConfig } from './types.js';
 
 /** Every alert event a webhook can subscribe to. */
@@ -18,13 +19,6 @@ export const DEFAULT_WEBHOOK_EVENTS: readonly AlertEventName[] = [
 
 const MIN_SECRET_LENGTH = 16;
 const SECRET_EXPECTED = `a secret of at least ${MIN_SECRET_LENGTH} characters`;
-const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-function isHttpUrl(value: string): boolean {
-  if (!URL.canParse(value)) return false;
-  const url = new URL(value);
-  return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
-}
 
 /**
  * One webhook: where alert events are POSTed and the HMAC secret that signs them, given inline
@@ -33,7 +27,7 @@ function isHttpUrl(value: string): boolean {
  */
 export const webhookSchema = z
   .strictObject({
-    url: z.string().refine(isHttpUrl, 'an absolute http:// or https:// URL'),
+    url: httpUrlSchema,
     secret: z.string().min(MIN_SECRET_LENGTH, SECRET_EXPECTED).optional(),
     secretEnv: z.string().regex(ENV_NAME_PATTERN, 'an environment variable name').optional(),
     name: z.string().min(1).max(64).optional(),

@@ -1,19 +1,10 @@
 import { z } from 'zod';
+import { ENV_NAME_PATTERN, httpUrlSchema } from './schemaParts.js';
 
 // How a route's credentials work (docs/oauth.md). Secrets are never written in a pin file: a
 // secret is named by the environment variable that holds it (`...Env`).
 
-const ENV_NAME = z
-  .string()
-  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name (letters, digits, "_")');
-
-function isHttpUrl(value: string): boolean {
-  if (!URL.canParse(value)) return false;
-  const url = new URL(value);
-  return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
-}
-
-const httpUrl = z.string().refine(isHttpUrl, 'an absolute http:// or https:// URL');
+const ENV_NAME = z.string().regex(ENV_NAME_PATTERN, 'an environment variable name (letters, digits, "_")');
 
 /** transparent (the default): credentials pass as they are; OAuth discovery is answered with a JSON 404. */
 export const transparentAuthSchema = z.strictObject({ mode: z.literal('transparent') });
@@ -24,9 +15,9 @@ export const upstreamCredentialSchema = z.discriminatedUnion('kind', [
   z.strictObject({
     kind: z.literal('exchange'),
     /** The upstream's audience (resource); default: the upstream URL. */
-    audience: httpUrl.optional(),
+    audience: httpUrlSchema.optional(),
     /** Default: the token endpoint of the identity provider's metadata. */
-    tokenEndpoint: httpUrl.optional(),
+    tokenEndpoint: httpUrlSchema.optional(),
     clientId: z.string().min(1),
     clientSecretEnv: ENV_NAME.optional(),
     scope: z.string().min(1).optional(),
@@ -38,12 +29,12 @@ export const upstreamCredentialSchema = z.discriminatedUnion('kind', [
   // The OAuth client-credentials grant (a service credential).
   z.strictObject({
     kind: z.literal('client-credentials'),
-    tokenEndpoint: httpUrl.optional(),
+    tokenEndpoint: httpUrlSchema.optional(),
     clientId: z.string().min(1),
     clientSecretEnv: ENV_NAME,
     scope: z.string().min(1).optional(),
     /** RFC 8707 resource indicator; default: the upstream URL. */
-    resource: httpUrl.optional(),
+    resource: httpUrlSchema.optional(),
   }),
 ]);
 
@@ -66,14 +57,14 @@ const ASYMMETRIC_ALGORITHMS = [
 export const resourceServerAuthSchema = z.strictObject({
   mode: z.literal('resource-server'),
   /** The route's public URL (`https://gateway.example/<name>/mcp`): the audience and RFC 9728 `resource`. Never derived from Host. */
-  resource: httpUrl,
+  resource: httpUrlSchema,
   /** The identity provider (authorization server) issuer; its metadata comes from RFC 8414 / OIDC discovery. */
-  issuer: httpUrl,
+  issuer: httpUrlSchema,
   /** Default: `jwks_uri` of the issuer's metadata. */
-  jwksUri: httpUrl.optional(),
+  jwksUri: httpUrlSchema.optional(),
   /** RFC 7662 introspection instead of JWT validation (opaque tokens). */
   introspection: z
-    .strictObject({ endpoint: httpUrl, clientId: z.string().min(1), clientSecretEnv: ENV_NAME })
+    .strictObject({ endpoint: httpUrlSchema, clientId: z.string().min(1), clientSecretEnv: ENV_NAME })
     .optional(),
   /** Scopes a token must carry (also `scopes_supported` and the challenge's `scope`). */
   scopes: z.array(z.string().min(1)).default([]),
@@ -90,12 +81,12 @@ export const clientAuthSchema = z.strictObject({
    * The authorization server's issuer, recorded when the server was pinned or logged in to: an
    * upstream whose protected resource metadata names another one is drift (refused).
    */
-  issuer: httpUrl.optional(),
+  issuer: httpUrlSchema.optional(),
   /** A pre-registered client id (else a client ID metadata document or dynamic registration). */
   clientId: z.string().min(1).optional(),
   clientSecretEnv: ENV_NAME.optional(),
   /** A client ID metadata document URL (used as client_id when the server supports it). */
-  clientMetadataUrl: httpUrl.optional(),
+  clientMetadataUrl: httpUrlSchema.optional(),
   scopes: z.array(z.string().min(1)).optional(),
   /** The loopback redirect port for `toolpin login`; default: any free port. */
   redirectPort: z.number().int().min(1).max(65535).optional(),

@@ -1,5 +1,6 @@
 import { TRACE_PROFILE } from '@toolpin/digest';
 import { z } from 'zod';
+import { ENV_NAME_PATTERN, httpUrlSchema } from './schemaParts.js';
 import { pinAlertsSchema } from './alertsSchema.js';
 import { authSchema, resourcePathProblem } from './authSchema.js';
 import { isObject } from '../wire/isObject.js';
@@ -26,12 +27,6 @@ const TEMPLATE_KEY_PATTERN = /^(?:template:[\x21-\x3c\x3e-\x7e]{1,128}|templates
 const HEADER_NAME_PATTERN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const HEADER_VALUE_PATTERN = /^[^\r\n\0]*$/;
 
-function isHttpUrl(value: string): boolean {
-  if (!URL.canParse(value)) return false;
-  const url = new URL(value);
-  return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
-}
-
 const digestSchema = z
   .string()
   .regex(DIGEST_PATTERN, 'a digest "sha256:" followed by 64 lowercase hex digits');
@@ -57,7 +52,7 @@ const templateKeySchema = z
  */
 export const httpUpstreamSchema = z
   .strictObject({
-    url: z.string().refine(isHttpUrl, 'an absolute http:// or https:// URL'),
+    url: httpUrlSchema,
     headers: z
       .record(
         z.string().regex(HEADER_NAME_PATTERN, 'an HTTP header name (RFC 9110 token)'),
@@ -76,7 +71,6 @@ export const httpUpstreamSchema = z
   });
 
 // A POSIX environment variable name, and a value that can be passed to execve (no NUL).
-const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const ARGUMENT_PATTERN = /^[^\0]*$/;
 const argumentSchema = z.string().regex(ARGUMENT_PATTERN, 'a command-line argument without NUL');
 
