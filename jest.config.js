@@ -1,46 +1,44 @@
 import { fileURLToPath } from 'node:url';
 
-// One jest run over every package and the end-to-end scenarios in test/.
-// TypeScript is transpiled per file by esbuild (scripts/jestTransform.mjs); `tsc -b` type-checks
-// before jest runs.
-const transform = { '^.+\\.ts$': fileURLToPath(new URL('./scripts/jestTransform.mjs', import.meta.url)) };
-const esm = {
-  extensionsToTreatAsEsm: ['.ts'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+// One jest run over every package and the end-to-end scenarios in test/, on jest-light-runner:
+// each test file runs in a plain Node.js worker thread that keeps its loaded modules from one file
+// to the next (jest's own runner evaluates every module again in a fresh vm context per file, about
+// 2 s of CPU per file here). scripts/testSetup.mjs registers tsx's loader (types stripped, nothing
+// type-checked: `tsc -b` checks the packages before jest runs) and bounds every test and hook.
+// What this asks of a test file: leave the process as it found it (environment variables, global
+// listeners), since the next file in that thread sees it. See docs/architecture.md "The suite".
+const lightRunner = {
+  runner: 'jest-light-runner',
+  setupFilesAfterEnv: [fileURLToPath(new URL('./scripts/testSetup.mjs', import.meta.url))],
   testEnvironment: 'node',
 };
 
 /** @type {import('jest').Config} */
 export default {
   // Two workers on the 2-core machines the suite runs on: most tests wait on sockets and child
-  // processes, so a second worker overlaps those waits (the transports tests: 100 s of file time
-  // with one worker, 56 s of wall time with two; the whole suite ran in about 92 s with two).
+  // processes, so a second worker overlaps those waits.
   maxWorkers: 2,
-  // A bound, not a timing assertion: e2e tests start node processes (a toolpin child costs about
-  // 1 s of CPU), which on a loaded 2-core machine went past jest's default of 5 s. (Jest reads this
-  // option here, for every project, not per project.)
+  // A bound, not a timing assertion, applied by scripts/testSetup.mjs (TEST_TIMEOUT_MS there):
+  // e2e tests start node processes, which on a loaded 2-core machine went past jest's default 5 s.
   testTimeout: 20_000,
   projects: [
     {
-      ...esm,
+      ...lightRunner,
       displayName: 'digest',
       rootDir: 'packages/digest',
       testMatch: ['<rootDir>/test/**/*.test.ts'],
-      transform,
     },
     {
-      ...esm,
+      ...lightRunner,
       displayName: 'gateway',
       rootDir: 'packages/gateway',
       testMatch: ['<rootDir>/test/**/*.test.ts'],
-      transform,
     },
     {
-      ...esm,
+      ...lightRunner,
       displayName: 'e2e',
       rootDir: 'test',
       testMatch: ['<rootDir>/**/*.test.ts'],
-      transform,
     },
   ],
 };

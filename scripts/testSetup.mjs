@@ -1,0 +1,76 @@
+// Set up once per jest worker thread, before its first test file (jest-light-runner runs the test
+// files in plain Node.js worker threads: see jest.config.js and docs/architecture.md "The suite").
+//
+// 1. TypeScript: tsx's loader strips the types of the test files and what they import from
+//    packages/*/src (nothing is type-checked here: `tsc -b` checks the packages before jest runs,
+//    `pnpm typecheck:tests` the tests). Registered in the worker only, so the processes the tests
+//    spawn (toolpin, stdio fixtures) run plain Node.js as users do.
+// 2. Bounds: jest-light-runner does not apply jest's timeouts, so every test and hook is bounded
+//    here: TEST_TIMEOUT_MS unless the test gives its own (`it(name, fn, ms)`). A test past its
+//    bound fails with jest's message and the file goes on, as under jest's own runner.
+import { register } from 'tsx/esm/api';
+
+register();
+
+/** A bound, not a timing assertion (jest.config.js's `testTimeout` says the same for jest). */
+export const TEST_TIMEOUT_MS = 20_000;
+
+/** `fn` raced against its bound, keeping its arity (jest passes a done callback to fn(done)). */
+function bounded(fn, ms) {
+  if (typeof fn !== 'function') return fn;
+  const limit = typeof ms === 'number' && ms > 0 ? ms : TEST_TIMEOUT_MS;
+  const run = function (...args) {
+    let timer;
+    const expired = new Promise((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`Exceeded timeout of ${limit} ms for a test or hook.`)),
+        limit,
+      );
+    });
+    const work = new Promise((resolve, reject) => {
+      if (fn.length > args.length) {
+        fn.call(this, ...args, (error) => (error ? reject(error) : resolve()));
+      } else {
+        Promise.resolve()
+          .then(() => fn.apply(this, args))
+          .then(resolve, reject);
+      }
+    });
+    return Promise.race([work, expired]).finally(() => clearTimeout(timer));
+  };
+  return run;
+}
+
+/** A jest global whose callbacks are bounded; `.each`, `.only`, `.skip` keep their meaning. */
+function boundedGlobal(original) {
+  const wrapped = (name, fn, ms) => original(name, bounded(fn, ms), ms);
+  for (const key of ['only', 'skip', 'todo', 'failing', 'concurrent']) {
+    if (original[key] !== undefined) wrapped[key] = original[key];
+  }
+  for (const key of ['only', 'skip']) {
+    if (typeof original[key] === 'function') {
+      const inner = original[key];
+      wrapped[key] = (name, fn, ms) => inner(name, bounded(fn, ms), ms);
+      if (inner.each) wrapped[key].each = eachOf(inner.each);
+    }
+  }
+  if (original.each) wrapped.each = eachOf(original.each);
+  return wrapped;
+}
+
+function eachOf(each) {
+  return (...table) => {
+    const bind = each(...table);
+    return (name, fn, ms) => bind(name, bounded(fn, ms), ms);
+  };
+}
+
+function boundedHook(original) {
+  return (fn, ms) => original(bounded(fn, ms), ms);
+}
+
+globalThis.it = boundedGlobal(globalThis.it);
+globalThis.test = boundedGlobal(globalThis.test);
+for (const hook of ['beforeAll', 'afterAll', 'beforeEach', 'afterEach']) {
+  globalThis[hook] = boundedHook(globalThis[hook]);
+}
