@@ -113,6 +113,13 @@ export const RAW_ECHO = {
   inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
 };
 
+/** The raw fixture's `crash` tool (listed in its `crash` mode): the process exits with code 3, unanswered. */
+export const RAW_CRASH = {
+  name: 'crash',
+  description: 'Exits the server process without answering.',
+  inputSchema: { type: 'object' },
+};
+
 /** One JSON log line of a toolpin process. */
 export type LogLine = Record<string, unknown> & { event?: string };
 
