@@ -19,8 +19,12 @@ export interface GatewayProcess {
   readonly logs: ProcessLogLine[];
   /** Log lines with this `event`. */
   events(event: string): ProcessLogLine[];
-  /** Resolves with the first log line with this `event` (bounded by the test's timeout). */
-  waitForEvent(event: string): Promise<ProcessLogLine>;
+  /**
+   * Resolves with the first log line with this `event`, from line `from` of {@link logs} on (all
+   * lines by default; a process shared by several tests passes `logs.length` taken before its
+   * request), bounded by the test's timeout.
+   */
+  waitForEvent(event: string, from?: number): Promise<ProcessLogLine>;
   signal(signal: NodeJS.Signals): void;
   /** Resolves with the exit code once the process exited. */
   readonly exited: Promise<number | null>;
@@ -61,8 +65,8 @@ export async function spawnGateway(file: string): Promise<GatewayProcess> {
       }
     }
   });
-  const waitForEvent = (event: string): Promise<ProcessLogLine> => {
-    const seen = logs.find((line) => line.event === event);
+  const waitForEvent = (event: string, from = 0): Promise<ProcessLogLine> => {
+    const seen = logs.slice(from).find((line) => line.event === event);
     return seen !== undefined
       ? Promise.resolve(seen)
       : new Promise((resolve) => waiters.push({ event, resolve }));

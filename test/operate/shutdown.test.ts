@@ -29,6 +29,7 @@ describe('SIGTERM', () => {
   let upstream: PeerHandle;
   let files: Awaited<ReturnType<typeof writeGatewayFiles>>;
   let gateway: GatewayProcess;
+  let release: () => void = () => undefined;
 
   beforeEach(async () => {
     upstream = await startV1Server({ mode: 'stateful-sse' });
@@ -39,6 +40,7 @@ describe('SIGTERM', () => {
   }, 20_000);
 
   afterEach(async () => {
+    release();
     await gateway.kill();
     await upstream.close();
     await files.remove();
@@ -67,7 +69,9 @@ describe('SIGTERM', () => {
     const stream = await fetch(endpoint, { headers: { accept: 'text/event-stream', ...headers } });
     expect(stream.status).toBe(200);
 
-    // A slow call: 8 steps of 250 ms, one progress notification per step, answered over SSE.
+    // A slow call: 8 steps, one progress notification per step, answered over SSE. The upstream
+    // holds it after its first step until the drain has been observed: in flight, with no timed wait.
+    release = upstream.holdSlowCalls();
     const call = await fetch(endpoint, {
       method: 'POST',
       headers: {
@@ -79,7 +83,7 @@ describe('SIGTERM', () => {
         jsonrpc: '2.0',
         id: 7,
         method: 'tools/call',
-        params: { name: 'slow', arguments: { steps: 8, delayMs: 250 }, _meta: { progressToken: 'p' } },
+        params: { name: 'slow', arguments: { steps: 8, delayMs: 10 }, _meta: { progressToken: 'p' } },
       }),
     });
     expect(call.headers.get('content-type')).toContain('text/event-stream');
@@ -114,6 +118,8 @@ describe('SIGTERM', () => {
     if (getStream === null) throw new Error('no body');
     const ended = await readEvents(getStream, () => false);
     expect(ended.ended).toBe(true);
+    // All of that while the call was held upstream: from here it finishes its steps.
+    release();
 
     // The call completes with its result, every progress event before it.
     const rest = await readEvents(body, () => false);

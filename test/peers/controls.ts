@@ -14,6 +14,8 @@ export interface PeerHandle {
   driftTool(name: string, patch: Partial<Tool>): void;
   addTool(tool: Tool): void;
   removeTool(name: string): void;
+  /** Holds every `slow` call after its first progress step until the returned release is called. */
+  holdSlowCalls(): () => void;
   /** Every JSON-RPC message received, in order, with its HTTP headers (live array). */
   requests: RecordedRequest[];
   /** Open sessions (v1 / legacy SSE) or open `subscriptions/listen` streams (v2). */
@@ -32,11 +34,12 @@ export interface PeerToolOptions {
 
 export function registryControls(
   registry: ToolRegistry,
-): Pick<PeerHandle, 'callCount' | 'driftTool' | 'addTool' | 'removeTool'> {
+): Pick<PeerHandle, 'callCount' | 'driftTool' | 'addTool' | 'removeTool' | 'holdSlowCalls'> {
   return {
     callCount: (name) => registry.callCount(name),
     driftTool: (name, patch) => registry.drift(name, patch),
     addTool: (tool) => registry.add(tool),
     removeTool: (name) => registry.remove(name),
+    holdSlowCalls: () => registry.holdSlowCalls(),
   };
 }

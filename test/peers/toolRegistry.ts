@@ -11,6 +11,8 @@ export type ProgressSink = (progress: number, total: number) => Promise<void>;
 export class ToolRegistry {
   private readonly tools: Tool[];
   private readonly calls = new Map<string, number>();
+  /** While set, `slow` calls wait here after their first step (see {@link holdSlowCalls}). */
+  private held: Promise<void> | undefined;
   onListChanged: () => void = () => {};
 
   constructor(tools: Tool[] = defaultTools()) {
@@ -51,6 +53,19 @@ export class ToolRegistry {
     this.onListChanged();
   }
 
+  /**
+   * Holds every `slow` call after its first step (its first progress sent) until the returned
+   * release is called: a call a test keeps in flight for as long as it needs, with no timed wait.
+   */
+  holdSlowCalls(): () => void {
+    let release: () => void = () => undefined;
+    this.held = new Promise<void>((resolve) => (release = resolve));
+    return () => {
+      this.held = undefined;
+      release();
+    };
+  }
+
   /** Executes a tools/call. Unknown tools answer an `isError` result (and are not counted). */
   async call(name: string, args: Record<string, unknown>, progress?: ProgressSink): Promise<CallToolResult> {
     if (!this.tools.some((t) => t.name === name)) {
@@ -68,6 +83,7 @@ export class ToolRegistry {
         for (let i = 1; i <= steps; i++) {
           await new Promise((resolve) => setTimeout(resolve, delayMs));
           await progress?.(i, steps);
+          if (i === 1) await this.held;
         }
         return { content: [{ type: 'text', text: `done after ${steps} steps` }] };
       }

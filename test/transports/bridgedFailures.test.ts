@@ -1,6 +1,5 @@
 // Bridged (stdio) upstreams that fail the gateway's fronts: one that cannot be started, one that
 // stays silent on a call. One file, so the gateway and the SDKs load once.
-import { fileURLToPath } from 'node:url';
 import { type GatewayHarness, startGatewayHarness } from '../support/gatewayHarness.js';
 import {
   callRequest,
@@ -9,7 +8,7 @@ import {
   postRaw,
   statelessEnvelope,
 } from '../support/rawMcp.js';
-import { stdioPinFor } from './support.js';
+import { rawFixtureCommand, RAW_ECHO, stdioPinFor } from './support.js';
 
 // Every bridged front answers an upstream it could not start the same way (front/bridgeRefusals.ts):
 // 502, one -32041 with data.reason 'unreachable' and the server, under the id of the request that
@@ -66,19 +65,6 @@ describe('bridged fronts: an upstream that cannot be started', () => {
 // client waited. Bridged requests follow the HTTP proxy's rule: an answer still owed on which the
 // upstream stays silent for limits.streamIdleMs gets -32041 `timeout`.
 
-/** The raw stdio fixture (test/fixtures/rawStdioServer.mjs), here never answering a tools/call. */
-const RAW_COMMAND = [
-  process.execPath,
-  fileURLToPath(new URL('../fixtures/rawStdioServer.mjs', import.meta.url)),
-];
-
-/** The one tool the raw fixture lists: what is pinned. */
-const ECHO = {
-  name: 'echo',
-  description: 'Echoes the given text back unchanged.',
-  inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-};
-
 const TIMEOUT = { code: -32041, data: { reason: 'timeout', server: 'raw' } };
 
 describe('bridged requests: an upstream silent on a tools/call', () => {
@@ -87,7 +73,7 @@ describe('bridged requests: an upstream silent on a tools/call', () => {
 
   beforeAll(async () => {
     gateway = await startGatewayHarness(
-      [stdioPinFor('raw', RAW_COMMAND, [ECHO], { TOOLPIN_RAW_HANG_CALLS: '1' })],
+      [stdioPinFor('raw', rawFixtureCommand(), [RAW_ECHO], { TOOLPIN_RAW_HANG_CALLS: '1' })],
       { limits: { streamIdleMs: 300 } },
     );
     url = `${gateway.url}/raw/mcp`;

@@ -9,26 +9,31 @@ import { connectSseClient, connectV1Client } from '../peers/index.js';
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { pinFor } from '../support/pinFor.js';
 import {
-  catalogAtStart,
   countAlive,
   eventually,
-  fixtureCommand,
+  rawFixtureCommand,
+  RAW_CRASH,
+  RAW_ECHO,
   stdioPinFor,
   TOOLPIN_CLI,
   writePin,
   writtenPids,
 } from './support.js';
 
-// Every fixture server spawns a long-lived grandchild, as `npx` launches its server: a gateway that
-// only killed its own child would leave that one behind. Each fixture writes its pid, and the
-// grandchild's, into `dir`; the tests count how many still run.
+// Every fixture server (the raw stdio fixture, listing echo and crash) spawns a long-lived
+// grandchild, as `npx` launches its server: a gateway that only killed its own child would leave
+// that one behind. Each fixture writes its pid, and the grandchild's, into `dir`; the tests count
+// how many still run.
+
+/** What the fixture lists in its `crash` mode: what is pinned. */
+const TOOLS = [RAW_ECHO, RAW_CRASH];
 
 let dir: string;
 let env: Record<string, string>;
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'toolpin-orphans-'));
-  env = { TOOLPIN_FIXTURE_PID_DIR: dir, TOOLPIN_FIXTURE_GRANDCHILD: '1' };
+  env = { TOOLPIN_RAW_PID_DIR: dir, TOOLPIN_RAW_GRANDCHILD: '1', TOOLPIN_RAW_MODE: 'crash' };
 });
 
 afterEach(async () => {
@@ -61,9 +66,8 @@ describe('serve: no process outlives its session', () => {
   }
 
   beforeEach(async () => {
-    const tools = await catalogAtStart(fixtureCommand());
     // A one-second idle bound, so that a client vanishing without DELETE is observed too.
-    gateway = await startGatewayHarness([stdioPinFor('local', fixtureCommand(), tools, env)], {
+    gateway = await startGatewayHarness([stdioPinFor('local', rawFixtureCommand(), TOOLS, env)], {
       sessions: { ttlSeconds: 1 },
     });
   });
@@ -123,10 +127,14 @@ interface RawWrap {
 }
 
 async function startRawWrap(pinFile: string, childEnv: Record<string, string>): Promise<RawWrap> {
-  const child = spawn(process.execPath, [TOOLPIN_CLI, 'wrap', '--pin', pinFile, '--', ...fixtureCommand()], {
-    env: { ...process.env, ...childEnv },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [TOOLPIN_CLI, 'wrap', '--pin', pinFile, '--', ...rawFixtureCommand()],
+    {
+      env: { ...process.env, ...childEnv },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
   child.stderr.resume();
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const waiting = new Map<number, (message: Record<string, unknown>) => void>();
@@ -157,10 +165,7 @@ describe('wrap: no process outlives toolpin', () => {
   let wrap: RawWrap | undefined;
 
   beforeEach(async () => {
-    pinFile = await writePin(
-      dir,
-      pinFor('local', 'http://127.0.0.1:9/mcp', await catalogAtStart(fixtureCommand())),
-    );
+    pinFile = await writePin(dir, pinFor('local', 'http://127.0.0.1:9/mcp', TOOLS));
   });
 
   afterEach(async () => {

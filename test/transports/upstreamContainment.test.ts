@@ -1,28 +1,23 @@
 import { mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { spawnGateway, writeGatewayFiles, type GatewayProcess } from '../operate/gatewayProcess.js';
 import { callRequest, openRawSession, postRaw, statelessEnvelope } from '../support/rawMcp.js';
-import { connectWrap, stdioPinFor, writePin, type WrapHandle } from './support.js';
+import {
+  connectWrap,
+  rawFixtureCommand,
+  RAW_ECHO,
+  stdioPinFor,
+  writePin,
+  type WrapHandle,
+} from './support.js';
 import { rejectionOf } from '../support/rejection.js';
 
 // Finding 10 of issue 11: a stdio upstream listing one tool nested 20,000 levels deep crashed the
 // whole `toolpin serve` process (and `wrap`). And findings 7/4 on the bridged path: an answer with
 // `"error": null` beside a drifted listing must never reach the client.
-
-/** The raw stdio fixture: prints its answers as exact text, no SDK (test/fixtures/rawStdioServer.mjs). */
-const RAW_SERVER = fileURLToPath(new URL('../fixtures/rawStdioServer.mjs', import.meta.url));
-const RAW_COMMAND = [process.execPath, RAW_SERVER];
-
-/** The one tool the raw fixture lists in its clean mode: what is pinned. */
-const ECHO = {
-  name: 'echo',
-  description: 'Echoes the given text back unchanged.',
-  inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-};
 
 const LIST = { jsonrpc: '2.0', id: 'list-1', method: 'tools/list', params: {} };
 
@@ -39,31 +34,36 @@ function toolNames(message: unknown): string[] {
 
 describe('toolpin serve: a stdio upstream answering with what no SDK server sends', () => {
   let dir: string;
-  /** While this file exists the fixture answers tools/list in its bad mode, else cleanly. */
+  /** While this file exists the fixture answers tools/list in the mode it holds, else cleanly. */
   let badFile: string;
   let files: { file: string; remove: () => Promise<void> };
+  // One `toolpin serve` process for the file: each test sets the mode its sessions' children (and
+  // the shared upstream) read at each listing, and its process is still up after every test.
   let gateway: GatewayProcess;
 
-  async function start(mode: string): Promise<void> {
-    const env = { TOOLPIN_RAW_MODE: mode, TOOLPIN_RAW_MODE_IF: badFile };
-    files = await writeGatewayFiles([stdioPinFor('raw', RAW_COMMAND, [ECHO], env)]);
-    gateway = await spawnGateway(files.file);
+  /** The fixture answers tools/list in `mode` until the test removes the file. */
+  async function setMode(mode: string): Promise<void> {
+    await writeFile(badFile, mode);
   }
 
-  beforeEach(async () => {
+  beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'toolpin-contain-'));
     badFile = join(dir, 'bad');
-    await writeFile(badFile, '');
+    files = await writeGatewayFiles([
+      stdioPinFor('raw', rawFixtureCommand(), [RAW_ECHO], { TOOLPIN_RAW_MODE_FILE: badFile }),
+    ]);
+    gateway = await spawnGateway(files.file);
   });
 
-  afterEach(async () => {
+  afterAll(async () => {
     await gateway?.kill();
     await files?.remove();
     await rm(dir, { recursive: true, force: true });
   });
 
   it('survives a listing nested 20,000 levels deep: -32042 too_deep, and the next client is served', async () => {
-    await start('deep');
+    await setMode('deep');
+    const from = gateway.logs.length;
     const url = `${gateway.url}/raw/mcp`;
     const first = await openRawSession(url);
     const listed = await postRaw(url, LIST, first);
@@ -84,7 +84,7 @@ describe('toolpin serve: a stdio upstream answering with what no SDK server send
     const echoed = await postRaw(url, callRequest('call-2', 'echo', { text: 'still here' }), second);
     expect(echoed.messages[0]).toMatchObject({ result: { content: [{ type: 'text', text: 'still here' }] } });
 
-    expect(await gateway.waitForEvent('upstream.invalid_message')).toMatchObject({
+    expect(await gateway.waitForEvent('upstream.invalid_message', from)).toMatchObject({
       server: 'raw',
       reason: 'too_deep',
       answered: true,
@@ -95,7 +95,7 @@ describe('toolpin serve: a stdio upstream answering with what no SDK server send
   });
 
   it('survives the same listing for a 2026-07-28 client (shared upstream): -32042, process up', async () => {
-    await start('deep');
+    await setMode('deep');
     const url = `${gateway.url}/raw/mcp`;
     const headers = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' };
     const listed = await postRaw(url, { ...LIST, params: { _meta: ENVELOPE } }, headers);
@@ -129,7 +129,8 @@ describe('toolpin serve: a stdio upstream answering with what no SDK server send
   ])(
     'drops %s: -32042 invalid_message in its place, nothing of it reaches the client',
     async (_label, mode, problem) => {
-      await start(mode);
+      await setMode(mode);
+      const from = gateway.logs.length;
       const url = `${gateway.url}/raw/mcp`;
       const session = await openRawSession(url);
       const listed = await postRaw(url, LIST, session);
@@ -139,7 +140,7 @@ describe('toolpin serve: a stdio upstream answering with what no SDK server send
         data: { reason: 'invalid_message', server: 'raw' },
       });
       // Log lines travel on the process's stdout: waited for, bounded by the test's timeout.
-      expect(await gateway.waitForEvent('upstream.invalid_message')).toMatchObject({
+      expect(await gateway.waitForEvent('upstream.invalid_message', from)).toMatchObject({
         reason: 'invalid_message',
         problem,
         answered: true,
@@ -164,12 +165,9 @@ describe('toolpin wrap: a stdio upstream listing a tool nested 20,000 levels dee
 
   it('answers the listing with -32042 and goes on serving the session', async () => {
     const badFile = join(dir, 'bad');
-    await writeFile(badFile, '');
-    const pinFile = await writePin(dir, stdioPinFor('raw', RAW_COMMAND, [ECHO]));
-    wrap = await connectWrap(pinFile, RAW_COMMAND, {
-      TOOLPIN_RAW_MODE: 'deep',
-      TOOLPIN_RAW_MODE_IF: badFile,
-    });
+    await writeFile(badFile, 'deep');
+    const pinFile = await writePin(dir, stdioPinFor('raw', rawFixtureCommand(), [RAW_ECHO]));
+    wrap = await connectWrap(pinFile, rawFixtureCommand(), { TOOLPIN_RAW_MODE_FILE: badFile });
     const failure = await rejectionOf(wrap.client.listTools(), McpError);
     expect(failure).toMatchObject({ code: -32042, data: { reason: 'too_deep', server: 'raw' } });
 
