@@ -1,11 +1,15 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { ClientCapabilities, Prompt, ResourceTemplate, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { createLogger } from '@toolpin/gateway';
 import { connectUpstreamClient } from '@toolpin/gateway/transports';
+import { runCli } from '../../packages/gateway/dist/cli/program.js';
+import { captureIo } from '../../packages/gateway/test/cli/capturedIo.js';
 import { pinFor, type PinForOptions } from '../support/pinFor.js';
 
 /** The drifting stdio test server (test/fixtures/driftingStdioServer.mjs). */
@@ -134,6 +138,54 @@ export async function connectWrap(
   const client = new Client({ name: 'toolpin-wrap-test', version: '1.0.0' }, { capabilities });
   await client.connect(transport);
   return { client, transport, logs, events: (event) => logs.filter((line) => line.event === event) };
+}
+
+/** `toolpin wrap` run in-process ({@link startWrapInProcess}): the SDK client on its stdin/stdout. */
+export interface InProcessWrap {
+  readonly client: Client;
+  /** The JSON log lines wrap wrote on its stderr so far. */
+  events(event: string): LogLine[];
+  /** Closes the client, ends wrap's stdin and resolves with wrap's exit code. */
+  close(): Promise<number>;
+}
+
+/**
+ * Runs `toolpin wrap --pin <file> [-- command…]` in-process (the program the binary runs, on
+ * in-memory stdin/stdout/stderr) and connects the SDK client to it: for the tests of what wrap
+ * decides, where a spawned toolpin would only add its start-up. The stdio server (the command, or
+ * the pin's upstream) is still a child process; it inherits this process's environment, so what a
+ * test needs set goes in the pin's `upstream.env` or the command. Over its real stdio, and the
+ * environment handed on from its launch: {@link connectWrap}.
+ */
+export async function startWrapInProcess(
+  pinFile: string,
+  command: readonly string[] | undefined,
+): Promise<InProcessWrap> {
+  const toWrap = new PassThrough();
+  const fromWrap = new PassThrough();
+  const io = { ...captureIo(toWrap), stdout: fromWrap };
+  const listeners = process.listeners('unhandledRejection');
+  const args = ['wrap', '--pin', pinFile, ...(command === undefined ? [] : ['--', ...command])];
+  const exited = runCli(args, io);
+  // The client side of a stdio pair is the same line framing: it reads wrap's stdout, writes its stdin.
+  const client = new Client({ name: 'toolpin-wrap-test', version: '1.0.0' });
+  await client.connect(new StdioServerTransport(fromWrap, toWrap));
+  const events = (event: string): LogLine[] =>
+    io.written.stderr
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as LogLine)
+      .filter((line) => line.event === event);
+  const close = async (): Promise<number> => {
+    await client.close();
+    toWrap.end();
+    const code = await exited;
+    // wrap's last-resort rejection logger, which the binary's process takes with it when it ends.
+    for (const listener of process.listeners('unhandledRejection'))
+      if (!listeners.includes(listener)) process.off('unhandledRejection', listener);
+    return code;
+  };
+  return { client, events, close };
 }
 
 /** Writes a pin object as JSON into `dir` and returns the file. */
