@@ -7,7 +7,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { connectV1Client } from '../peers/index.js';
 import { startGatewayHarness } from '../support/gatewayHarness.js';
-import { fixtureCommand, listStdioCatalog, runWrapInProcess, stdioPinFor, writePin } from './support.js';
+import { catalogAtStart, fixtureCommand, runWrapInProcess, stdioPinFor, writePin } from './support.js';
 import { rejectionOf } from '../support/rejection.js';
 
 /** A stdio server of the 2026-07-28 era (SDK v2 serveStdio): it answers server/discover. */
@@ -50,7 +50,7 @@ describe('a 2026-07-28 stdio server behind wrap and serve', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'toolpin-modern-stdio-'));
-    pinned = await listStdioCatalog(COMMAND);
+    pinned = await catalogAtStart(COMMAND);
   });
 
   afterAll(async () => {
@@ -122,7 +122,7 @@ describe('wrap: an SDK v2 client negotiating its revision over stdio', () => {
     dir = await mkdtemp(join(tmpdir(), 'toolpin-wrap-v2-'));
     pinFile = await writePin(
       dir,
-      stdioPinFor('local', fixtureCommand(), await listStdioCatalog(fixtureCommand())),
+      stdioPinFor('local', fixtureCommand(), await catalogAtStart(fixtureCommand())),
     );
   });
 

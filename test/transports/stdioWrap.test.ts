@@ -21,7 +21,6 @@ import {
   connectWrap,
   eventually,
   fixtureCommand,
-  listStdioCatalog,
   startWrapInProcess,
   stdioPinFor,
   writePin,
@@ -37,7 +36,7 @@ describe('wrap: @modelcontextprotocol/server-everything behind the stdio front',
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'toolpin-wrap-'));
-    pinned = await listStdioCatalog(everythingStdioCommand());
+    pinned = await catalogAtStart(everythingStdioCommand());
     // The pin's upstream is not used: the command after -- is what runs.
     const pinFile = await writePin(dir, pinFor('everything', 'http://127.0.0.1:9/mcp', pinned));
     wrap = await connectWrap(pinFile, everythingStdioCommand());

@@ -71,8 +71,9 @@ export async function listStdioSurfaces(
 const catalogsAtStart = new Map<string, Promise<Tool[]>>();
 
 /**
- * The catalog a stdio server lists at its start (no env), listed once per test file: one child
- * instead of one per test, where a test only needs what to pin. Each caller gets its own copy.
+ * The catalog a stdio server lists at its start (no env), listed once per jest worker thread (this
+ * module stays loaded from one test file to the next): one child instead of one per test or file,
+ * where a test only needs what to pin. Each caller gets its own copy.
  */
 export async function catalogAtStart(command: readonly [string, ...string[]]): Promise<Tool[]> {
   const key = JSON.stringify(command);
