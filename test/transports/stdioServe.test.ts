@@ -11,7 +11,7 @@ import {
 import { connectV1Client, everythingStdioCommand } from '../peers/index.js';
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { initializeRequest, postRaw } from '../support/rawMcp.js';
-import { catalogAtStart, fixtureCommand, listStdioCatalog, stdioPinFor } from './support.js';
+import { catalogAtStart, fixtureCommand, stdioPinFor } from './support.js';
 import { rejectionOf } from '../support/rejection.js';
 
 /** The error a rejected SDK call ends with. */
@@ -25,7 +25,7 @@ describe('serve: @modelcontextprotocol/server-everything over stdio behind the H
   let pinned: Tool[];
 
   beforeAll(async () => {
-    pinned = await listStdioCatalog(everythingStdioCommand());
+    pinned = await catalogAtStart(everythingStdioCommand());
     gateway = await startGatewayHarness([stdioPinFor('everything', everythingStdioCommand(), pinned)]);
     client = await connectV1Client(`${gateway.url}/everything/mcp`);
   }, 20_000);

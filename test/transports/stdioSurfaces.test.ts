@@ -6,13 +6,13 @@ import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarn
 import { withSurfaces } from '../support/pinFor.js';
 import { promptRefusal, servedView, type SurfaceClient } from '../support/surfaceClient.js';
 import {
-  connectWrap,
   fixtureCommand,
   listStdioSurfaces,
+  startWrapInProcess,
   stdioPinFor,
   writePin,
+  type InProcessWrap,
   type StdioSurfaces,
-  type WrapHandle,
 } from './support.js';
 
 const EVERYTHING = { prompts: ['greet'], templates: ['note:///{id}'] };
@@ -133,8 +133,9 @@ describe('stdio upstream (bridged) and wrap: prompts, resource templates and ins
     }, 15_000);
   });
 
+  // wrap in-process (the command the binary runs): the fixture's environment is in the pin.
   describe('wrap: the stdio front', () => {
-    const wraps: WrapHandle[] = [];
+    const wraps: InProcessWrap[] = [];
     let before = 0;
 
     beforeAll(async () => {
@@ -143,12 +144,15 @@ describe('stdio upstream (bridged) and wrap: prompts, resource templates and ins
     });
 
     afterAll(async () => {
-      for (const wrap of wraps) await wrap.client.close();
+      for (const wrap of wraps) await wrap.close();
       await rm(driftFile, { force: true });
     });
 
     it('hides, refuses and withholds the drifted surfaces', async () => {
-      const pinned = await connectWrap(await writePin(dir, pinOf('wrapped', env, original)), undefined, env);
+      const pinned = await startWrapInProcess(
+        await writePin(dir, pinOf('wrapped', env, original)),
+        undefined,
+      );
       wraps.push(pinned);
       expect(pinned.client.getInstructions()).toBeUndefined();
       expect(await promptRefusal(pinned.client, 'greet')).toMatchObject({
@@ -163,7 +167,10 @@ describe('stdio upstream (bridged) and wrap: prompts, resource templates and ins
     }, 15_000);
 
     it('serves them under the approved pin', async () => {
-      const approved = await connectWrap(await writePin(dir, pinOf('wrapped', env, drifted)), undefined, env);
+      const approved = await startWrapInProcess(
+        await writePin(dir, pinOf('wrapped', env, drifted)),
+        undefined,
+      );
       wraps.push(approved);
       expect(await servedView(approved.client)).toEqual({
         ...EVERYTHING,

@@ -21,9 +21,10 @@ import {
   connectWrap,
   eventually,
   fixtureCommand,
-  listStdioCatalog,
+  startWrapInProcess,
   stdioPinFor,
   writePin,
+  type InProcessWrap,
   type WrapHandle,
 } from './support.js';
 import { rejectionOf } from '../support/rejection.js';
@@ -35,7 +36,7 @@ describe('wrap: @modelcontextprotocol/server-everything behind the stdio front',
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'toolpin-wrap-'));
-    pinned = await listStdioCatalog(everythingStdioCommand());
+    pinned = await catalogAtStart(everythingStdioCommand());
     // The pin's upstream is not used: the command after -- is what runs.
     const pinFile = await writePin(dir, pinFor('everything', 'http://127.0.0.1:9/mcp', pinned));
     wrap = await connectWrap(pinFile, everythingStdioCommand());
@@ -79,10 +80,12 @@ describe('wrap: @modelcontextprotocol/server-everything behind the stdio front',
   });
 });
 
+// From here on wrap runs in-process (the program the binary runs, on in-memory stdio): these tests
+// are about what it decides; the stdio servers are still child processes.
 describe('wrap: a drifting stdio server behind the stdio front', () => {
   let dir: string;
   let callLog: string;
-  let wrap: WrapHandle | undefined;
+  let wrap: InProcessWrap | undefined;
 
   async function executedCalls(): Promise<string[]> {
     return (await readFile(callLog, 'utf8').catch(() => '')).split('\n').filter((line) => line !== '');
@@ -93,8 +96,13 @@ describe('wrap: a drifting stdio server behind the stdio front', () => {
     callLog = join(dir, 'calls.log');
   });
 
+  /** The fixture with its call log, as the command after --: `env` sets the variable for it alone. */
+  function loggedFixture(): string[] {
+    return ['/usr/bin/env', `TOOLPIN_FIXTURE_CALL_LOG=${callLog}`, ...fixtureCommand()];
+  }
+
   afterEach(async () => {
-    await wrap?.client.close();
+    await wrap?.close();
     wrap = undefined;
     await rm(dir, { recursive: true, force: true });
   });
@@ -102,9 +110,8 @@ describe('wrap: a drifting stdio server behind the stdio front', () => {
   it('hides the drifted tool and blocks its call with tool_drifted, never reaching the server', async () => {
     const tools = await catalogAtStart(fixtureCommand());
     const pinFile = await writePin(dir, pinFor('drifting', 'http://127.0.0.1:9/mcp', tools));
-    // Set on toolpin's own launch: wrap hands its environment to the server it runs.
-    wrap = await connectWrap(pinFile, fixtureCommand(), { TOOLPIN_FIXTURE_CALL_LOG: callLog });
-    const client = wrap.client;
+    const wrapped = (wrap = await startWrapInProcess(pinFile, loggedFixture()));
+    const client = wrapped.client;
     expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('echo');
     const changed = new Promise<void>((resolve) =>
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()),
@@ -121,8 +128,8 @@ describe('wrap: a drifting stdio server behind the stdio front', () => {
       key: 'tool:echo',
     });
     expect(await executedCalls()).toEqual(['rug-pull']);
-    expect(await eventually(() => wrap?.events('call.blocked').length === 1)).toBe(true);
-    expect(wrap.events('catalog.drift')).toEqual([
+    expect(await eventually(() => wrapped.events('call.blocked').length === 1)).toBe(true);
+    expect(wrapped.events('catalog.drift')).toEqual([
       expect.objectContaining({ drift: [expect.objectContaining({ kind: 'changed', key: 'tool:echo' })] }),
     ]);
   });
@@ -130,7 +137,7 @@ describe('wrap: a drifting stdio server behind the stdio front', () => {
   it('tells the person: a warning notice for the hidden tool and one for the first refused call, none below the level asked', async () => {
     const tools = await catalogAtStart(fixtureCommand());
     const pinFile = await writePin(dir, pinFor('drifting', 'http://127.0.0.1:9/mcp', tools));
-    wrap = await connectWrap(pinFile, fixtureCommand(), { TOOLPIN_FIXTURE_CALL_LOG: callLog });
+    wrap = await startWrapInProcess(pinFile, loggedFixture());
     const client = wrap.client;
     // The fixture declares tools only: the gateway declares logging, and answers setLevel itself.
     expect(client.getServerCapabilities()).toMatchObject({ tools: { listChanged: true }, logging: {} });
@@ -188,7 +195,7 @@ describe('wrap: a drifting stdio server behind the stdio front', () => {
         TOOLPIN_FIXTURE_CALL_LOG: callLog,
       }),
     );
-    wrap = await connectWrap(pinFile, undefined);
+    wrap = await startWrapInProcess(pinFile, undefined);
     // No tools/list first: the gateway lists upstream itself (fetch on miss) before deciding.
     const error = await rejectionOf(
       wrap.client.callTool({ name: 'echo', arguments: { text: 'hi' } }),
@@ -205,10 +212,10 @@ describe('wrap: a drifting stdio server behind the stdio front', () => {
 describe("wrap: the pin file's HTTP upstream behind the stdio front", () => {
   let dir: string;
   let upstream: PeerHandle;
-  let wrap: WrapHandle;
+  let wrap: InProcessWrap;
 
   afterEach(async () => {
-    await wrap?.client.close();
+    await wrap?.close();
     await upstream?.close();
     await rm(dir, { recursive: true, force: true });
   });
@@ -223,7 +230,7 @@ describe("wrap: the pin file's HTTP upstream behind the stdio front", () => {
       upstream = await start();
       const pin = pinFor('remote', upstream.url, defaultTools());
       const pinFile = await writePin(dir, { ...pin, upstream: { url: upstream.url, transport } });
-      wrap = await connectWrap(pinFile, undefined);
+      wrap = await startWrapInProcess(pinFile, undefined);
       const echoed = await wrap.client.callTool({ name: 'echo', arguments: { text: 'over stdio' } });
       expect(echoed.content).toEqual([{ type: 'text', text: 'over stdio' }]);
       const changed = new Promise<void>((resolve) =>

@@ -1,11 +1,15 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { ClientCapabilities, Prompt, ResourceTemplate, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { createLogger } from '@toolpin/gateway';
 import { connectUpstreamClient } from '@toolpin/gateway/transports';
+import { runCli } from '../../packages/gateway/dist/cli/program.js';
+import { captureIo } from '../../packages/gateway/test/cli/capturedIo.js';
 import { pinFor, type PinForOptions } from '../support/pinFor.js';
 
 /** The drifting stdio test server (test/fixtures/driftingStdioServer.mjs). */
@@ -78,8 +82,9 @@ export async function listStdioSurfaces(
 const catalogsAtStart = new Map<string, Promise<Tool[]>>();
 
 /**
- * The catalog a stdio server lists at its start (no env), listed once per test file: one child
- * instead of one per test, where a test only needs what to pin. Each caller gets its own copy.
+ * The catalog a stdio server lists at its start (no env), listed once per jest worker thread (this
+ * module stays loaded from one test file to the next): one child instead of one per test or file,
+ * where a test only needs what to pin. Each caller gets its own copy.
  */
 export async function catalogAtStart(command: readonly [string, ...string[]]): Promise<Tool[]> {
   const key = JSON.stringify(command);
@@ -159,6 +164,75 @@ export async function connectWrap(
   const client = new Client({ name: 'toolpin-wrap-test', version: '1.0.0' }, { capabilities });
   await client.connect(transport);
   return { client, transport, logs, events: (event) => logs.filter((line) => line.event === event) };
+}
+
+/** `toolpin wrap` running in-process ({@link runWrapInProcess}): its stdio in memory. */
+export interface WrapProgram {
+  /** What wrap reads as its stdin (the client writes here). */
+  readonly stdin: PassThrough;
+  /** What wrap writes as its stdout (the client reads here). */
+  readonly stdout: PassThrough;
+  /** The JSON log lines wrap wrote on its stderr so far. */
+  events(event: string): LogLine[];
+  /** Ends wrap's stdin (the client ended the session) and resolves with wrap's exit code. */
+  end(): Promise<number>;
+}
+
+/**
+ * Runs `toolpin wrap --pin <file> [-- command…]` in-process: the program the binary runs, on
+ * in-memory stdin/stdout/stderr. For the tests of what wrap decides, where a spawned toolpin would
+ * only add its start-up (about 0.4 s of CPU each). The stdio server (the command, or the pin's
+ * upstream) is still a child process; it inherits this process's environment, so what a test
+ * needs set goes in the pin's `upstream.env` or the command. Over its real stdio, with the
+ * environment handed on from its launch: {@link connectWrap}.
+ */
+export function runWrapInProcess(pinFile: string, command: readonly string[] | undefined): WrapProgram {
+  const stdin = new PassThrough();
+  const stdout = new PassThrough();
+  const io = { ...captureIo(stdin), stdout };
+  const listeners = process.listeners('unhandledRejection');
+  const args = ['wrap', '--pin', pinFile, ...(command === undefined ? [] : ['--', ...command])];
+  const exited = runCli(args, io);
+  const events = (event: string): LogLine[] =>
+    io.written.stderr
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as LogLine)
+      .filter((line) => line.event === event);
+  const end = async (): Promise<number> => {
+    stdin.end();
+    const code = await exited;
+    // wrap's last-resort rejection logger, which the binary's process takes with it when it ends.
+    for (const listener of process.listeners('unhandledRejection'))
+      if (!listeners.includes(listener)) process.off('unhandledRejection', listener);
+    return code;
+  };
+  return { stdin, stdout, events, end };
+}
+
+/** `toolpin wrap` in-process with the SDK client connected ({@link startWrapInProcess}). */
+export interface InProcessWrap {
+  readonly client: Client;
+  /** The JSON log lines wrap wrote on its stderr so far. */
+  events(event: string): LogLine[];
+  /** Closes the client, ends wrap's stdin and resolves with wrap's exit code. */
+  close(): Promise<number>;
+}
+
+/** {@link runWrapInProcess} with the SDK (v1) client connected to it. */
+export async function startWrapInProcess(
+  pinFile: string,
+  command: readonly string[] | undefined,
+): Promise<InProcessWrap> {
+  const wrap = runWrapInProcess(pinFile, command);
+  // The client side of a stdio pair is the same line framing: it reads wrap's stdout, writes its stdin.
+  const client = new Client({ name: 'toolpin-wrap-test', version: '1.0.0' });
+  await client.connect(new StdioServerTransport(wrap.stdout, wrap.stdin));
+  const close = async (): Promise<number> => {
+    await client.close();
+    return wrap.end();
+  };
+  return { client, events: wrap.events, close };
 }
 
 /** Writes a pin object as JSON into `dir` and returns the file. */
