@@ -101,6 +101,12 @@ function answerCall(exchange: RawExchange, id: unknown): void {
       );
       res.end(`${bearer.slice(10)}"}]}}\n\n`);
       return;
+    case 'echo-bearer-scope':
+      // A step-up whose scope is the bearer: the -32041 names the scope asked for.
+      res
+        .writeHead(403, { 'www-authenticate': `Bearer error="insufficient_scope", scope="${bearer}"` })
+        .end();
+      return;
     case 'echo-bearer-result':
       answerJson(res, {
         jsonrpc: '2.0',
@@ -306,7 +312,7 @@ describe('a token endpoint that answers what cannot be used', () => {
 });
 
 describe('an upstream that echoes the bearer back', () => {
-  test.each(['echo-bearer-500', 'echo-bearer-result', 'echo-bearer-sse'] as const)(
+  test.each(['echo-bearer-500', 'echo-bearer-result', 'echo-bearer-sse', 'echo-bearer-scope'] as const)(
     '%s: the bearer reaches neither the client nor a log',
     async (mode) => {
       callMode = mode;
