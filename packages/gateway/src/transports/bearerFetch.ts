@@ -56,19 +56,21 @@ function refusedAnswer(body: RequestInit['body'], error: GatewayError, status = 
 
 /**
  * A 403 `insufficient_scope` (RFC 6750 §3.1): the token lacks a scope the upstream asks for. A
- * step-up needs the user (a new authorization), so it is refused, naming the scope and the login
- * to run; any other 403 is the upstream's answer, as it is.
+ * step-up needs the user (a new authorization), so it is refused, naming the scope (the bearer
+ * redacted from it) and the login to run; any other 403 is the upstream's answer, as it is.
  */
 async function insufficientScope(
   oauth: UpstreamOAuth,
   response: Response,
-  body: RequestInit['body'],
+  exchange: { body: RequestInit['body']; token: string | undefined },
   report: BearerReport,
 ): Promise<Response> {
   const { error, scope } = extractWWWAuthenticateParams(response);
   if (error !== 'insufficient_scope') return response;
   await response.body?.cancel().catch(() => undefined);
-  const asked = scope === undefined ? 'a scope its token does not carry' : `the scope "${scope}"`;
+  const { body, token } = exchange;
+  const shown = token === undefined ? scope : scope?.replaceAll(token, REDACTED);
+  const asked = shown === undefined ? 'a scope its token does not carry' : `the scope "${shown}"`;
   report('refused', 'insufficient_scope');
   return refusedAnswer(body, oauth.refusal('insufficient_scope', `the upstream asks for ${asked}`), 403);
 }
@@ -116,13 +118,13 @@ export function bearerFetch(
       return withoutBearer(await base(url, withBearer(init, token)), token);
     };
     const first = await send(() => oauth.accessToken());
-    if (first.status === 403) return insufficientScope(oauth, first, init?.body, report);
+    if (first.status === 403) return insufficientScope(oauth, first, { body: init?.body, token }, report);
     if (first.status !== 401 || token === undefined) return first;
     await first.body?.cancel().catch(() => undefined);
     const rejected = token;
     const second = await send(() => oauth.refresh(rejected));
     if (token !== undefined) report('refreshed', 'upstream_401');
-    if (second.status === 403) return insufficientScope(oauth, second, init?.body, report);
+    if (second.status === 403) return insufficientScope(oauth, second, { body: init?.body, token }, report);
     if (second.status !== 401 || token === undefined) return second;
     await second.body?.cancel().catch(() => undefined);
     report('refused', 'login_required');
