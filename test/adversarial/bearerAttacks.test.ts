@@ -275,6 +275,21 @@ describe('401: one refresh at the pinned issuer, then -32041', () => {
     expect(everythingSaid()).not.toMatch(/tok-\d|ref-\d/);
   });
 
+  test('check: refused after a refresh (exit 2) naming the login, no token printed', async () => {
+    accepted = 'never';
+    tokenMode = 'refused-upstream';
+    const pinFile = join(home, 'evil.json');
+    await writeFile(
+      pinFile,
+      JSON.stringify({ ...pinFor('evil', evil.url, [ECHO]), auth: { mode: 'client', issuer: origin } }),
+    );
+    const run = await runToolpin(['check', pinFile]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`run: toolpin login ${pinFile}`);
+    expect(`${run.stdout}${run.stderr}`).not.toMatch(/tok-\d|ref-\d/);
+    expect(seen.some((request) => request.path.startsWith('other:'))).toBe(false);
+  });
+
   test('an expired token is refreshed once for concurrent requests', async () => {
     const stale = accepted;
     accepted = 'never-yet';
@@ -292,6 +307,15 @@ describe('401: one refresh at the pinned issuer, then -32041', () => {
 });
 
 describe('a token endpoint that answers what cannot be used', () => {
+  test('a store edited to hold a CR/LF token: refused before anything is sent, the token not quoted', async () => {
+    await seedStore(`${accepted}\r\nX-Injected: 1`);
+    const refused = await rejectionOf(call('x'), McpError);
+    expect(refused).toMatchObject({ code: -32041, data: { auth: 'login_required' } });
+    expect(refused.message).toContain('cannot be sent');
+    expect(seen).toEqual([]);
+    expect(everythingSaid()).not.toContain('X-Injected');
+  });
+
   test.each(['crlf', 'mac', 'huge', 'html'] as const)(
     'a refresh answered %s: -32041 login_required, nothing sent with it, nothing stored',
     async (mode) => {
