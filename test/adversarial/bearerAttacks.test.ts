@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { connectV1Client } from '../peers/index.js';
+import { connectV1Client, defaultTools } from '../peers/index.js';
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { pinFor } from '../support/pinFor.js';
 import {
@@ -24,15 +24,18 @@ import { runToolpin } from '../support/runToolpin.js';
 // token_type, a huge answer), and to echo the bearer back so that it reaches a client or a log.
 // One gateway (serve: the bridged route carries the bearer), one token store, for the file.
 
-const ECHO = {
-  name: 'echo',
-  description: 'Echoes the given text back unchanged.',
-  inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-};
+/** The peers' echo tool: the one tool the upstream lists. */
+const ECHO = defaultTools()[0]!;
 
 /** How the upstream answers a tools/call (the handshake and tools/list are always answered). */
 type CallMode =
-  'echo' | 'redirect-other' | 'redirect-same' | 'echo-bearer-500' | 'echo-bearer-result' | 'echo-bearer-sse';
+  | 'echo'
+  | 'redirect-other'
+  | 'redirect-same'
+  | 'echo-bearer-500'
+  | 'echo-bearer-result'
+  | 'echo-bearer-sse'
+  | 'echo-bearer-scope';
 /** How its token endpoint answers a refresh. */
 type TokenMode = 'fresh' | 'refused-upstream' | 'crlf' | 'huge' | 'mac' | 'html';
 
