@@ -1,6 +1,6 @@
 import { chmod, mkdir, readFile, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type {
   AuthorizationServerMetadata,
   OAuthClientInformationMixed,
@@ -37,6 +37,10 @@ interface StoreDocument {
 }
 
 const EMPTY: StoreDocument = { version: 1, issuers: {} };
+
+// The changes of this process to each store file, one after another: a read, an update and a write
+// that overlapped another (two routes refreshing at once) would drop the other's tokens.
+const writing = new Map<string, Promise<void>>();
 
 /** The environment variable naming another token store file (a profile, a container's volume). */
 export const TOKEN_STORE_ENV = 'TOOLPIN_TOKEN_STORE';
@@ -79,8 +83,26 @@ export class OAuthTokenStore {
     return (await this.read()).issuers[issuer];
   }
 
-  /** Replaces what is stored for `issuer` with what `change` returns (undefined: forget the issuer). */
-  async update(issuer: string, change: (record: IssuerRecord) => IssuerRecord | undefined): Promise<void> {
+  /**
+   * Replaces what is stored for `issuer` with what `change` returns (undefined: forget the issuer).
+   * The updates of this process to one file are made one at a time (another process's are not: see
+   * docs/oauth-client.md).
+   */
+  update(issuer: string, change: (record: IssuerRecord) => IssuerRecord | undefined): Promise<void> {
+    const key = resolve(this.file);
+    const done = (writing.get(key) ?? Promise.resolve()).then(() => this.write(issuer, change));
+    const tail = done.catch(() => undefined);
+    writing.set(key, tail);
+    void tail.then(() => {
+      if (writing.get(key) === tail) writing.delete(key);
+    });
+    return done;
+  }
+
+  private async write(
+    issuer: string,
+    change: (record: IssuerRecord) => IssuerRecord | undefined,
+  ): Promise<void> {
     const document = await this.read();
     const next = change(document.issuers[issuer] ?? { resources: {} });
     const issuers = { ...document.issuers };

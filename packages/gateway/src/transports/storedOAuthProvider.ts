@@ -9,6 +9,18 @@ import type { ClientAuthConfig } from '../config/authSchema.js';
 import { CLIENT_INFO } from '../defaults.js';
 import type { OAuthTokenStore, StoredTokens } from './oauthTokenStore.js';
 
+/**
+ * Why an access token cannot be sent as `Authorization: Bearer <token>`, or undefined when it can:
+ * a token_type other than Bearer (RFC 6749 §7.1: a client does not use a token of a type it does not
+ * know), or characters outside visible ASCII (a CR/LF would inject a header). Never quotes the token.
+ */
+export function unusableToken(tokens: Pick<OAuthTokens, 'access_token' | 'token_type'>): string | undefined {
+  if (tokens.token_type.toLowerCase() !== 'bearer') return `its token_type is not Bearer`;
+  if (!/^[\x21-\x7e]+$/.test(tokens.access_token))
+    return 'its access token has characters an HTTP header cannot carry';
+  return undefined;
+}
+
 /** What a {@link StoredOAuthProvider} serves: one upstream, at one authorization server. */
 export interface StoredOAuthProviderOptions {
   readonly store: OAuthTokenStore;
@@ -97,6 +109,9 @@ export class StoredOAuthProvider implements OAuthClientProvider {
   }
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
+    // A token that could not be sent is not kept (the login or the refresh fails instead).
+    const unusable = unusableToken(tokens);
+    if (unusable !== undefined) throw new Error(`the authorization server's answer is refused: ${unusable}`);
     const { resourceKey, redirectUrl, discovery } = this.options;
     const entry: StoredTokens = {
       tokens,

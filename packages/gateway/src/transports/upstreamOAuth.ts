@@ -18,7 +18,7 @@ import { AUTH_FETCH_TIMEOUT_MS, CLIENT_INFO, OAUTH_EXPIRY_MARGIN_MS } from '../d
 import { GatewayError } from '../errors.js';
 import { oauthFetch } from './oauthFetch.js';
 import { OAuthTokenStore, type StoredTokens } from './oauthTokenStore.js';
-import { StoredOAuthProvider } from './storedOAuthProvider.js';
+import { StoredOAuthProvider, unusableToken } from './storedOAuthProvider.js';
 
 /** Why the client mode cannot authorize a request: the `reason` of its GW_UPSTREAM_AUTH and -32041. */
 export type UpstreamAuthReason =
@@ -295,7 +295,18 @@ export class UpstreamOAuth {
     if (stored === undefined) throw this.refusal('login_required', `no OAuth token for ${discovery.issuer}`);
     const expiring =
       stored.expiresAt !== undefined && stored.expiresAt - OAUTH_EXPIRY_MARGIN_MS <= Date.now();
-    return expiring ? this.refresh(stored.tokens.access_token) : stored.tokens.access_token;
+    return expiring ? this.refresh(stored.tokens.access_token) : this.sendable(stored, discovery);
+  }
+
+  /** The stored access token, when it can be sent as a bearer (a store edited by hand may hold one that cannot). */
+  private sendable(stored: StoredTokens, discovery: UpstreamDiscovery): string {
+    const unusable = unusableToken(stored.tokens);
+    if (unusable !== undefined)
+      throw this.refusal(
+        'login_required',
+        `the stored OAuth token for ${discovery.issuer} cannot be sent: ${unusable}`,
+      );
+    return stored.tokens.access_token;
   }
 
   /**
@@ -312,7 +323,8 @@ export class UpstreamOAuth {
   private async refreshOnce(rejected: string): Promise<string> {
     const discovery = await this.discover();
     const stored = await this.stored(discovery);
-    if (stored !== undefined && stored.tokens.access_token !== rejected) return stored.tokens.access_token;
+    if (stored !== undefined && stored.tokens.access_token !== rejected)
+      return this.sendable(stored, discovery);
     if (stored?.tokens.refresh_token === undefined)
       throw this.refusal(
         'login_required',
@@ -340,7 +352,7 @@ export class UpstreamOAuth {
         'login_required',
         `the refresh of its OAuth token at ${discovery.issuer} was refused`,
       );
-    return fresh.tokens.access_token;
+    return this.sendable(fresh, discovery);
   }
 }
 

@@ -222,6 +222,19 @@ describe('OAuthTokenStore', () => {
     });
   });
 
+  it('keeps every change of concurrent updates to one file (two routes refreshing at once)', async () => {
+    const file = join(dir, 'concurrent.json');
+    // One store per client-mode pin, as upstreamOAuthOf makes them, all on the user's one file.
+    const issuers = Array.from({ length: 8 }, (_, index) => `https://idp${index}.example/`);
+    await Promise.all(
+      issuers.map((issuer) =>
+        new OAuthTokenStore(file).update(issuer, (record) => ({ ...record, resources: {} })),
+      ),
+    );
+    const written = JSON.parse(await readFile(file, 'utf8')) as { issuers: Record<string, unknown> };
+    expect(Object.keys(written.issuers).sort()).toEqual(issuers);
+  });
+
   it('reads a file that does not parse as empty, and lives where TOOLPIN_TOKEN_STORE says', async () => {
     const file = join(dir, 'garbage.json');
     await writeFile(file, 'not json');
