@@ -15,7 +15,7 @@ export const GATEWAY_FLOORS = Object.freeze([
   {
     name: 'wire',
     kind: 'folder',
-    role: 'the protocol, pure: JSON-RPC, media types, SSE framing, headers, URL redaction, depth',
+    role: 'the protocol, pure: JSON-RPC, media types, SSE framing, headers, URL and byte redaction, depth',
   },
   {
     name: 'explain',
