@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { pinFor } from '../support/pinFor.js';
 import { initializeRequest, statelessEnvelope } from '../support/rawMcp.js';
-import { connectWrap, stdioPinFor, writePin, type WrapHandle } from '../transports/support.js';
+import { startWrapInProcess, stdioPinFor, writePin, type InProcessWrap } from '../transports/support.js';
 import { lenientMessages, responsesIn } from './support/lenientRead.js';
 import { answerJson, startMaliciousUpstream, type MaliciousUpstream } from './support/maliciousUpstream.js';
 import { exchangeRaw, RawConnection, rawPost, rawRequest } from './support/rawClient.js';
@@ -242,7 +242,7 @@ describe('redteam A (bridged stdio route): a tools/call notification reaches the
 describe('redteam A (toolpin wrap): a tools/call notification reaches the wrapped server', () => {
   let dir: string;
   let callLog: string;
-  let wrap: WrapHandle;
+  let wrap: InProcessWrap;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'toolpin-redteam-wrap-'));
@@ -250,13 +250,18 @@ describe('redteam A (toolpin wrap): a tools/call notification reaches the wrappe
     const script = join(dir, 'rawStdioServer.cjs');
     await writeFile(script, RAW_STDIO_SERVER);
     const pinFile = await writePin(dir, pinFor('raw', 'http://127.0.0.1:9/mcp', [ECHO]));
-    wrap = await connectWrap(pinFile, [process.execPath, script], {
-      CALL_LOG: callLog,
-      ECHO_TOOL: JSON.stringify(ECHO),
-    });
+    // wrap runs in-process (what it decides is the same program); the server is still its child,
+    // its variables set by env(1) for it alone.
+    wrap = await startWrapInProcess(pinFile, [
+      '/usr/bin/env',
+      `CALL_LOG=${callLog}`,
+      `ECHO_TOOL=${JSON.stringify(ECHO)}`,
+      process.execPath,
+      script,
+    ]);
   }, 20_000);
   afterAll(async () => {
-    await wrap?.client.close();
+    await wrap?.close();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -275,7 +280,7 @@ describe('redteam A (toolpin wrap): a tools/call notification reaches the wrappe
     await wrap.client.notification({
       method: 'tools/call',
       params: { name: 'evil', arguments: { cmd: 'id' } },
-    } as unknown as Parameters<WrapHandle['client']['notification']>[0]);
+    } as unknown as Parameters<InProcessWrap['client']['notification']>[0]);
     // Handled in order: once the ping is answered, the notification went wherever it went.
     await wrap.client.ping();
     expect((await executed()).slice(before.length)).toEqual([]);
