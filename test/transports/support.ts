@@ -11,12 +11,23 @@ import { pinFor, type PinForOptions } from '../support/pinFor.js';
 /** The drifting stdio test server (test/fixtures/driftingStdioServer.mjs). */
 export const FIXTURE_SERVER = fileURLToPath(new URL('../fixtures/driftingStdioServer.mjs', import.meta.url));
 
+/**
+ * The raw stdio test server (test/fixtures/rawStdioServer.mjs): no SDK, so a child starts for about
+ * a quarter of the drifting fixture's CPU, where a test needs a real child but not the SDK's server.
+ */
+export const RAW_FIXTURE_SERVER = fileURLToPath(new URL('../fixtures/rawStdioServer.mjs', import.meta.url));
+
 /** The built toolpin CLI. */
 export const TOOLPIN_CLI = fileURLToPath(new URL('../../packages/gateway/dist/cli/main.js', import.meta.url));
 
 /** [node, fixture]: the drifting stdio server as a command. */
 export function fixtureCommand(): [string, ...string[]] {
   return [process.execPath, FIXTURE_SERVER];
+}
+
+/** [node, fixture]: the raw stdio server as a command. */
+export function rawFixtureCommand(): [string, ...string[]] {
+  return [process.execPath, RAW_FIXTURE_SERVER];
 }
 
 /** Lists a stdio server's catalog the way `toolpin pin --command` would (the exported client). */
