@@ -12,6 +12,7 @@ import {
   countAlive,
   eventually,
   fixtureCommand,
+  rawFixtureCommand,
   stdioPinFor,
   writtenPids,
 } from './support.js';
@@ -43,9 +44,10 @@ interface LocalRoute {
 
 /**
  * Starts a gateway with one stdio route `local` to the drifting fixture, pinned to its catalog,
- * with a two-second idle bound and this upstream timeout. The fixture's switches are files in `dir`.
+ * with this upstream timeout and idle bound (a credential's child idle this long is stopped). The
+ * fixture's switches are files in `dir`.
  */
-async function startLocalRoute(upstreamTimeoutMs: number): Promise<LocalRoute> {
+async function startLocalRoute(upstreamTimeoutMs: number, ttlSeconds: number): Promise<LocalRoute> {
   const dir = await mkdtemp(join(tmpdir(), 'toolpin-stateless-'));
   const env = {
     TOOLPIN_FIXTURE_PID_DIR: dir,
@@ -55,7 +57,7 @@ async function startLocalRoute(upstreamTimeoutMs: number): Promise<LocalRoute> {
   };
   const pinned = await catalogAtStart(fixtureCommand());
   const gateway = await startGatewayHarness([stdioPinFor('local', fixtureCommand(), pinned, env)], {
-    sessions: { ttlSeconds: 2 },
+    sessions: { ttlSeconds },
     limits: { upstreamTimeoutMs },
   });
   return { dir, gateway, pinned };
@@ -74,7 +76,8 @@ describe('2026-07-28 clients on a stdio route: one child per credential', () => 
   }
 
   beforeEach(async () => {
-    ({ dir, gateway, pinned } = await startLocalRoute(3000));
+    // No test here waits for the idle bound: long enough that no child is stopped under a test.
+    ({ dir, gateway, pinned } = await startLocalRoute(3000, 60));
   });
 
   afterEach(async () => {
@@ -215,15 +218,38 @@ describe('2026-07-28 clients on a stdio route: one child per credential', () => 
     // One cancellation: the listing and the answered add were not cancelled after their answers.
     expect((await messages()).filter((method) => method === 'notifications/cancelled')).toHaveLength(1);
   });
+});
+
+describe('2026-07-28 clients on a stdio route: idle children are stopped', () => {
+  // Its own gateway, with the smallest idle bound there is (1 s), since the test waits it out; its
+  // children are the raw stdio fixture (no SDK: a quarter of the CPU), as only their lives count.
+  let dir: string;
+  let gateway: GatewayHarness;
+  let client: Client | undefined;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'toolpin-stateless-idle-'));
+    const pinned = await catalogAtStart(rawFixtureCommand());
+    const env = { TOOLPIN_RAW_PID_DIR: dir };
+    gateway = await startGatewayHarness([stdioPinFor('raw', rawFixtureCommand(), pinned, env)], {
+      sessions: { ttlSeconds: 1 },
+    });
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    await gateway.close();
+    await rm(dir, { recursive: true, force: true });
+  });
 
   it('stops the child when the credential has been idle, and on gateway shutdown', async () => {
-    const client = await connect();
-    await client.callTool({ name: 'add', arguments: { a: 1, b: 1 } });
+    client = await connectModern(`${gateway.url}/raw/mcp`);
+    await client.callTool({ name: 'echo', arguments: { text: 'first' } });
     const idle = await writtenPids(dir);
     expect(await eventually(async () => (await countAlive(idle)) === 0)).toBe(true);
     expect(gateway.events('session.ended').length).toBeGreaterThanOrEqual(1);
 
-    await client.callTool({ name: 'add', arguments: { a: 2, b: 2 } });
+    await client.callTool({ name: 'echo', arguments: { text: 'second' } });
     const live = (await writtenPids(dir)).filter((pid) => !idle.includes(pid));
     expect(await countAlive(live)).toBe(1);
     await gateway.running.close();
@@ -237,7 +263,7 @@ describe("2026-07-28 clients on a stdio route: the gateway's own listing is boun
   let client: Client | undefined;
 
   beforeAll(async () => {
-    route = await startLocalRoute(1500);
+    route = await startLocalRoute(1500, 2);
   });
 
   afterAll(async () => {
