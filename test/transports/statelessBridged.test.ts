@@ -43,22 +43,21 @@ interface LocalRoute {
 }
 
 /**
- * Starts a gateway with one stdio route `local` to the drifting fixture, pinned to its catalog,
- * with this upstream timeout and idle bound (a credential's child idle this long is stopped). The
- * fixture's switches are files in `dir`.
+ * Starts a gateway with one stdio route `local` to the drifting fixture, pinned to its catalog. No
+ * test on it waits for a bound: its idle bound is long enough never to stop a child under a test.
+ * The fixture's switches are files in `dir`.
  */
-async function startLocalRoute(upstreamTimeoutMs: number, ttlSeconds: number): Promise<LocalRoute> {
+async function startLocalRoute(): Promise<LocalRoute> {
   const dir = await mkdtemp(join(tmpdir(), 'toolpin-stateless-'));
   const env = {
     TOOLPIN_FIXTURE_PID_DIR: dir,
     TOOLPIN_FIXTURE_DRIFT_IF: join(dir, 'drift'),
-    TOOLPIN_FIXTURE_HANG_LIST_IF: join(dir, 'hang'),
     TOOLPIN_FIXTURE_MESSAGE_LOG: join(dir, 'messages.log'),
   };
   const pinned = await catalogAtStart(fixtureCommand());
   const gateway = await startGatewayHarness([stdioPinFor('local', fixtureCommand(), pinned, env)], {
-    sessions: { ttlSeconds },
-    limits: { upstreamTimeoutMs },
+    sessions: { ttlSeconds: 60 },
+    limits: { upstreamTimeoutMs: 3000 },
   });
   return { dir, gateway, pinned };
 }
@@ -76,8 +75,7 @@ describe('2026-07-28 clients on a stdio route: one child per credential', () => 
   }
 
   beforeEach(async () => {
-    // No test here waits for the idle bound: long enough that no child is stopped under a test.
-    ({ dir, gateway, pinned } = await startLocalRoute(3000, 60));
+    ({ dir, gateway, pinned } = await startLocalRoute());
   });
 
   afterEach(async () => {
@@ -258,23 +256,28 @@ describe('2026-07-28 clients on a stdio route: idle children are stopped', () =>
 });
 
 describe("2026-07-28 clients on a stdio route: the gateway's own listing is bounded", () => {
-  // Its own gateway: each call waits out upstreamTimeoutMs, so this one is shorter than above.
-  let route: LocalRoute;
+  // Its own gateway: each call waits out upstreamTimeoutMs, so this one is shorter than above. Its
+  // child is the raw stdio fixture, never answering tools/list: started in a fraction of the
+  // drifting fixture's time, so its initialize fits a one-second bound on a loaded machine too.
+  let gateway: GatewayHarness;
   let client: Client | undefined;
 
   beforeAll(async () => {
-    route = await startLocalRoute(1500, 2);
+    const pinned = await catalogAtStart(rawFixtureCommand());
+    const env = { TOOLPIN_RAW_MODE: 'hang' };
+    gateway = await startGatewayHarness([stdioPinFor('raw', rawFixtureCommand(), pinned, env)], {
+      sessions: { ttlSeconds: 2 },
+      limits: { upstreamTimeoutMs: 1000 },
+    });
   });
 
   afterAll(async () => {
     await client?.close();
-    await route.gateway.close();
-    await rm(route.dir, { recursive: true, force: true });
+    await gateway.close();
   });
 
   it('a hanging tools/list refuses the call as catalog_unavailable', async () => {
-    await writeFile(join(route.dir, 'hang'), '');
-    client = await connectModern(`${route.gateway.url}/local/mcp`);
+    client = await connectModern(`${gateway.url}/raw/mcp`);
     for (const text of ['first', 'second']) {
       const error = await rejection(client.callTool({ name: 'echo', arguments: { text } }));
       expect(error.code).toBe(-32040);
