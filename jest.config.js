@@ -18,6 +18,8 @@ export default {
   // Two workers on the 2-core machines the suite runs on: most tests wait on sockets and child
   // processes, so a second worker overlaps those waits.
   maxWorkers: 2,
+  // The longest files first, also on a machine with no jest cache (CI): scripts/testSequencer.mjs.
+  testSequencer: fileURLToPath(new URL('./scripts/testSequencer.mjs', import.meta.url)),
   // A bound, not a timing assertion, applied by scripts/testSetup.mjs (TEST_TIMEOUT_MS there):
   // e2e tests start node processes, which on a loaded 2-core machine went past jest's default 5 s.
   testTimeout: 20_000,

@@ -25,9 +25,19 @@ const COMMANDS: Readonly<Record<string, () => Promise<RegisterCommand>>> = {
 };
 
 /**
+ * The commands that `args` need registered: the one they name; none for `--version` (printed before
+ * any command is looked at: about 0.15 s of CPU instead of 1.1 s with them all); else, without a
+ * command name (`--help`, `help`, a mistyped name), every command, so help and suggestions list them.
+ */
+function commandsFor(args: readonly string[]): string[] {
+  const first = args[0];
+  if (first === '--version' || first === '-V') return [];
+  return first !== undefined && Object.hasOwn(COMMANDS, first) ? [first] : Object.keys(COMMANDS);
+}
+
+/**
  * The toolpin command line: a thin list of registrations, one command per file, each writing to `io`.
- * Given the arguments, it registers only the command they name; without a command name (`--help`,
- * `--version`, `help`, a mistyped name) every command, so help and suggestions list them all.
+ * Given the arguments, it registers only the commands they need (commandsFor).
  */
 export async function createProgram(
   io: CliIo,
@@ -44,9 +54,7 @@ export async function createProgram(
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
     });
-  const first = args[0];
-  const names = first !== undefined && Object.hasOwn(COMMANDS, first) ? [first] : Object.keys(COMMANDS);
-  const registrations = await Promise.all(names.map((name) => COMMANDS[name]?.()));
+  const registrations = await Promise.all(commandsFor(args).map((name) => COMMANDS[name]?.()));
   for (const register of registrations) register?.(program, io, done);
   return program;
 }

@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CLIENT_INFO } from '../../src/defaults.js';
 import { fixture, runCli } from './runCli.js';
 
 // Bad flags end in one line naming the flag and exit 2, before anything is listed or started.
@@ -58,5 +59,33 @@ describe('files the CLI writes and reads', () => {
     expect(run.code).toBe(2);
     expect(JSON.parse(run.stdout)).toMatchObject({ status: 'unknown', file: broken });
     expect(run.stderr).toContain('toolpin check:');
+  });
+});
+
+// `--version` registers no command (program.ts commandsFor); help still lists them all.
+describe('toolpin --version and --help', () => {
+  it.each([['--version'], ['-V']])('%s prints the version of the gateway package, exit 0', async (flag) => {
+    expect(await runCli(flag)).toEqual({ code: 0, stdout: `${CLIENT_INFO.version}\n`, stderr: '' });
+  });
+
+  it('--help lists every command', async () => {
+    const run = await runCli('--help');
+    expect(run.code).toBe(0);
+    const commands = run.stdout.slice(run.stdout.indexOf('Commands:'));
+    const listed = [...commands.matchAll(/^ {2}([a-z]+) /gm)].map(([, name]) => name);
+    expect(listed).toEqual([
+      'digest',
+      'key',
+      'diff',
+      'serve',
+      'pin',
+      'check',
+      'approve',
+      'wrap',
+      'login',
+      'protect',
+      'unprotect',
+      'help',
+    ]);
   });
 });
