@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { callRequest, openRawSession, parseSseEvents, postRaw, type RawReply } from '../support/rawMcp.js';
-import { fixtureCommand, listStdioCatalog, stdioPinFor } from './support.js';
+import { catalogAtStart, fixtureCommand, stdioPinFor } from './support.js';
 
 /** One JSON-RPC response as a client reads it. */
 interface Answer {
@@ -34,7 +34,7 @@ describe('bridged endpoint: JSON-RPC batches of a stdio upstream', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'toolpin-batches-'));
     callLog = join(dir, 'calls.log');
-    const tools = await listStdioCatalog(fixtureCommand());
+    const tools = await catalogAtStart(fixtureCommand());
     const env = { TOOLPIN_FIXTURE_DRIFT: '1', TOOLPIN_FIXTURE_CALL_LOG: callLog };
     gateway = await startGatewayHarness([stdioPinFor('drifting', fixtureCommand(), tools, env)]);
     endpoint = `${gateway.url}/drifting/mcp`;

@@ -24,12 +24,29 @@ interface RecordingClient {
   readonly resumes: number[];
 }
 
-/** Connects a recording client to `endpoint`; with `sessionId` it joins that session (no initialize). */
-async function connectRecording(endpoint: string, sessionId?: string): Promise<RecordingClient> {
+/**
+ * Connects a recording client to `endpoint`; with `sessionId` it joins that session (no initialize).
+ * `reconnectionDelayMs` replaces the SDK's first delay (1 s) before it resumes a stream that ended.
+ */
+async function connectRecording(
+  endpoint: string,
+  sessionId?: string,
+  reconnectionDelayMs?: number,
+): Promise<RecordingClient> {
   const gets: number[] = [];
   const resumes: number[] = [];
   const transport = new StreamableHTTPClientTransport(new URL(endpoint), {
     ...(sessionId === undefined ? {} : { sessionId }),
+    ...(reconnectionDelayMs === undefined
+      ? {}
+      : {
+          reconnectionOptions: {
+            initialReconnectionDelay: reconnectionDelayMs,
+            maxReconnectionDelay: 30_000,
+            reconnectionDelayGrowFactor: 1.5,
+            maxRetries: 2,
+          },
+        }),
     fetch: async (url, init) => {
       const response = await fetch(url, init);
       if (init?.method === 'GET') gets.push(response.status);
@@ -247,15 +264,16 @@ describe('bridged endpoint: resuming refusals and batches', () => {
 
   it('refuses to resume a stream from the refusal that ended it, so no resumed stream stays open', async () => {
     await writeFile(listGate, '');
-    const recording = await connectRecording(endpoint);
+    // The SDK's other reconnection options as they are; only its wait before resuming is shorter.
+    const recording = await connectRecording(endpoint, undefined, 20);
     clients.push(recording);
     await expect(recording.client.callTool({ name: 'echo', arguments: { text: 'x' } })).rejects.toMatchObject(
       {
         code: -32040,
       },
     );
-    // The SDK v1 client takes an error answer for no answer and resumes the ended stream (after 1 s):
-    // a replay of nothing would stay open until the client leaves.
+    // The SDK v1 client takes an error answer for no answer and resumes the ended stream (after
+    // 20 ms here, 1 s by default): a replay of nothing would stay open until the client leaves.
     expect(await eventually(() => recording.resumes.length > 0)).toBe(true);
     expect(recording.resumes.every((status) => status === 400)).toBe(true);
   });

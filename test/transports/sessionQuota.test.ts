@@ -6,10 +6,10 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { callRequest, initializeRequest, openRawSession, postRaw } from '../support/rawMcp.js';
 import {
+  catalogAtStart,
   countAlive,
   eventually,
-  fixtureCommand,
-  listStdioCatalog,
+  rawFixtureCommand,
   stdioPinFor,
   writtenPids,
 } from './support.js';
@@ -17,6 +17,8 @@ import {
 // Finding 12 of issue 11: bare initialize requests to a stdio route each spawned a child held for
 // the session TTL (an hour), until every later client got 503. Bridged sessions now have a
 // per-client quota (credential, else remote address) and a short idle timeout of their own.
+// The children are the raw stdio fixture (no SDK): real processes at a quarter of the CPU, since
+// what is under test is the gateway's count of them, not what they serve.
 
 const ALICE = { authorization: 'Bearer alice' };
 const BOB = { authorization: 'Bearer bob' };
@@ -24,7 +26,7 @@ const BOB = { authorization: 'Bearer bob' };
 let pinned: Tool[];
 
 beforeAll(async () => {
-  pinned = await listStdioCatalog(fixtureCommand());
+  pinned = await catalogAtStart(rawFixtureCommand());
 });
 
 function errorOf(message: unknown): { code?: number; data?: Record<string, unknown> } | undefined {
@@ -36,7 +38,7 @@ describe('bridged sessions: a quota per client', () => {
   let url: string;
 
   beforeEach(async () => {
-    gateway = await startGatewayHarness([stdioPinFor('local', fixtureCommand(), pinned)], {
+    gateway = await startGatewayHarness([stdioPinFor('local', rawFixtureCommand(), pinned)], {
       sessions: { bridgedPerClient: 2 },
     });
     url = `${gateway.url}/local/mcp`;
@@ -135,7 +137,7 @@ describe('bridged sessions: a quota per remote address', () => {
   let url: string;
 
   beforeEach(async () => {
-    gateway = await startGatewayHarness([stdioPinFor('local', fixtureCommand(), pinned)], {
+    gateway = await startGatewayHarness([stdioPinFor('local', rawFixtureCommand(), pinned)], {
       sessions: { bridgedPerClient: 2, bridgedPerAddress: 3 },
     });
     url = `${gateway.url}/local/mcp`;
@@ -182,9 +184,9 @@ describe('bridged sessions: the idle timeout reaps children', () => {
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'toolpin-idle-'));
-    const env = { TOOLPIN_FIXTURE_PID_DIR: dir };
+    const env = { TOOLPIN_RAW_PID_DIR: dir };
     // A one-second idle bound, far below the sessions' TTL (an hour): the two are separate.
-    gateway = await startGatewayHarness([stdioPinFor('local', fixtureCommand(), pinned, env)], {
+    gateway = await startGatewayHarness([stdioPinFor('local', rawFixtureCommand(), pinned, env)], {
       sessions: { bridgedIdleSeconds: 1, ttlSeconds: 3600 },
     });
     url = `${gateway.url}/local/mcp`;

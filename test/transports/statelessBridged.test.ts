@@ -12,6 +12,7 @@ import {
   countAlive,
   eventually,
   fixtureCommand,
+  rawFixtureCommand,
   stdioPinFor,
   writtenPids,
 } from './support.js';
@@ -42,21 +43,21 @@ interface LocalRoute {
 }
 
 /**
- * Starts a gateway with one stdio route `local` to the drifting fixture, pinned to its catalog,
- * with a two-second idle bound and this upstream timeout. The fixture's switches are files in `dir`.
+ * Starts a gateway with one stdio route `local` to the drifting fixture, pinned to its catalog. No
+ * test on it waits for a bound: its idle bound is long enough never to stop a child under a test.
+ * The fixture's switches are files in `dir`.
  */
-async function startLocalRoute(upstreamTimeoutMs: number): Promise<LocalRoute> {
+async function startLocalRoute(): Promise<LocalRoute> {
   const dir = await mkdtemp(join(tmpdir(), 'toolpin-stateless-'));
   const env = {
     TOOLPIN_FIXTURE_PID_DIR: dir,
     TOOLPIN_FIXTURE_DRIFT_IF: join(dir, 'drift'),
-    TOOLPIN_FIXTURE_HANG_LIST_IF: join(dir, 'hang'),
     TOOLPIN_FIXTURE_MESSAGE_LOG: join(dir, 'messages.log'),
   };
   const pinned = await catalogAtStart(fixtureCommand());
   const gateway = await startGatewayHarness([stdioPinFor('local', fixtureCommand(), pinned, env)], {
-    sessions: { ttlSeconds: 2 },
-    limits: { upstreamTimeoutMs },
+    sessions: { ttlSeconds: 60 },
+    limits: { upstreamTimeoutMs: 3000 },
   });
   return { dir, gateway, pinned };
 }
@@ -74,7 +75,7 @@ describe('2026-07-28 clients on a stdio route: one child per credential', () => 
   }
 
   beforeEach(async () => {
-    ({ dir, gateway, pinned } = await startLocalRoute(3000));
+    ({ dir, gateway, pinned } = await startLocalRoute());
   });
 
   afterEach(async () => {
@@ -215,15 +216,38 @@ describe('2026-07-28 clients on a stdio route: one child per credential', () => 
     // One cancellation: the listing and the answered add were not cancelled after their answers.
     expect((await messages()).filter((method) => method === 'notifications/cancelled')).toHaveLength(1);
   });
+});
+
+describe('2026-07-28 clients on a stdio route: idle children are stopped', () => {
+  // Its own gateway, with the smallest idle bound there is (1 s), since the test waits it out; its
+  // children are the raw stdio fixture (no SDK: a quarter of the CPU), as only their lives count.
+  let dir: string;
+  let gateway: GatewayHarness;
+  let client: Client | undefined;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'toolpin-stateless-idle-'));
+    const pinned = await catalogAtStart(rawFixtureCommand());
+    const env = { TOOLPIN_RAW_PID_DIR: dir };
+    gateway = await startGatewayHarness([stdioPinFor('raw', rawFixtureCommand(), pinned, env)], {
+      sessions: { ttlSeconds: 1 },
+    });
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    await gateway.close();
+    await rm(dir, { recursive: true, force: true });
+  });
 
   it('stops the child when the credential has been idle, and on gateway shutdown', async () => {
-    const client = await connect();
-    await client.callTool({ name: 'add', arguments: { a: 1, b: 1 } });
+    client = await connectModern(`${gateway.url}/raw/mcp`);
+    await client.callTool({ name: 'echo', arguments: { text: 'first' } });
     const idle = await writtenPids(dir);
     expect(await eventually(async () => (await countAlive(idle)) === 0)).toBe(true);
     expect(gateway.events('session.ended').length).toBeGreaterThanOrEqual(1);
 
-    await client.callTool({ name: 'add', arguments: { a: 2, b: 2 } });
+    await client.callTool({ name: 'echo', arguments: { text: 'second' } });
     const live = (await writtenPids(dir)).filter((pid) => !idle.includes(pid));
     expect(await countAlive(live)).toBe(1);
     await gateway.running.close();
@@ -232,23 +256,28 @@ describe('2026-07-28 clients on a stdio route: one child per credential', () => 
 });
 
 describe("2026-07-28 clients on a stdio route: the gateway's own listing is bounded", () => {
-  // Its own gateway: each call waits out upstreamTimeoutMs, so this one is shorter than above.
-  let route: LocalRoute;
+  // Its own gateway: each call waits out upstreamTimeoutMs, so this one is shorter than above. Its
+  // child is the raw stdio fixture, never answering tools/list: started in a fraction of the
+  // drifting fixture's time, so its initialize fits a one-second bound on a loaded machine too.
+  let gateway: GatewayHarness;
   let client: Client | undefined;
 
   beforeAll(async () => {
-    route = await startLocalRoute(1500);
+    const pinned = await catalogAtStart(rawFixtureCommand());
+    const env = { TOOLPIN_RAW_MODE: 'hang' };
+    gateway = await startGatewayHarness([stdioPinFor('raw', rawFixtureCommand(), pinned, env)], {
+      sessions: { ttlSeconds: 2 },
+      limits: { upstreamTimeoutMs: 1000 },
+    });
   });
 
   afterAll(async () => {
     await client?.close();
-    await route.gateway.close();
-    await rm(route.dir, { recursive: true, force: true });
+    await gateway.close();
   });
 
   it('a hanging tools/list refuses the call as catalog_unavailable', async () => {
-    await writeFile(join(route.dir, 'hang'), '');
-    client = await connectModern(`${route.gateway.url}/local/mcp`);
+    client = await connectModern(`${gateway.url}/raw/mcp`);
     for (const text of ['first', 'second']) {
       const error = await rejection(client.callTool({ name: 'echo', arguments: { text } }));
       expect(error.code).toBe(-32040);
