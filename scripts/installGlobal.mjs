@@ -9,16 +9,29 @@
 // Both tarballs go to the same npm run so that the gateway's dependency on @toolpin/digest (its
 // `workspace:*`, written as the version by pack) is met by the packed digest: neither package is
 // on a registry. Their other dependencies come from npm's registry (or its cache).
+//
+// Run by the workspace's pnpm (`pnpm install:global`, or a test under `pnpm test`), the pack uses
+// that pnpm binary (npm_execpath); otherwise `npx -y pnpm@<version>`, which costs seconds more.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 // The workspace's pnpm (its `packageManager`), run through npx as everywhere in this repository.
 const pnpm = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).packageManager;
 const npmArgs = process.argv.slice(2);
+
+/** The command that runs the workspace's pnpm: the one running us if it is that version. */
+function pnpmCommand() {
+  const agent = process.env.npm_config_user_agent ?? '';
+  const execPath = process.env.npm_execpath;
+  // `pnpm exec` keeps the npm_execpath of whatever started pnpm (npx's npm): only a pnpm binary is taken.
+  const isPnpm = execPath !== undefined && /^pnpm(\.exe|\.cjs)?$/.test(basename(execPath));
+  if (isPnpm && agent.startsWith(`${pnpm.replace('@', '/')} `)) return [execPath];
+  return ['npx', '-y', pnpm];
+}
 
 /** Runs a command in the repository, stderr to ours; returns its stdout (or prints it: `show`). */
 function run(command, args, show = false) {
@@ -40,9 +53,9 @@ function run(command, args, show = false) {
 const packDir = mkdtempSync(join(tmpdir(), 'toolpin-pack-'));
 try {
   const packages = ['--filter', '@toolpin/digest', '--filter', '@toolpin/gateway'];
-  const json = run('npx', [
-    '-y',
-    pnpm,
+  const [command, ...pnpmArgs] = pnpmCommand();
+  const json = run(command, [
+    ...pnpmArgs,
     '--recursive',
     ...packages,
     'pack',
