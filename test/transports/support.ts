@@ -5,7 +5,14 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import type { ClientCapabilities, Prompt, ResourceTemplate, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  CallToolResult,
+  ClientCapabilities,
+  Progress,
+  Prompt,
+  ResourceTemplate,
+  Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import { createLogger } from '@toolpin/gateway';
 import { connectUpstreamClient } from '@toolpin/gateway/transports';
 import { runCli } from '../../packages/gateway/dist/cli/program.js';
@@ -280,4 +287,31 @@ export async function eventually(
     if (Date.now() >= deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/**
+ * Calls server-everything's `trigger-long-running-operation` (3 steps) through `client` and
+ * checks that its progress notifications arrived, in order, before the result; returns the result.
+ */
+export async function expectProgressBeforeResult(client: Client): Promise<CallToolResult> {
+  const seen: string[] = [];
+  const progress: Progress[] = [];
+  const result = await client.callTool(
+    { name: 'trigger-long-running-operation', arguments: { duration: 0.3, steps: 3 } },
+    undefined,
+    {
+      onprogress: (update) => {
+        progress.push(update);
+        seen.push('progress');
+      },
+    },
+  );
+  seen.push('result');
+  // The SDK client dispatches notifications a microtask late but responses at once, so the last
+  // progress can lose the race with a result read from the same chunk (direct connections too).
+  const values = progress.map((update) => update.progress);
+  expect(values.length).toBeGreaterThanOrEqual(2);
+  expect(values).toEqual([1, 2, 3].slice(0, values.length));
+  expect(seen.lastIndexOf('progress')).toBeLessThan(seen.indexOf('result'));
+  return result as CallToolResult;
 }
