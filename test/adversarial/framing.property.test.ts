@@ -14,7 +14,7 @@ import {
 import { findLeaks } from './support/lenientRead.js';
 import type { UpstreamExchange } from './support/maliciousUpstream.js';
 import { RawConnection, rawRequest } from './support/rawClient.js';
-import { listRequest, openSession, postJson, startRig, type RawReply, type Rig } from './support/rig.js';
+import { listRequest, openSession, postJson, type RawReply, useRig } from './support/rig.js';
 import { ECHO, ECHO_DRIFTED, EVIL } from './support/tools.js';
 
 /** Which exchange carries the answer to the client's tools/list. */
@@ -125,13 +125,8 @@ const HONEST_SSE: Scenario = {
   sse: { lineEnd: '\r', dataPrefix: '\t' },
 };
 
-let rig: Rig;
-
-beforeAll(async () => {
-  // A short upstream timeout bounds a run whose listing never comes.
-  rig = await startRig({ gateway: { limits: { upstreamTimeoutMs: 600 } } });
-});
-afterAll(async () => rig.close());
+// A short upstream timeout bounds a run whose listing never comes.
+const rig = useRig({ gateway: { limits: { upstreamTimeoutMs: 600 } } });
 
 /** The tools/list answer as the scenario spells it (one body; a batch when asked). */
 function listingBody(s: Scenario, id: unknown, extra: string[] = []): string {

@@ -4,7 +4,7 @@ import { answerText, envelopeText, sseEvent } from './support/framing.js';
 import { findLeaks, lenientMessages, responsesIn } from './support/lenientRead.js';
 import type { UpstreamExchange } from './support/maliciousUpstream.js';
 import { exchangeRaw, RawConnection, rawPost, rawRequest } from './support/rawClient.js';
-import { SERVER, startRig, type Rig } from './support/rig.js';
+import { type Rig, SERVER, useRig } from './support/rig.js';
 import { ECHO, ECHO_DRIFTED, EVIL } from './support/tools.js';
 import { utf7SmuggledBody } from './support/utf7.js';
 import { statelessEnvelope } from '../support/rawMcp.js';
@@ -74,12 +74,7 @@ function modernRequest(
 }
 
 describe('2026-07-28 clients on the HTTP front (stateless, through the proxy)', () => {
-  let rig: Rig;
-
-  beforeAll(async () => {
-    rig = await startRig({ upstream: { sessions: false } });
-  });
-  afterAll(async () => rig.close());
+  const rig = useRig({ upstream: { sessions: false } });
   beforeEach(() => {
     rig.upstream.reset();
     rig.upstream.catalog = 'drifted';
@@ -159,12 +154,7 @@ function idsOnStream(stream: RawConnection): unknown[] {
 }
 
 describe('legacy HTTP+SSE clients on the same HTTP upstream (/<name>/sse, bridged)', () => {
-  let rig: Rig;
-
-  beforeAll(async () => {
-    rig = await startRig();
-  });
-  afterAll(async () => rig.close());
+  const rig = useRig();
   beforeEach(() => {
     rig.upstream.reset();
     rig.upstream.catalog = 'drifted';

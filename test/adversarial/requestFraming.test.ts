@@ -5,7 +5,7 @@ import { pinFor } from '../support/pinFor.js';
 import { openRawSession } from '../support/rawMcp.js';
 import { exchangeRaw, headerOf, RawConnection, rawPost, rawRequest } from './support/rawClient.js';
 import { responsesIn } from './support/lenientRead.js';
-import { openSession, startRig, type Rig } from './support/rig.js';
+import { useSessionRig } from './support/rig.js';
 import { EVIL } from './support/tools.js';
 import { utf7SmuggledBody } from './support/utf7.js';
 
@@ -26,14 +26,7 @@ function chunked(body: string): string {
 }
 
 describe('finding 1: a body on GET, DELETE, OPTIONS or PUT never reaches the upstream', () => {
-  let rig: Rig;
-  let session: Record<string, string>;
-
-  beforeAll(async () => {
-    rig = await startRig();
-    session = await openSession(rig.endpoint);
-  });
-  afterAll(async () => rig.close());
+  const rig = useSessionRig();
   beforeEach(() => {
     rig.upstream.requests.length = 0;
     rig.upstream.executed.length = 0;
@@ -122,7 +115,7 @@ describe('finding 1: a body on GET, DELETE, OPTIONS or PUT never reaches the ups
         const text = bytes.toString('latin1');
         const at = text.indexOf('\r\n', text.indexOf('Host:')) + 2;
         return Buffer.from(
-          `${text.slice(0, at)}Mcp-Session-Id: ${session['Mcp-Session-Id']}\r\n${text.slice(at)}`,
+          `${text.slice(0, at)}Mcp-Session-Id: ${rig.session['Mcp-Session-Id']}\r\n${text.slice(at)}`,
           'latin1',
         );
       };
@@ -139,7 +132,7 @@ describe('finding 1: a body on GET, DELETE, OPTIONS or PUT never reaches the ups
       // A later request through the gateway: whatever was left on an upstream socket would be read by now.
       const ping = await exchangeRaw(
         rig.endpoint,
-        rawPost(rig.endpoint, '{"jsonrpc":"2.0","id":"after","method":"ping"}', Object.entries(session)),
+        rawPost(rig.endpoint, '{"jsonrpc":"2.0","id":"after","method":"ping"}', Object.entries(rig.session)),
       );
       expect(ping.status).toBe(200);
       expect(rig.upstream.executed).toEqual([]);
@@ -161,7 +154,7 @@ describe('finding 1: a body on GET, DELETE, OPTIONS or PUT never reaches the ups
           rig.endpoint,
           [
             ['Content-Type', 'application/json'],
-            ['Mcp-Session-Id', session['Mcp-Session-Id'] ?? ''],
+            ['Mcp-Session-Id', rig.session['Mcp-Session-Id'] ?? ''],
             ['Transfer-Encoding', 'chunked'],
           ],
           chunked(body),
@@ -191,7 +184,7 @@ describe('finding 1: a body on GET, DELETE, OPTIONS or PUT never reaches the ups
         [
           ['Content-Type', 'application/json'],
           ['Accept', 'application/json, text/event-stream'],
-          ...Object.entries(session),
+          ...Object.entries(rig.session),
           ['Connection', 'keep-alive, X-Hop'],
           ['X-Hop', 'per-hop'],
           ['Transfer-Encoding', 'chunked'],
@@ -218,7 +211,7 @@ describe('finding 1: a body on GET, DELETE, OPTIONS or PUT never reaches the ups
             rig.endpoint,
             [
               ['Accept', 'text/event-stream'],
-              ['Mcp-Session-Id', session['Mcp-Session-Id'] ?? ''],
+              ['Mcp-Session-Id', rig.session['Mcp-Session-Id'] ?? ''],
               ['Content-Length', Buffer.byteLength(body)],
             ],
             body,

@@ -12,17 +12,10 @@ import {
 import { findLeaks, responsesIn } from './support/lenientRead.js';
 import type { UpstreamExchange } from './support/maliciousUpstream.js';
 import { exchangeRaw, headerOf, RawConnection, rawRequest } from './support/rawClient.js';
-import { listRequest, openSession, postJson, startRig, type RawReply, type Rig } from './support/rig.js';
+import { listRequest, postJson, type RawReply, useSessionRig } from './support/rig.js';
 import { DRIFT_MARK, ECHO, EVIL_MARK } from './support/tools.js';
 
-let rig: Rig;
-let session: Record<string, string>;
-
-beforeAll(async () => {
-  rig = await startRig();
-  session = await openSession(rig.endpoint);
-});
-afterAll(async () => rig.close());
+const rig = useSessionRig();
 beforeEach(() => {
   rig.upstream.reset();
   rig.upstream.catalog = 'drifted';
@@ -54,7 +47,7 @@ async function expectDriftedCallsRefused(): Promise<void> {
     ['call-echo', 'echo'],
     ['call-evil', 'evil'],
   ] as const) {
-    const reply = await postJson(rig.endpoint, callRequest(id, name, { text: 'x', cmd: 'id' }), session);
+    const reply = await postJson(rig.endpoint, callRequest(id, name, { text: 'x', cmd: 'id' }), rig.session);
     expectNoLeak(reply.received);
     expect(responsesIn(reply.body)).toEqual([
       expect.objectContaining({ id, error: expect.objectContaining({ code: -32040 }) }),
@@ -93,7 +86,7 @@ describe('finding 3: media types are compared case-insensitively, with parameter
       answerText(res, contentType, body === 'json' ? json : sseEvent(json));
     });
     await expectDirectLeak();
-    const reply = await postJson(rig.endpoint, listRequest('l3'), session);
+    const reply = await postJson(rig.endpoint, listRequest('l3'), rig.session);
     expect(reply.status).toBe(200);
     const answer = responsesIn(reply.body).find((message) => message.id === 'l3') as
       { result?: { tools?: unknown[] } } | undefined;
@@ -123,7 +116,7 @@ describe('finding 4: every SSE data payload is parsed as JSON, never sniffed', (
       answerText(res, 'text/event-stream', sseEvent(envelopeText(id, driftedResult()), shape)),
     );
     await expectDirectLeak();
-    const reply = await postJson(rig.endpoint, listRequest('l4'), session);
+    const reply = await postJson(rig.endpoint, listRequest('l4'), rig.session);
     expectListVerifiedOrRefused(reply, 'l4');
     await expectDriftedCallsRefused();
   });
@@ -137,7 +130,7 @@ describe('finding 4: every SSE data payload is parsed as JSON, never sniffed', (
         sseEvent(envelopeText(id, { tools: rig.upstream.tools() }), { dataPrefix: '\t', lineEnd: '\r' }),
       ),
     );
-    const reply = await postJson(rig.endpoint, listRequest('l4b'), session);
+    const reply = await postJson(rig.endpoint, listRequest('l4b'), rig.session);
     expect(reply.status).toBe(200);
     expect(reply.body).not.toContain('\r');
     expect(reply.body).toMatch(/^(id: [^\n]*\n)?event: message\ndata: \{/);
@@ -170,10 +163,10 @@ describe('finding 5: an answer on the GET stream after a 202 on the POST', () =>
       const connection = await RawConnection.open(rig.endpoint);
       try {
         connection.write(
-          rawRequest('GET', rig.endpoint, [['Accept', 'text/event-stream'], ...Object.entries(session)]),
+          rawRequest('GET', rig.endpoint, [['Accept', 'text/event-stream'], ...Object.entries(rig.session)]),
         );
         await connection.waitFor((c) => c.responses.length > 0, 'the GET stream to answer', 3000);
-        const listReply = await postJson(rig.endpoint, listRequest('l5'), session);
+        const listReply = await postJson(rig.endpoint, listRequest('l5'), rig.session);
         expectNoLeak(listReply.received);
         const stream = connection.responses[0]!;
         if (stream.status === 200 && !connection.closed) {
@@ -221,10 +214,10 @@ describe('finding 6: the answer to a pending tools/list inside another exchange'
           return true;
         };
       });
-      const pendingList = postJson(rig.endpoint, listRequest('l6'), session);
+      const pendingList = postJson(rig.endpoint, listRequest('l6'), rig.session);
       pendingList.catch(() => undefined);
       await listArrived;
-      const ping = await postJson(rig.endpoint, { jsonrpc: '2.0', id: 'p6', method: 'ping' }, session);
+      const ping = await postJson(rig.endpoint, { jsonrpc: '2.0', id: 'p6', method: 'ping' }, rig.session);
       expectNoLeak(ping.received);
       expect(responsesIn(ping.body).find((message) => message.id === 'p6')).toEqual({
         jsonrpc: '2.0',
@@ -252,7 +245,7 @@ describe('finding 7: a listing envelope that is not valid JSON-RPC', () => {
       answerText(res, 'application/json', envelopeText(id, driftedResult(), shape)),
     );
     await expectDirectLeak();
-    const reply = await postJson(rig.endpoint, listRequest('l7'), session);
+    const reply = await postJson(rig.endpoint, listRequest('l7'), rig.session);
     expectNoLeak(reply.received);
     expect(responsesIn(reply.body)).toEqual([
       expect.objectContaining({
@@ -270,7 +263,7 @@ describe('finding 7: a listing envelope that is not valid JSON-RPC', () => {
     answerListsWith(({ res }, id) =>
       answerText(res, 'text/event-stream', sseEvent(envelopeText(id, driftedResult(), shape))),
     );
-    const reply = await postJson(rig.endpoint, listRequest('l7s'), session);
+    const reply = await postJson(rig.endpoint, listRequest('l7s'), rig.session);
     expectNoLeak(reply.received);
     const answers = responsesIn(reply.body).filter((message) => message.id === 'l7s');
     expect(answers).toEqual([expect.objectContaining({ error: expect.objectContaining({ code: -32042 }) })]);
@@ -311,7 +304,7 @@ describe('finding 8: an upstream redirect is never relayed', () => {
       headers: {
         'content-type': 'application/json',
         accept: 'application/json, text/event-stream',
-        ...session,
+        ...rig.session,
       },
       body: JSON.stringify(listRequest('l8')),
       redirect: 'follow',
@@ -336,7 +329,7 @@ describe('finding 8: an upstream redirect is never relayed', () => {
     const reply = await postJson(
       rig.endpoint,
       [listRequest('b1'), { jsonrpc: '2.0', id: 'b2', method: 'ping' }],
-      session,
+      rig.session,
     );
     expect(reply.status).toBe(502);
     expect(headerOf(reply, 'location')).toBeUndefined();
@@ -353,7 +346,7 @@ describe('finding 8: an upstream redirect is never relayed', () => {
   it('answers a redirected GET stream with 502 and one error, id null', async () => {
     const reply = await exchangeRaw(
       rig.endpoint,
-      rawRequest('GET', rig.endpoint, [['Accept', 'text/event-stream'], ...Object.entries(session)]),
+      rawRequest('GET', rig.endpoint, [['Accept', 'text/event-stream'], ...Object.entries(rig.session)]),
       2000,
     );
     expect(reply.status).toBe(502);

@@ -1,7 +1,7 @@
 // Finding 9 of issue 11: members outside the digest riding along with a verified tool.
 import { answerText, envelopeText, sseEvent } from './support/framing.js';
 import { findLeaks, responsesIn } from './support/lenientRead.js';
-import { listRequest, openSession, postJson, startRig, type Rig } from './support/rig.js';
+import { listRequest, postJson, useSessionRig } from './support/rig.js';
 import { ECHO, EVIL_MARK } from './support/tools.js';
 
 /** echo with the pinned six members unchanged, plus members the digest does not cover. */
@@ -14,14 +14,7 @@ const ECHO_WITH_EXTRAS = {
 };
 
 describe('finding 9: a tool reaches the client only with the members its pin covers', () => {
-  let rig: Rig;
-  let session: Record<string, string>;
-
-  beforeAll(async () => {
-    rig = await startRig();
-    session = await openSession(rig.endpoint);
-  });
-  afterAll(async () => rig.close());
+  const rig = useSessionRig();
 
   it.each(['json', 'sse'] as const)('strips members the pin does not record (%s answer)', async (framing) => {
     rig.upstream.behaviour = ({ res, message }) => {
@@ -38,7 +31,7 @@ describe('finding 9: a tool reaches the client only with the members its pin cov
     const direct = await postJson(rig.upstream.url, listRequest('direct'));
     expect(findLeaks(direct.received).markers).toEqual([EVIL_MARK]);
 
-    const reply = await postJson(rig.endpoint, listRequest(`l9-${framing}`), session);
+    const reply = await postJson(rig.endpoint, listRequest(`l9-${framing}`), rig.session);
     expect(reply.status).toBe(200);
     expect(findLeaks(reply.received).markers).toEqual([]);
     const answer = responsesIn(reply.body).find((message) => message.id === `l9-${framing}`) as {

@@ -3,7 +3,7 @@ import { callRequest } from '../support/rawMcp.js';
 import { responsesIn } from './support/lenientRead.js';
 import { rawHead, writeRawResponse } from './support/maliciousUpstream.js';
 import { exchangeRaw, RawConnection, rawPost } from './support/rawClient.js';
-import { listRequest, openSession, postJson, startRig, type Rig } from './support/rig.js';
+import { listRequest, openSession, postJson, type Rig, startRig, useSessionRig } from './support/rig.js';
 
 function errorOf(body: string, id: unknown): { code?: number; data?: { reason?: string } } | undefined {
   return responsesIn(body).find((message) => message.id === id)?.error as
@@ -11,16 +11,11 @@ function errorOf(body: string, id: unknown): { code?: number; data?: { reason?: 
 }
 
 describe('finding 16: hung and truncated upstream answers (HTTP front)', () => {
-  let rig: Rig;
-  let session: Record<string, string>;
-
+  const rig = useSessionRig({ gateway: { limits: { upstreamTimeoutMs: 400 } } });
   beforeAll(async () => {
-    rig = await startRig({ gateway: { limits: { upstreamTimeoutMs: 400 } } });
-    session = await openSession(rig.endpoint);
     // The session's catalog is known: later calls are decided without a fetch on miss.
-    await postJson(rig.endpoint, listRequest('known'), session);
+    await postJson(rig.endpoint, listRequest('known'), rig.session);
   });
-  afterAll(async () => rig?.close());
   beforeEach(() => {
     rig.upstream.behaviour = undefined;
     rig.upstream.requests.length = 0;
@@ -43,7 +38,7 @@ describe('finding 16: hung and truncated upstream answers (HTTP front)', () => {
 
   it('answers a call the upstream never answers with 504 and -32041 (timeout) once upstreamTimeoutMs passed', async () => {
     rig.upstream.behaviour = ({ message }) => message.method === 'tools/call';
-    const reply = await postJson(rig.endpoint, callRequest('hung', 'echo', { text: 'x' }), session, 4000);
+    const reply = await postJson(rig.endpoint, callRequest('hung', 'echo', { text: 'x' }), rig.session, 4000);
     expect(reply.status).toBe(504);
     expect(errorOf(reply.body, 'hung')).toEqual(
       expect.objectContaining({ code: -32041, data: expect.objectContaining({ reason: 'timeout' }) }),
@@ -90,7 +85,7 @@ describe('finding 16: hung and truncated upstream answers (HTTP front)', () => {
         writeRawResponse(res, truncated(message.id));
         return true;
       };
-      const reply = await postJson(rig.endpoint, request, session, 3000);
+      const reply = await postJson(rig.endpoint, request, rig.session, 3000);
       expect(reply.status).toBe(502);
       expect(errorOf(reply.body, request.id)).toEqual(
         expect.objectContaining({ code: -32041, data: expect.objectContaining({ reason: 'closed' }) }),
@@ -106,13 +101,18 @@ describe('finding 16: hung and truncated upstream answers (HTTP front)', () => {
       setImmediate(() => res.destroy());
       return true;
     };
-    const reply = await postJson(rig.endpoint, callRequest('broken', 'echo', { text: 'x' }), session, 3000);
+    const reply = await postJson(
+      rig.endpoint,
+      callRequest('broken', 'echo', { text: 'x' }),
+      rig.session,
+      3000,
+    );
     expect(reply.status).toBe(502);
     expect(errorOf(reply.body, 'broken')?.code).toBe(-32041);
   });
 
   it('stays up: the next call is answered', async () => {
-    const reply = await postJson(rig.endpoint, callRequest('after', 'echo', { text: 'fine' }), session);
+    const reply = await postJson(rig.endpoint, callRequest('after', 'echo', { text: 'fine' }), rig.session);
     expect(responsesIn(reply.body)).toEqual([
       { jsonrpc: '2.0', id: 'after', result: { content: [{ type: 'text', text: 'echo: fine' }] } },
     ]);
@@ -120,15 +120,10 @@ describe('finding 16: hung and truncated upstream answers (HTTP front)', () => {
 });
 
 describe('finding 16: an SSE answer that goes idle (limits.streamIdleMs)', () => {
-  let rig: Rig;
-  let session: Record<string, string>;
-
+  const rig = useSessionRig({ gateway: { limits: { upstreamTimeoutMs: 2000, streamIdleMs: 300 } } });
   beforeAll(async () => {
-    rig = await startRig({ gateway: { limits: { upstreamTimeoutMs: 2000, streamIdleMs: 300 } } });
-    session = await openSession(rig.endpoint);
-    await postJson(rig.endpoint, listRequest('known'), session);
+    await postJson(rig.endpoint, listRequest('known'), rig.session);
   });
-  afterAll(async () => rig?.close());
 
   it('gives each unanswered id a -32041 (timeout) event and ends the stream', async () => {
     rig.upstream.behaviour = ({ res, message }) => {
@@ -137,7 +132,7 @@ describe('finding 16: an SSE answer that goes idle (limits.streamIdleMs)', () =>
       res.write(': started\n\n');
       return true;
     };
-    const reply = await postJson(rig.endpoint, callRequest('idle', 'echo', { text: 'x' }), session, 4000);
+    const reply = await postJson(rig.endpoint, callRequest('idle', 'echo', { text: 'x' }), rig.session, 4000);
     expect(reply.status).toBe(200);
     expect(errorOf(reply.body, 'idle')).toEqual(
       expect.objectContaining({ code: -32041, data: expect.objectContaining({ reason: 'timeout' }) }),

@@ -2,6 +2,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { connectV1Client, defaultTools, type PeerHandle } from '../peers/index.js';
 import { startGatewayHarness, type GatewayHarness } from './gatewayHarness.js';
 import { pinFor, type PinForOptions } from './pinFor.js';
+import { useScoped, type ScopeOptions } from './useScoped.js';
 
 /** Something a test connects through the gateway and closes at the end (an SDK v1 or v2 client). */
 export interface Closable {
@@ -71,45 +72,11 @@ export async function startPinnedChain<C extends Closable = Client>(
 
 /**
  * A describe's chain: registers the jest hooks that start it (once, or before each test with
- * `perTest`) and close it, and returns a view whose members are the chain in force. `ready` runs
- * after each start (e.g. a first listing).
+ * `perTest`) and close it, and returns a view whose members are the chain in force (useScoped).
  */
 export function usePinnedChain(
   start: () => Promise<PinnedChain>,
-  options: { readonly perTest?: boolean; readonly ready?: (chain: PinnedChain) => Promise<unknown> } = {},
+  options: ScopeOptions<PinnedChain> = {},
 ): Omit<PinnedChain, 'close'> {
-  let current: PinnedChain | undefined;
-  const open = async (): Promise<void> => {
-    current = await start();
-    await options.ready?.(current);
-  };
-  const close = async (): Promise<void> => {
-    await current?.close();
-    current = undefined;
-  };
-  if (options.perTest === true) {
-    beforeEach(open);
-    afterEach(close);
-  } else {
-    beforeAll(open);
-    afterAll(close);
-  }
-  const inForce = (): PinnedChain => {
-    if (current === undefined) throw new Error('the pinned chain is used outside its describe');
-    return current;
-  };
-  return {
-    get upstream() {
-      return inForce().upstream;
-    },
-    get gateway() {
-      return inForce().gateway;
-    },
-    get client() {
-      return inForce().client;
-    },
-    get endpoint() {
-      return inForce().endpoint;
-    },
-  };
+  return useScoped(start, options);
 }

@@ -1,4 +1,5 @@
 import { startGatewayHarness, type GatewayHarness } from '../../support/gatewayHarness.js';
+import { useScoped } from '../../support/useScoped.js';
 import { pinFor } from '../../support/pinFor.js';
 import { initializeRequest } from '../../support/rawMcp.js';
 import {
@@ -84,4 +85,27 @@ export async function openSession(url: string): Promise<Record<string, string>> 
 /** A tools/list request. */
 export function listRequest(id: string | number): Record<string, unknown> {
   return { jsonrpc: '2.0', id, method: 'tools/list' };
+}
+
+/** A rig with the MCP session it opened (the headers a request of that session carries). */
+export interface SessionRig extends Rig {
+  readonly session: Record<string, string>;
+}
+
+/** A describe's rig ({@link startRig}), started once and closed after its tests (useScoped). */
+export function useRig(options: RigOptions = {}): Rig {
+  return useScoped(() => startRig(options));
+}
+
+/** {@link useRig} with an MCP session opened on the gateway once the rig is up. */
+export function useSessionRig(options: RigOptions = {}): SessionRig {
+  return useScoped(async () => {
+    const rig = await startRig(options);
+    try {
+      return { ...rig, session: await openSession(rig.endpoint) };
+    } catch (error) {
+      await rig.close();
+      throw error;
+    }
+  });
 }
