@@ -189,6 +189,82 @@ describe('wrap: a drifting stdio server behind the stdio front', () => {
     const allowed = await wrap.client.callTool({ name: 'add', arguments: { a: 2, b: 3 } });
     expect(allowed.content).toEqual([{ type: 'text', text: '5' }]);
   });
+
+  it('after list_changed, decides a call made without listing again on a new listing: the drifted tool is blocked', async () => {
+    const tools = await catalogAtStart(fixtureCommand());
+    const pinFile = await writePin(dir, pinFor('drifting', 'http://127.0.0.1:9/mcp', tools));
+    const wrapped = (wrap = await startWrapInProcess(pinFile, loggedFixture()));
+    const client = wrapped.client;
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('echo');
+    const changed = new Promise<void>((resolve) =>
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()),
+    );
+    await client.callTool({ name: 'rug-pull', arguments: {} });
+    // The gateway saw list_changed before relaying it: the catalog it decided on is stale now.
+    await changed;
+    const error = await rejectionOf(client.callTool({ name: 'echo', arguments: { text: 'hi' } }), McpError);
+    expect(error.code).toBe(-32040);
+    expect(error.data).toMatchObject({ reason: 'tool_drifted', tool: 'echo' });
+    expect(await executedCalls()).toEqual(['rug-pull']);
+  });
+
+  it('hides a listed tool the pin does not hold and refuses its call with tool_not_pinned, never reaching the server', async () => {
+    const tools = await catalogAtStart(fixtureCommand());
+    const pinFile = await writePin(
+      dir,
+      pinFor(
+        'drifting',
+        'http://127.0.0.1:9/mcp',
+        tools.filter((tool) => tool.name !== 'add'),
+      ),
+    );
+    wrap = await startWrapInProcess(pinFile, loggedFixture());
+    const listed = (await wrap.client.listTools()).tools.map((tool) => tool.name);
+    expect(listed).toContain('echo');
+    expect(listed).not.toContain('add');
+    const error = await rejectionOf(
+      wrap.client.callTool({ name: 'add', arguments: { a: 1, b: 2 } }),
+      McpError,
+    );
+    expect(error.code).toBe(-32040);
+    expect(error.data).toMatchObject({
+      reason: 'tool_not_pinned',
+      tool: 'add',
+      key: 'tool:add',
+      pinned: null,
+    });
+    expect(await executedCalls()).toEqual([]);
+  });
+
+  it("relays the client's cancellation of a running call to the server, ahead of the next request", async () => {
+    const messageLog = join(dir, 'messages.log');
+    const tools = await catalogAtStart(fixtureCommand());
+    const pinFile = await writePin(dir, pinFor('drifting', 'http://127.0.0.1:9/mcp', tools));
+    const command = [
+      '/usr/bin/env',
+      `TOOLPIN_FIXTURE_MESSAGE_LOG=${messageLog}`,
+      ...loggedFixture().slice(1),
+    ];
+    wrap = await startWrapInProcess(pinFile, command);
+    const abort = new AbortController();
+    let running = (): void => {};
+    const started = new Promise<void>((resolve) => (running = resolve));
+    const call = wrap.client.callTool({ name: 'slow', arguments: { steps: 400 } }, undefined, {
+      signal: abort.signal,
+      onprogress: () => running(),
+    });
+    // A progress notification came back: the server is running the call.
+    await started;
+    abort.abort();
+    await expect(call).rejects.toThrow();
+    // The next call follows the cancellation on the same stdin: once it is answered, the server has read both.
+    await wrap.client.callTool({ name: 'add', arguments: { a: 1, b: 2 } });
+    const received = (await readFile(messageLog, 'utf8')).split('\n');
+    const cancelled = received.indexOf('notifications/cancelled');
+    expect(cancelled).toBeGreaterThan(received.indexOf('tools/call'));
+    expect(cancelled).toBeLessThan(received.lastIndexOf('tools/call'));
+    expect(await executedCalls()).toEqual(['slow', 'add']);
+  });
 });
 
 describe("wrap: the pin file's HTTP upstream behind the stdio front", () => {
