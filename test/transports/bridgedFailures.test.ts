@@ -1,5 +1,8 @@
 // Bridged (stdio) upstreams that fail the gateway's fronts: one that cannot be started, one that
 // stays silent on a call. One file, so the gateway and the SDKs load once.
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type GatewayHarness, startGatewayHarness } from '../support/gatewayHarness.js';
 import {
   callRequest,
@@ -8,7 +11,7 @@ import {
   postRaw,
   statelessEnvelope,
 } from '../support/rawMcp.js';
-import { rawFixtureCommand, RAW_ECHO, stdioPinFor } from './support.js';
+import { catalogAtStart, fixtureCommand, rawFixtureCommand, RAW_ECHO, stdioPinFor } from './support.js';
 
 // Every bridged front answers an upstream it could not start the same way (front/bridgeRefusals.ts):
 // 502, one -32041 with data.reason 'unreachable' and the server, under the id of the request that
@@ -70,10 +73,19 @@ const TIMEOUT = { code: -32041, data: { reason: 'timeout', server: 'raw' } };
 describe('bridged requests: an upstream silent on a tools/call', () => {
   let gateway: GatewayHarness;
   let url: string;
+  let dir: string;
+  let messageLog: string;
 
   beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'toolpin-silent-'));
+    messageLog = join(dir, 'messages.log');
+    // Beside the hung raw server, the drifting fixture: its `slow` is silent without a progress
+    // token, and its message log shows what the gateway told it.
+    const drifting = stdioPinFor('drifting', fixtureCommand(), await catalogAtStart(fixtureCommand()), {
+      TOOLPIN_FIXTURE_MESSAGE_LOG: messageLog,
+    });
     gateway = await startGatewayHarness(
-      [stdioPinFor('raw', rawFixtureCommand(), [RAW_ECHO], { TOOLPIN_RAW_HANG_CALLS: '1' })],
+      [stdioPinFor('raw', rawFixtureCommand(), [RAW_ECHO], { TOOLPIN_RAW_HANG_CALLS: '1' }), drifting],
       { limits: { streamIdleMs: 300 } },
     );
     url = `${gateway.url}/raw/mcp`;
@@ -81,6 +93,7 @@ describe('bridged requests: an upstream silent on a tools/call', () => {
 
   afterAll(async () => {
     await gateway.close();
+    await rm(dir, { recursive: true, force: true });
   });
 
   it('answers a session client -32041 timeout and logs upstream.timeout', async () => {
@@ -116,5 +129,31 @@ describe('bridged requests: an upstream silent on a tools/call', () => {
     ]);
     // One line for each front's timeout (the session client's above, and this one).
     expect(gateway.events('upstream.timeout')).toHaveLength(2);
+  });
+
+  it('tells the upstream it may stop the call it timed out: notifications/cancelled, ahead of the next request', async () => {
+    const drifting = `${gateway.url}/drifting/mcp`;
+    const session = await openRawSession(drifting);
+    // 400 steps of 5 ms without a progress token: silent for longer than streamIdleMs.
+    const reply = await postRaw(drifting, callRequest('silent-1', 'slow', { steps: 400 }), session);
+    expect(reply.messages).toEqual([
+      {
+        jsonrpc: '2.0',
+        id: 'silent-1',
+        error: expect.objectContaining({
+          code: -32041,
+          data: { reason: 'timeout', server: 'drifting' },
+        }) as unknown,
+      },
+    ]);
+    // The next call follows the cancellation on the child's stdin: once it is answered, the child has read both.
+    const next = await postRaw(drifting, callRequest('next', 'add', { a: 1, b: 2 }), session);
+    expect(next.messages).toEqual([
+      { jsonrpc: '2.0', id: 'next', result: { content: [{ type: 'text', text: '3' }] } },
+    ]);
+    const received = (await readFile(messageLog, 'utf8')).split('\n');
+    const cancelled = received.indexOf('notifications/cancelled');
+    expect(cancelled).toBeGreaterThan(received.indexOf('tools/call'));
+    expect(cancelled).toBeLessThan(received.lastIndexOf('tools/call'));
   });
 });
