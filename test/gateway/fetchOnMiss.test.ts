@@ -13,18 +13,25 @@ function listIds(upstream: PeerHandle, session: string | undefined): unknown[] {
 
 describe('gateway deciding a call the session never listed (fetch on miss)', () => {
   let upstream: PeerHandle;
+  let paged: PeerHandle;
   let gateway: GatewayHarness;
   let endpoint: string;
 
   beforeAll(async () => {
     upstream = await startV1Server({ mode: 'stateful-sse' });
-    gateway = await startGatewayHarness([pinFor('demo', upstream.url, defaultTools())]);
+    // The same catalog, one tool per page.
+    paged = await startV1Server({ mode: 'stateful-sse', pageSize: 1 });
+    gateway = await startGatewayHarness([
+      pinFor('demo', upstream.url, defaultTools()),
+      pinFor('paged', paged.url, defaultTools()),
+    ]);
     endpoint = `${gateway.url}/demo/mcp`;
   });
 
   afterAll(async () => {
     await gateway.close();
     await upstream.close();
+    await paged.close();
   });
 
   it('lists the catalog upstream in the session, with its own ids, then forwards a matching call', async () => {
@@ -53,6 +60,21 @@ describe('gateway deciding a call the session never listed (fetch on miss)', () 
     await postRaw(endpoint, callRequest(2, 'add', { a: 1, b: 2 }), session);
     expect(listIds(upstream, session['mcp-session-id'])).toHaveLength(1);
     expect(upstream.callCount('add')).toBe(1);
+  });
+
+  it('lists upstream for a call naming a tool on a page the session has not listed yet', async () => {
+    const route = `${gateway.url}/paged/mcp`;
+    const session = await openRawSession(route);
+    const first = await postRaw(route, { jsonrpc: '2.0', id: 'page-1', method: 'tools/list' }, session);
+    const page = (first.messages[0] as { result: { tools: { name: string }[]; nextCursor?: string } }).result;
+    expect(page.tools.map((tool) => tool.name)).toEqual(['echo']);
+    expect(page.nextCursor).toBeDefined();
+    // add is pinned but on a later page: the catalog the session holds cannot decide it.
+    const reply = await postRaw(route, callRequest(1, 'add', { a: 2, b: 2 }), session);
+    expect(reply.messages).toEqual([
+      { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: '4' }] } },
+    ]);
+    expect(paged.callCount('add')).toBe(1);
   });
 
   it('uses a fresh id for every listing it makes', async () => {
