@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { pinFor } from '../support/pinFor.js';
 import { initializeRequest, statelessEnvelope } from '../support/rawMcp.js';
-import { useScoped } from '../support/useScoped.js';
+import { useScoped, type Closable } from '../support/useScoped.js';
 import {
   rawFixtureCommand,
   RAW_ECHO,
@@ -22,7 +22,7 @@ import {
 import { lenientMessages, responsesIn } from './support/lenientRead.js';
 import { answerJson, startMaliciousUpstream, type MaliciousUpstream } from './support/maliciousUpstream.js';
 import { exchangeRaw, RawConnection, rawPost, rawRequest } from './support/rawClient.js';
-import { openSession, postJson, SERVER, startRig, type Rig } from './support/rig.js';
+import { openSession, postJson, SERVER, useRig } from './support/rig.js';
 import { ECHO, ECHO_DRIFTED, PINNED_TOOLS } from './support/tools.js';
 
 /**
@@ -35,12 +35,7 @@ function callNotification(name: string): Record<string, unknown> {
 }
 
 describe('redteam A: a tools/call sent as a notification (no id) is never decided', () => {
-  let rig: Rig;
-
-  beforeAll(async () => {
-    rig = await startRig();
-  });
-  afterAll(async () => rig.close());
+  const rig = useRig();
   beforeEach(() => rig.upstream.reset());
 
   it('is real: an upstream that runs JSON-RPC notifications executes the unpinned tool', async () => {
@@ -172,6 +167,30 @@ async function startCallLog(): Promise<CallLog> {
   };
 }
 
+/**
+ * Starts what runs the raw fixture with a call log of its own (`start` is given it): the result
+ * reads the log (`executed`), and its close removes the log's folder too.
+ */
+async function startLogged<T extends { close(): Promise<unknown> }>(
+  start: (log: CallLog) => Promise<T>,
+): Promise<Omit<T, 'close'> & Closable & Pick<CallLog, 'executed'>> {
+  const log = await startCallLog();
+  try {
+    const started = await start(log);
+    return {
+      ...started,
+      executed: log.executed,
+      close: async () => {
+        await started.close();
+        await log.remove();
+      },
+    };
+  } catch (error) {
+    await log.remove();
+    throw error;
+  }
+}
+
 /** A gateway whose stdio route `raw` runs the raw fixture (rawStdioServer.mjs), pinned as it lists. */
 interface RawStdioRoute extends Pick<CallLog, 'executed'> {
   readonly gateway: GatewayHarness;
@@ -184,28 +203,16 @@ interface RawStdioRoute extends Pick<CallLog, 'executed'> {
 function useRawStdioRoute(
   options: { env?: Record<string, string>; gateway?: Record<string, unknown> } = {},
 ): RawStdioRoute {
-  return useScoped(async () => {
-    const log = await startCallLog();
-    try {
+  return useScoped(() =>
+    startLogged(async (log) => {
       const env = { TOOLPIN_RAW_CALL_LOG: log.file, ...options.env };
       const gateway = await startGatewayHarness(
         [stdioPinFor('raw', rawFixtureCommand(), [RAW_ECHO], env)],
         options.gateway,
       );
-      return {
-        gateway,
-        endpoint: `${gateway.url}/raw/mcp`,
-        executed: log.executed,
-        close: async () => {
-          await gateway.close();
-          await log.remove();
-        },
-      };
-    } catch (error) {
-      await log.remove();
-      throw error;
-    }
-  });
+      return { gateway, endpoint: `${gateway.url}/raw/mcp`, close: () => gateway.close() };
+    }),
+  );
 }
 
 describe('redteam A (bridged stdio route): a tools/call notification reaches the child', () => {
@@ -257,30 +264,18 @@ describe('redteam A (bridged stdio route): a tools/call notification reaches the
 });
 
 describe('redteam A (toolpin wrap): a tools/call notification reaches the wrapped server', () => {
-  const wrapped = useScoped(async () => {
-    const log = await startCallLog();
-    try {
+  const wrapped = useScoped(() =>
+    startLogged(async (log) => {
       const pinFile = await writePin(dirname(log.file), pinFor('raw', 'http://127.0.0.1:9/mcp', [RAW_ECHO]));
       // wrap runs in-process (what it decides is the same program); the server is still its child,
       // its variables set by env(1) for it alone.
-      const wrap = await startWrapInProcess(pinFile, [
+      return startWrapInProcess(pinFile, [
         '/usr/bin/env',
         `TOOLPIN_RAW_CALL_LOG=${log.file}`,
         ...rawFixtureCommand(),
       ]);
-      return {
-        client: wrap.client,
-        executed: log.executed,
-        close: async () => {
-          await wrap.close();
-          await log.remove();
-        },
-      };
-    } catch (error) {
-      await log.remove();
-      throw error;
-    }
-  });
+    }),
+  );
 
   it('is real: a decided call runs on the wrapped server', async () => {
     await wrapped.client.callTool({ name: 'echo', arguments: { text: 'x' } });
@@ -339,12 +334,7 @@ describe('redteam B: a URL credential that contains an apostrophe is logged in c
 });
 
 describe('redteam C: tool arguments and results reach the log inside JSON parse errors', () => {
-  let rig: Rig;
-
-  beforeAll(async () => {
-    rig = await startRig();
-  });
-  afterAll(async () => rig.close());
+  const rig = useRig();
   beforeEach(() => rig.upstream.reset());
 
   it("a client's malformed tools/call: its argument is never logged", async () => {
@@ -408,12 +398,7 @@ describe('redteam D: fetch on miss reads an unbounded total (1000 pages of up to
   // page past it before it knows.
   const BOUND = 64 * 1024 * 1024 + PAGE_PAD + 64 * 1024;
   const SERVED_BEFORE_LAST = 80 * 1024 * 1024;
-  let rig: Rig;
-
-  beforeAll(async () => {
-    rig = await startRig();
-  });
-  afterAll(async () => rig.close());
+  const rig = useRig();
 
   it('stops reading (and refuses the call) past the bound instead of holding every page', async () => {
     const session = await openSession(rig.endpoint);
@@ -480,12 +465,7 @@ describe('redteam F: an SSE answer is relayed without backpressure', () => {
   const EVENT_BYTES = 512 * 1024;
   const EVENTS = 128; // 64 MiB offered
   const ACCEPTABLE = 32 * 1024 * 1024;
-  let rig: Rig;
-
-  beforeAll(async () => {
-    rig = await startRig();
-  });
-  afterAll(async () => rig.close());
+  const rig = useRig();
 
   it('a client that reads nothing stalls the upstream, instead of the gateway holding 64 MiB', async () => {
     const session = await openSession(rig.endpoint);
@@ -550,12 +530,7 @@ describe('redteam G: one listing repeating a drifted tool costs the gateway work
   // catalog.drift event (one log line, one webhook body) carries one finding per copy. The upstream
   // changes any byte of the result (a cursor) to defeat the listing cache, listing after listing.
   const COPIES = 5000;
-  let rig: Rig;
-
-  beforeAll(async () => {
-    rig = await startRig();
-  });
-  afterAll(async () => rig.close());
+  const rig = useRig();
 
   it('reports a drifted tool once per listing, however many times the upstream repeats it', async () => {
     const session = await openSession(rig.endpoint);
@@ -589,12 +564,7 @@ describe('redteam H: users told apart by a header other than Authorization/Cooki
   // 2026-07-28 users of an upstream that authenticates by X-Api-Key (and serves each its own catalog)
   // share one catalog in the gateway: user 2's call of a tool drifted for user 2 is decided from the
   // catalog user 1 was served.
-  let rig: Rig;
-
-  beforeAll(async () => {
-    rig = await startRig({ upstream: { sessions: false } });
-  });
-  afterAll(async () => rig.close());
+  const rig = useRig({ upstream: { sessions: false } });
 
   function modern(id: string, method: string, user: string, params: Record<string, unknown> = {}): Buffer {
     const headers: [string, string][] = [
@@ -613,6 +583,18 @@ describe('redteam H: users told apart by a header other than Authorization/Cooki
       .flatMap((request) => request.messages)
       .filter((message) => message.method === 'tools/call')
       .map((message) => String((message.params as { name?: unknown }).name));
+  }
+
+  /** User 2 calls echo: refused -32040 (drifted from its pin), and nothing of it reaches the upstream. */
+  async function expectUser2CallRefused(): Promise<void> {
+    const call = await exchangeRaw(
+      rig.endpoint,
+      modern('c2', 'tools/call', 'user-2', { name: 'echo', arguments: { text: 'x' } }),
+    );
+    expect(responsesIn(call.body)).toEqual([
+      expect.objectContaining({ id: 'c2', error: expect.objectContaining({ code: -32040 }) }),
+    ]);
+    expect(callsBy('user-2')).toEqual([]);
   }
 
   beforeEach(() => {
@@ -635,28 +617,14 @@ describe('redteam H: users told apart by a header other than Authorization/Cooki
     );
     expect(direct.body).toContain('DRIFT-7f3a');
     await exchangeRaw(rig.endpoint, modern('l2', 'tools/list', 'user-2'));
-    const call = await exchangeRaw(
-      rig.endpoint,
-      modern('c2', 'tools/call', 'user-2', { name: 'echo', arguments: { text: 'x' } }),
-    );
-    expect(responsesIn(call.body)).toEqual([
-      expect.objectContaining({ id: 'c2', error: expect.objectContaining({ code: -32040 }) }),
-    ]);
-    expect(callsBy('user-2')).toEqual([]);
+    await expectUser2CallRefused();
   });
 
   it("user 2's call of its drifted echo is not decided from user 1's listing", async () => {
     await exchangeRaw(rig.endpoint, modern('l2', 'tools/list', 'user-2'));
     // User 1 lists after user 2: the shared catalog now holds user 1's (pinned) echo.
     await exchangeRaw(rig.endpoint, modern('l1', 'tools/list', 'user-1'));
-    const call = await exchangeRaw(
-      rig.endpoint,
-      modern('c2', 'tools/call', 'user-2', { name: 'echo', arguments: { text: 'x' } }),
-    );
-    expect(responsesIn(call.body)).toEqual([
-      expect.objectContaining({ id: 'c2', error: expect.objectContaining({ code: -32040 }) }),
-    ]);
-    expect(callsBy('user-2')).toEqual([]);
+    await expectUser2CallRefused();
   });
 });
 
