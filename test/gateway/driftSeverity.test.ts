@@ -1,8 +1,9 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { McpError, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { connectV1Client, defaultTools, startV1Server, type PeerHandle } from '../peers/index.js';
 import { startGatewayHarness, type GatewayHarness, type LogLine } from '../support/gatewayHarness.js';
 import { pinFor } from '../support/pinFor.js';
+import { callError } from '../support/rejection.js';
 
 // Beside the default echo/add/slow: a tool whose parameter is free text, and a destructive one.
 const convert: Tool = {
@@ -30,17 +31,6 @@ type Finding = {
 
 function findingOf(event: LogLine | undefined, key: string): Finding | undefined {
   return (event?.drift as Finding[] | undefined)?.find((finding) => finding.key === key);
-}
-
-async function refusal(
-  client: Client,
-  name: string,
-  args: Record<string, unknown>,
-): Promise<McpError | undefined> {
-  return client.callTool({ name, arguments: args }).then(
-    () => undefined,
-    (error: unknown) => error as McpError,
-  );
 }
 
 describe('drift judged by what it changes (onDrift: { high: filter, low: flag })', () => {
@@ -79,7 +69,7 @@ describe('drift judged by what it changes (onDrift: { high: filter, low: flag })
       severity: 'high',
       severities: [{ path: '/inputSchema/properties/text/description', severity: 'high', rule: 'text' }],
     });
-    const error = await refusal(client, 'echo', { text: 'hi' });
+    const error = await callError(client, 'echo', { text: 'hi' });
     expect(error?.code).toBe(-32040);
     expect(error?.data).toMatchObject({ reason: 'tool_drifted', tool: 'echo', severity: 'high' });
     expect(upstream.callCount('echo')).toBe(0);
@@ -119,7 +109,7 @@ describe('drift judged by what it changes (onDrift: { high: filter, low: flag })
       severity: 'high',
       severities: [{ path: '/annotations/destructiveHint', severity: 'high', rule: 'annotation-less-risk' }],
     });
-    const error = await refusal(client, 'wipe', {});
+    const error = await callError(client, 'wipe', {});
     expect(error?.data).toMatchObject({ reason: 'tool_drifted', tool: 'wipe', severity: 'high' });
     expect(upstream.callCount('wipe')).toBe(0);
   });

@@ -5,7 +5,7 @@ import { appendFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { McpError, type Tool, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { type Tool, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { digestCatalog } from '@toolpin/digest';
 import { serializePinFile } from '@toolpin/gateway';
 import { connectV1Client, defaultTools, type PeerHandle, startV1Server } from '../peers/index.js';
@@ -13,16 +13,10 @@ import { type GatewayHarness, startGatewayHarness } from '../support/gatewayHarn
 import { pinFor } from '../support/pinFor.js';
 import { runToolpin } from '../support/runToolpin.js';
 import { until } from '../support/until.js';
+import { callError } from '../support/rejection.js';
 
 function tofuPin(url: string): Record<string, unknown> {
   return { name: 'demo', upstream: { url }, mode: 'enforce', pin: 'trust-on-first-use' };
-}
-
-async function callError(client: Client, name: string): Promise<McpError | undefined> {
-  return client.callTool({ name, arguments: { text: 'hi' } }).then(
-    () => undefined,
-    (error: unknown) => error as McpError,
-  );
 }
 
 describe('trust on first use (pin: trust-on-first-use)', () => {

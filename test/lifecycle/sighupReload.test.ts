@@ -8,6 +8,7 @@ import type { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { connectV1Client, defaultTools, startV1Server, type PeerHandle } from '../peers/index.js';
 import { pinFor } from '../support/pinFor.js';
 import { until } from '../support/until.js';
+import { callError } from '../support/rejection.js';
 
 const main = fileURLToPath(new URL('../../packages/gateway/dist/cli/main.js', import.meta.url));
 
@@ -61,11 +62,7 @@ describe('toolpin serve --no-watch: SIGHUP reloads the servers folder', () => {
   it('leaves a changed pin alone until SIGHUP, then puts it in force', async () => {
     const started = await until(() => events('gateway.started').at(0), 'the gateway to start');
     client = await connectV1Client(`${String(started.url)}/demo/mcp`);
-    const callEcho = (): Promise<McpError | undefined> =>
-      client!.callTool({ name: 'echo', arguments: { text: 'hi' } }).then(
-        () => undefined,
-        (error: unknown) => error as McpError,
-      );
+    const callEcho = (): Promise<McpError | undefined> => callError(client!, 'echo');
     expect(await callEcho()).toBeUndefined();
 
     // A new pin that no longer approves echo.

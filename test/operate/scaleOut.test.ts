@@ -4,13 +4,7 @@ import { connectV1Client, defaultTools, startV1Server, type PeerHandle } from '.
 import { pinFor } from '../support/pinFor.js';
 import { spawnGateway, writeGatewayFiles, type GatewayProcess } from './gatewayProcess.js';
 import { startRoundRobin, type RoundRobin } from './roundRobin.js';
-
-async function callError(client: Client, name: string): Promise<McpError | undefined> {
-  return client.callTool({ name, arguments: { text: 'hi' } }).then(
-    () => undefined,
-    (error: unknown) => error as McpError,
-  );
-}
+import { callError } from '../support/rejection.js';
 
 describe('two gateway processes behind a round-robin balancer, sharing nothing', () => {
   let upstream: PeerHandle;
