@@ -85,16 +85,20 @@ describe('bridged requests: an upstream silent on a tools/call', () => {
 
   it('answers a session client -32041 timeout and logs upstream.timeout', async () => {
     const session = await openRawSession(url);
+    // Counted from here: on a loaded machine a child's start can outlast the 300 ms bound too, and
+    // its initialize is then answered with a timeout of its own.
+    const before = gateway.events('upstream.timeout').length;
     const reply = await postRaw(url, callRequest('hung-1', 'echo', { text: 'x' }), session);
     expect(reply.messages).toEqual([
       { jsonrpc: '2.0', id: 'hung-1', error: expect.objectContaining(TIMEOUT) as unknown },
     ]);
-    expect(gateway.events('upstream.timeout')).toContainEqual(
+    expect(gateway.events('upstream.timeout').slice(before)).toEqual([
       expect.objectContaining({ server: 'raw', requests: 1 }),
-    );
+    ]);
   });
 
   it('answers a 2026-07-28 client (shared upstream) -32041 timeout', async () => {
+    const before = gateway.events('upstream.timeout').length;
     const reply = await postRaw(
       url,
       {
@@ -114,7 +118,9 @@ describe('bridged requests: an upstream silent on a tools/call', () => {
     expect(reply.messages).toEqual([
       expect.objectContaining({ id: 'hung-2', error: expect.objectContaining(TIMEOUT) as unknown }),
     ]);
-    // One line for each front's timeout (the session client's above, and this one).
-    expect(gateway.events('upstream.timeout')).toHaveLength(2);
+    // One line for this front's timeout (the shared upstream's, not the session client's above).
+    expect(gateway.events('upstream.timeout').slice(before)).toEqual([
+      expect.objectContaining({ server: 'raw', requests: 1 }),
+    ]);
   });
 });
