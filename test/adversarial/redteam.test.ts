@@ -1,19 +1,28 @@
 // Red-team findings against the single-parser gateway (issue 11, after the rework). Each
 // `describe` is one way through; the first test of each proves the attack is real against a
 // direct connection, the others show the gateway lets it through (they fail until it is fixed).
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { pinFor } from '../support/pinFor.js';
 import { initializeRequest, statelessEnvelope } from '../support/rawMcp.js';
-import { startWrapInProcess, stdioPinFor, writePin, type InProcessWrap } from '../transports/support.js';
+import { useScoped, type Closable } from '../support/useScoped.js';
+import {
+  rawFixtureCommand,
+  RAW_ECHO,
+  startWrapInProcess,
+  stdioPinFor,
+  writePin,
+  type InProcessWrap,
+} from '../transports/support.js';
 import { lenientMessages, responsesIn } from './support/lenientRead.js';
 import { answerJson, startMaliciousUpstream, type MaliciousUpstream } from './support/maliciousUpstream.js';
 import { exchangeRaw, RawConnection, rawPost, rawRequest } from './support/rawClient.js';
-import { openSession, postJson, SERVER, startRig, type Rig } from './support/rig.js';
+import { openSession, postJson, SERVER, useRig } from './support/rig.js';
 import { ECHO, ECHO_DRIFTED, PINNED_TOOLS } from './support/tools.js';
 
 /**
@@ -26,12 +35,7 @@ function callNotification(name: string): Record<string, unknown> {
 }
 
 describe('redteam A: a tools/call sent as a notification (no id) is never decided', () => {
-  let rig: Rig;
-
-  beforeAll(async () => {
-    rig = await startRig();
-  });
-  afterAll(async () => rig.close());
+  const rig = useRig();
   beforeEach(() => rig.upstream.reset());
 
   it('is real: an upstream that runs JSON-RPC notifications executes the unpinned tool', async () => {
@@ -144,146 +148,150 @@ describe('redteam A: a tools/call sent as a notification (no id) is never decide
   });
 });
 
-/**
- * A stdio MCP server written by hand (no SDK): one JSON-RPC message per line, and, as JSON-RPC 2.0
- * says, a request without an id is still run. Every tools/call it runs is appended to CALL_LOG.
- */
-const RAW_STDIO_SERVER = `
-const { appendFileSync } = require('node:fs');
-const echo = JSON.parse(process.env.ECHO_TOOL);
-let buffer = '';
-process.stdin.setEncoding('utf8');
-process.stdin.on('data', (chunk) => {
-  buffer += chunk;
-  let end;
-  while ((end = buffer.indexOf('\\n')) >= 0) {
-    const line = buffer.slice(0, end);
-    buffer = buffer.slice(end + 1);
-    if (line.trim() === '') continue;
-    const message = JSON.parse(line);
-    let result;
-    if (message.method === 'initialize')
-      result = { protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'raw-stdio', version: '1.0.0' } };
-    else if (message.method === 'tools/list') result = { tools: [echo] };
-    else if (message.method === 'tools/call') {
-      appendFileSync(process.env.CALL_LOG, message.params.name + '\\n');
-      if (process.env.HANG_CALLS === '1') continue;
-      result = { content: [{ type: 'text', text: 'ran ' + message.params.name }] };
-    } else result = {};
-    if (message.id !== undefined && 'method' in message)
-      process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }) + '\\n');
-  }
-});
-`;
+/** A temp folder holding a raw fixture child's TOOLPIN_RAW_CALL_LOG. */
+interface CallLog {
+  readonly file: string;
+  /** The tools/call names the child ran so far, in order, with or without an id. */
+  executed(): Promise<string[]>;
+  remove(): Promise<void>;
+}
 
-/** A gateway whose route `raw` runs RAW_STDIO_SERVER from a temp folder (its calls logged to calls.log). */
-async function startRawStdioRoute(
-  prefix: string,
-  env: Record<string, string> = {},
-  extra: Record<string, unknown> = {},
-): Promise<{ dir: string; callLog: string; gateway: GatewayHarness; endpoint: string }> {
-  const dir = await mkdtemp(join(tmpdir(), prefix));
-  const callLog = join(dir, 'calls.log');
-  const script = join(dir, 'rawStdioServer.cjs');
-  await writeFile(script, RAW_STDIO_SERVER);
-  const pin = stdioPinFor('raw', [process.execPath, script], [ECHO], {
-    CALL_LOG: callLog,
-    ECHO_TOOL: JSON.stringify(ECHO),
-    ...env,
-  });
-  const gateway = await startGatewayHarness([pin], extra);
-  return { dir, callLog, gateway, endpoint: `${gateway.url}/raw/mcp` };
+async function startCallLog(): Promise<CallLog> {
+  const dir = await mkdtemp(join(tmpdir(), 'toolpin-redteam-'));
+  const file = join(dir, 'calls.log');
+  return {
+    file,
+    executed: async () =>
+      (await readFile(file, 'utf8').catch(() => '')).split('\n').filter((line) => line !== ''),
+    remove: () => rm(dir, { recursive: true, force: true }),
+  };
+}
+
+/**
+ * Starts what runs the raw fixture with a call log of its own (`start` is given it): the result
+ * reads the log (`executed`), and its close removes the log's folder too.
+ */
+async function startLogged<T extends { close(): Promise<unknown> }>(
+  start: (log: CallLog) => Promise<T>,
+): Promise<Omit<T, 'close'> & Closable & Pick<CallLog, 'executed'>> {
+  const log = await startCallLog();
+  try {
+    const started = await start(log);
+    return {
+      ...started,
+      executed: log.executed,
+      close: async () => {
+        await started.close();
+        await log.remove();
+      },
+    };
+  } catch (error) {
+    await log.remove();
+    throw error;
+  }
+}
+
+/** A gateway whose stdio route `raw` runs the raw fixture (rawStdioServer.mjs), pinned as it lists. */
+interface RawStdioRoute extends Pick<CallLog, 'executed'> {
+  readonly gateway: GatewayHarness;
+  /** The gateway's `/raw/mcp`. */
+  readonly endpoint: string;
+  close(): Promise<void>;
+}
+
+/** A describe's {@link RawStdioRoute} (useScoped): `env` is the child's, `gateway` merged into the gateway file. */
+function useRawStdioRoute(
+  options: { env?: Record<string, string>; gateway?: Record<string, unknown> } = {},
+): RawStdioRoute {
+  return useScoped(() =>
+    startLogged(async (log) => {
+      const env = { TOOLPIN_RAW_CALL_LOG: log.file, ...options.env };
+      const gateway = await startGatewayHarness(
+        [stdioPinFor('raw', rawFixtureCommand(), [RAW_ECHO], env)],
+        options.gateway,
+      );
+      return { gateway, endpoint: `${gateway.url}/raw/mcp`, close: () => gateway.close() };
+    }),
+  );
 }
 
 describe('redteam A (bridged stdio route): a tools/call notification reaches the child', () => {
-  let dir: string;
-  let callLog: string;
-  let gateway: GatewayHarness;
-  let endpoint: string;
-
-  beforeAll(async () => {
-    ({ dir, callLog, gateway, endpoint } = await startRawStdioRoute('toolpin-redteam-'));
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await rm(dir, { recursive: true, force: true });
-  });
-
-  async function executed(): Promise<string[]> {
-    return (await readFile(callLog, 'utf8').catch(() => '')).split('\n').filter((line) => line !== '');
-  }
+  const route = useRawStdioRoute();
 
   it('is real: the child runs a tools/call that has no id', async () => {
+    // Straight to a child of its own: the notification runs, and nothing answers it.
+    const log = await startCallLog();
+    try {
+      const child = spawn(rawFixtureCommand()[0], rawFixtureCommand().slice(1), {
+        env: { ...process.env, TOOLPIN_RAW_CALL_LOG: log.file },
+        stdio: ['pipe', 'pipe', 'ignore'],
+      });
+      let answered = '';
+      child.stdout.on('data', (chunk: Buffer) => (answered += chunk.toString('utf8')));
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.stdin.end(`${JSON.stringify(callNotification('evil'))}\n`);
+      expect({ code: await exited, answered, executed: await log.executed() }).toEqual({
+        code: 0,
+        answered: '',
+        executed: ['evil'],
+      });
+    } finally {
+      await log.remove();
+    }
     // Through the gateway, a decided call with an id runs: the child and the log work.
-    const session = await openSession(endpoint);
+    const session = await openSession(route.endpoint);
     const allowed = await postJson(
-      endpoint,
+      route.endpoint,
       { jsonrpc: '2.0', id: 'ok', method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } },
       session,
     );
     expect(lenientMessages(allowed.body)).toEqual([
-      expect.objectContaining({ id: 'ok', result: expect.anything() }),
+      expect.objectContaining({ id: 'ok', result: { content: [{ type: 'text', text: 'x' }] } }),
     ]);
-    expect(await executed()).toEqual(['echo']);
+    expect(await route.executed()).toEqual(['echo']);
   });
 
   it('the unpinned tool, called as a notification, never reaches the child', async () => {
-    const session = await openSession(endpoint);
-    const before = await executed();
-    await postJson(endpoint, callNotification('evil'), session);
+    const session = await openSession(route.endpoint);
+    const before = await route.executed();
+    await postJson(route.endpoint, callNotification('evil'), session);
     // A request after it on the same session: the bridge handles client messages in order, so once
     // this is answered the notification was handled too.
-    const ping = await postJson(endpoint, { jsonrpc: '2.0', id: 'after', method: 'ping' }, session);
+    const ping = await postJson(route.endpoint, { jsonrpc: '2.0', id: 'after', method: 'ping' }, session);
     expect(lenientMessages(ping.body)).toEqual([expect.objectContaining({ id: 'after' })]);
-    expect((await executed()).slice(before.length)).toEqual([]);
+    expect((await route.executed()).slice(before.length)).toEqual([]);
   });
 });
 
 describe('redteam A (toolpin wrap): a tools/call notification reaches the wrapped server', () => {
-  let dir: string;
-  let callLog: string;
-  let wrap: InProcessWrap;
-
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'toolpin-redteam-wrap-'));
-    callLog = join(dir, 'calls.log');
-    const script = join(dir, 'rawStdioServer.cjs');
-    await writeFile(script, RAW_STDIO_SERVER);
-    const pinFile = await writePin(dir, pinFor('raw', 'http://127.0.0.1:9/mcp', [ECHO]));
-    // wrap runs in-process (what it decides is the same program); the server is still its child,
-    // its variables set by env(1) for it alone.
-    wrap = await startWrapInProcess(pinFile, [
-      '/usr/bin/env',
-      `CALL_LOG=${callLog}`,
-      `ECHO_TOOL=${JSON.stringify(ECHO)}`,
-      process.execPath,
-      script,
-    ]);
-  }, 20_000);
-  afterAll(async () => {
-    await wrap?.close();
-    await rm(dir, { recursive: true, force: true });
-  });
-
-  async function executed(): Promise<string[]> {
-    return (await readFile(callLog, 'utf8').catch(() => '')).split('\n').filter((line) => line !== '');
-  }
+  const wrapped = useScoped(() =>
+    startLogged(async (log) => {
+      const pinFile = await writePin(dirname(log.file), pinFor('raw', 'http://127.0.0.1:9/mcp', [RAW_ECHO]));
+      // wrap runs in-process (what it decides is the same program); the server is still its child,
+      // its variables set by env(1) for it alone.
+      return startWrapInProcess(pinFile, [
+        '/usr/bin/env',
+        `TOOLPIN_RAW_CALL_LOG=${log.file}`,
+        ...rawFixtureCommand(),
+      ]);
+    }),
+  );
 
   it('is real: a decided call runs on the wrapped server', async () => {
-    await wrap.client.callTool({ name: 'echo', arguments: { text: 'x' } });
-    expect(await executed()).toEqual(['echo']);
+    await wrapped.client.callTool({ name: 'echo', arguments: { text: 'x' } });
+    expect(await wrapped.executed()).toEqual(['echo']);
   });
 
   it('the unpinned tool, sent as a notification, never runs', async () => {
-    const before = await executed();
+    const before = await wrapped.executed();
     // The SDK client sends any notification method it is given: exactly the bytes of a JSON-RPC notification.
-    await wrap.client.notification({
+    await wrapped.client.notification({
       method: 'tools/call',
       params: { name: 'evil', arguments: { cmd: 'id' } },
     } as unknown as Parameters<InProcessWrap['client']['notification']>[0]);
     // Handled in order: once the ping is answered, the notification went wherever it went.
-    await wrap.client.ping();
-    expect((await executed()).slice(before.length)).toEqual([]);
+    await wrapped.client.ping();
+    expect((await wrapped.executed()).slice(before.length)).toEqual([]);
   });
 });
 
@@ -326,12 +334,7 @@ describe('redteam B: a URL credential that contains an apostrophe is logged in c
 });
 
 describe('redteam C: tool arguments and results reach the log inside JSON parse errors', () => {
-  let rig: Rig;
-
-  beforeAll(async () => {
-    rig = await startRig();
-  });
-  afterAll(async () => rig.close());
+  const rig = useRig();
   beforeEach(() => rig.upstream.reset());
 
   it("a client's malformed tools/call: its argument is never logged", async () => {
@@ -395,12 +398,7 @@ describe('redteam D: fetch on miss reads an unbounded total (1000 pages of up to
   // page past it before it knows.
   const BOUND = 64 * 1024 * 1024 + PAGE_PAD + 64 * 1024;
   const SERVED_BEFORE_LAST = 80 * 1024 * 1024;
-  let rig: Rig;
-
-  beforeAll(async () => {
-    rig = await startRig();
-  });
-  afterAll(async () => rig.close());
+  const rig = useRig();
 
   it('stops reading (and refuses the call) past the bound instead of holding every page', async () => {
     const session = await openSession(rig.endpoint);
@@ -433,28 +431,14 @@ describe('redteam E: the per-client quota of bridged sessions is keyed on a head
   // A stdio route has no authentication: the gateway cannot tell a credential from any string, so
   // one client (one address) rotating `Authorization` values gets a fresh quota each time, up to the
   // server's bound (100 children held for the idle time), after which every other client gets 503.
-  let dir: string;
-  let gateway: GatewayHarness;
-  let endpoint: string;
-
-  beforeAll(async () => {
-    // The address's own bound (32 by default: clients behind one proxy share an address) set to the
-    // client's here, so that rotating credentials from 127.0.0.1 is refused at once.
-    ({ dir, gateway, endpoint } = await startRawStdioRoute(
-      'toolpin-redteam-quota-',
-      {},
-      { sessions: { bridgedPerClient: 2, bridgedPerAddress: 2 } },
-    ));
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  // The address's own bound (32 by default: clients behind one proxy share an address) set to the
+  // client's here, so that rotating credentials from 127.0.0.1 is refused at once.
+  const route = useRawStdioRoute({ gateway: { sessions: { bridgedPerClient: 2, bridgedPerAddress: 2 } } });
 
   it('is real: the quota holds for one client that keeps its credential', async () => {
     const statuses: number[] = [];
     for (let n = 0; n < 3; n++) {
-      const reply = await postJson(endpoint, initializeRequest(`same-${n}`), {
+      const reply = await postJson(route.endpoint, initializeRequest(`same-${n}`), {
         Authorization: 'Bearer same',
       });
       statuses.push(reply.status);
@@ -465,7 +449,7 @@ describe('redteam E: the per-client quota of bridged sessions is keyed on a head
   it('one address rotating Authorization values gets no more than its quota of children', async () => {
     const statuses: number[] = [];
     for (let n = 0; n < 5; n++) {
-      const reply = await postJson(endpoint, initializeRequest(`rot-${n}`), {
+      const reply = await postJson(route.endpoint, initializeRequest(`rot-${n}`), {
         Authorization: `Bearer rotated-${n}`,
       });
       statuses.push(reply.status);
@@ -481,12 +465,7 @@ describe('redteam F: an SSE answer is relayed without backpressure', () => {
   const EVENT_BYTES = 512 * 1024;
   const EVENTS = 128; // 64 MiB offered
   const ACCEPTABLE = 32 * 1024 * 1024;
-  let rig: Rig;
-
-  beforeAll(async () => {
-    rig = await startRig();
-  });
-  afterAll(async () => rig.close());
+  const rig = useRig();
 
   it('a client that reads nothing stalls the upstream, instead of the gateway holding 64 MiB', async () => {
     const session = await openSession(rig.endpoint);
@@ -551,12 +530,7 @@ describe('redteam G: one listing repeating a drifted tool costs the gateway work
   // catalog.drift event (one log line, one webhook body) carries one finding per copy. The upstream
   // changes any byte of the result (a cursor) to defeat the listing cache, listing after listing.
   const COPIES = 5000;
-  let rig: Rig;
-
-  beforeAll(async () => {
-    rig = await startRig();
-  });
-  afterAll(async () => rig.close());
+  const rig = useRig();
 
   it('reports a drifted tool once per listing, however many times the upstream repeats it', async () => {
     const session = await openSession(rig.endpoint);
@@ -590,12 +564,7 @@ describe('redteam H: users told apart by a header other than Authorization/Cooki
   // 2026-07-28 users of an upstream that authenticates by X-Api-Key (and serves each its own catalog)
   // share one catalog in the gateway: user 2's call of a tool drifted for user 2 is decided from the
   // catalog user 1 was served.
-  let rig: Rig;
-
-  beforeAll(async () => {
-    rig = await startRig({ upstream: { sessions: false } });
-  });
-  afterAll(async () => rig.close());
+  const rig = useRig({ upstream: { sessions: false } });
 
   function modern(id: string, method: string, user: string, params: Record<string, unknown> = {}): Buffer {
     const headers: [string, string][] = [
@@ -614,6 +583,18 @@ describe('redteam H: users told apart by a header other than Authorization/Cooki
       .flatMap((request) => request.messages)
       .filter((message) => message.method === 'tools/call')
       .map((message) => String((message.params as { name?: unknown }).name));
+  }
+
+  /** User 2 calls echo: refused -32040 (drifted from its pin), and nothing of it reaches the upstream. */
+  async function expectUser2CallRefused(): Promise<void> {
+    const call = await exchangeRaw(
+      rig.endpoint,
+      modern('c2', 'tools/call', 'user-2', { name: 'echo', arguments: { text: 'x' } }),
+    );
+    expect(responsesIn(call.body)).toEqual([
+      expect.objectContaining({ id: 'c2', error: expect.objectContaining({ code: -32040 }) }),
+    ]);
+    expect(callsBy('user-2')).toEqual([]);
   }
 
   beforeEach(() => {
@@ -636,28 +617,14 @@ describe('redteam H: users told apart by a header other than Authorization/Cooki
     );
     expect(direct.body).toContain('DRIFT-7f3a');
     await exchangeRaw(rig.endpoint, modern('l2', 'tools/list', 'user-2'));
-    const call = await exchangeRaw(
-      rig.endpoint,
-      modern('c2', 'tools/call', 'user-2', { name: 'echo', arguments: { text: 'x' } }),
-    );
-    expect(responsesIn(call.body)).toEqual([
-      expect.objectContaining({ id: 'c2', error: expect.objectContaining({ code: -32040 }) }),
-    ]);
-    expect(callsBy('user-2')).toEqual([]);
+    await expectUser2CallRefused();
   });
 
   it("user 2's call of its drifted echo is not decided from user 1's listing", async () => {
     await exchangeRaw(rig.endpoint, modern('l2', 'tools/list', 'user-2'));
     // User 1 lists after user 2: the shared catalog now holds user 1's (pinned) echo.
     await exchangeRaw(rig.endpoint, modern('l1', 'tools/list', 'user-1'));
-    const call = await exchangeRaw(
-      rig.endpoint,
-      modern('c2', 'tools/call', 'user-2', { name: 'echo', arguments: { text: 'x' } }),
-    );
-    expect(responsesIn(call.body)).toEqual([
-      expect.objectContaining({ id: 'c2', error: expect.objectContaining({ code: -32040 }) }),
-    ]);
-    expect(callsBy('user-2')).toEqual([]);
+    await expectUser2CallRefused();
   });
 });
 
@@ -666,27 +633,16 @@ describe('redteam I: a bridged request the stdio child never answers is never ti
   // timeout only to its own tools/list. A child that never answers holds the client's request, and
   // with its response open the session never goes idle: the child is held for as long as the
   // client's connection lasts (docs/boundary.md: "the same rules, applied where the messages pass").
-  let dir: string;
-  let gateway: GatewayHarness;
-  let endpoint: string;
-
-  beforeAll(async () => {
-    ({ dir, gateway, endpoint } = await startRawStdioRoute(
-      'toolpin-redteam-hang-',
-      { HANG_CALLS: '1' },
-      { limits: { upstreamTimeoutMs: 300, streamIdleMs: 600 } },
-    ));
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await rm(dir, { recursive: true, force: true });
+  const route = useRawStdioRoute({
+    env: { TOOLPIN_RAW_HANG_CALLS: '1' },
+    gateway: { limits: { upstreamTimeoutMs: 300, streamIdleMs: 600 } },
   });
 
   it('answers -32041 for a call the child leaves unanswered', async () => {
-    const session = await openSession(endpoint);
+    const session = await openSession(route.endpoint);
     // The bound of the wait is the test's, twenty times the configured upstream timeout.
     const reply = await postJson(
-      endpoint,
+      route.endpoint,
       {
         jsonrpc: '2.0',
         id: 'hang',
