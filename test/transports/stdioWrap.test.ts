@@ -89,17 +89,27 @@ describe('wrap: a drifting stdio server behind the stdio front', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('hides the drifted tool and blocks its call with tool_drifted, never reaching the server', async () => {
-    const tools = await catalogAtStart(fixtureCommand());
-    const pinFile = await writePin(dir, pinFor('drifting', 'http://127.0.0.1:9/mcp', tools));
-    const wrapped = (wrap = await startWrapInProcess(pinFile, loggedFixture()));
-    const client = wrapped.client;
+  /** Wrap in-process on the fixture (`command`: the logged one), pinned as it lists at start, or with `tools`. */
+  async function startPinned(command = loggedFixture(), tools?: Tool[]): Promise<InProcessWrap> {
+    const pinned = tools ?? (await catalogAtStart(fixtureCommand()));
+    const pinFile = await writePin(dir, pinFor('drifting', 'http://127.0.0.1:9/mcp', pinned));
+    return (wrap = await startWrapInProcess(pinFile, command));
+  }
+
+  /** Lists (echo is there), calls rug-pull, and returns once the client heard list_changed: the gateway saw it first. */
+  async function rugPull(client: InProcessWrap['client']): Promise<void> {
     expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('echo');
     const changed = new Promise<void>((resolve) =>
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()),
     );
     await client.callTool({ name: 'rug-pull', arguments: {} });
     await changed;
+  }
+
+  it('hides the drifted tool and blocks its call with tool_drifted, never reaching the server', async () => {
+    const wrapped = await startPinned();
+    const client = wrapped.client;
+    await rugPull(client);
     expect((await client.listTools()).tools.map((tool) => tool.name)).not.toContain('echo');
     const error = await rejectionOf(client.callTool({ name: 'echo', arguments: { text: 'hi' } }), McpError);
     expect(error.code).toBe(-32040);
@@ -191,17 +201,9 @@ describe('wrap: a drifting stdio server behind the stdio front', () => {
   });
 
   it('after list_changed, decides a call made without listing again on a new listing: the drifted tool is blocked', async () => {
-    const tools = await catalogAtStart(fixtureCommand());
-    const pinFile = await writePin(dir, pinFor('drifting', 'http://127.0.0.1:9/mcp', tools));
-    const wrapped = (wrap = await startWrapInProcess(pinFile, loggedFixture()));
-    const client = wrapped.client;
-    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('echo');
-    const changed = new Promise<void>((resolve) =>
-      client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()),
-    );
-    await client.callTool({ name: 'rug-pull', arguments: {} });
+    const client = (await startPinned()).client;
     // The gateway saw list_changed before relaying it: the catalog it decided on is stale now.
-    await changed;
+    await rugPull(client);
     const error = await rejectionOf(client.callTool({ name: 'echo', arguments: { text: 'hi' } }), McpError);
     expect(error.code).toBe(-32040);
     expect(error.data).toMatchObject({ reason: 'tool_drifted', tool: 'echo' });
@@ -210,15 +212,10 @@ describe('wrap: a drifting stdio server behind the stdio front', () => {
 
   it('hides a listed tool the pin does not hold and refuses its call with tool_not_pinned, never reaching the server', async () => {
     const tools = await catalogAtStart(fixtureCommand());
-    const pinFile = await writePin(
-      dir,
-      pinFor(
-        'drifting',
-        'http://127.0.0.1:9/mcp',
-        tools.filter((tool) => tool.name !== 'add'),
-      ),
+    wrap = await startPinned(
+      loggedFixture(),
+      tools.filter((tool) => tool.name !== 'add'),
     );
-    wrap = await startWrapInProcess(pinFile, loggedFixture());
     const listed = (await wrap.client.listTools()).tools.map((tool) => tool.name);
     expect(listed).toContain('echo');
     expect(listed).not.toContain('add');
@@ -238,14 +235,11 @@ describe('wrap: a drifting stdio server behind the stdio front', () => {
 
   it("relays the client's cancellation of a running call to the server, ahead of the next request", async () => {
     const messageLog = join(dir, 'messages.log');
-    const tools = await catalogAtStart(fixtureCommand());
-    const pinFile = await writePin(dir, pinFor('drifting', 'http://127.0.0.1:9/mcp', tools));
-    const command = [
+    wrap = await startPinned([
       '/usr/bin/env',
       `TOOLPIN_FIXTURE_MESSAGE_LOG=${messageLog}`,
       ...loggedFixture().slice(1),
-    ];
-    wrap = await startWrapInProcess(pinFile, command);
+    ]);
     const abort = new AbortController();
     let running = (): void => {};
     const started = new Promise<void>((resolve) => (running = resolve));
