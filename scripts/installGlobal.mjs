@@ -27,8 +27,8 @@ const npmArgs = process.argv.slice(2);
 function pnpmCommand() {
   const agent = process.env.npm_config_user_agent ?? '';
   const execPath = process.env.npm_execpath;
-  // `pnpm exec` keeps the npm_execpath of whatever started pnpm (npx's npm): only a pnpm binary is taken.
-  const isPnpm = execPath !== undefined && /^pnpm(\.exe|\.cjs)?$/.test(basename(execPath));
+  // `pnpm exec` keeps the npm_execpath of whatever started pnpm (npx's npm): only a pnpm binary (pnpm 12 is one) is taken.
+  const isPnpm = execPath !== undefined && /^pnpm(\.exe)?$/.test(basename(execPath));
   if (isPnpm && agent.startsWith(`${pnpm.replace('@', '/')} `)) return [execPath];
   return ['npx', '-y', pnpm];
 }
