@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { runCli } from '../../packages/gateway/dist/cli/program.js';
 import { captureIo } from '../../packages/gateway/test/cli/capturedIo.js';
-import { fixtureCommand, listStdioCatalog, stdioPinFor, writePin } from '../transports/support.js';
+import { catalogAtStart, fixtureCommand, stdioPinFor, writePin } from '../transports/support.js';
 import { until } from '../support/until.js';
 
 const HANDSHAKE = [
@@ -42,7 +42,7 @@ describe('toolpin wrap --log-format', () => {
     dir = await mkdtemp(join(tmpdir(), 'toolpin-wrap-log-'));
     pinFile = await writePin(
       dir,
-      stdioPinFor('fixture', fixtureCommand(), await listStdioCatalog(fixtureCommand())),
+      stdioPinFor('fixture', fixtureCommand(), await catalogAtStart(fixtureCommand())),
     );
   });
   afterAll(() => rm(dir, { recursive: true, force: true }));

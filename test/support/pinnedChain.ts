@@ -2,12 +2,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { connectV1Client, defaultTools, type PeerHandle } from '../peers/index.js';
 import { startGatewayHarness, type GatewayHarness } from './gatewayHarness.js';
 import { pinFor, type PinForOptions } from './pinFor.js';
-import { useScoped, type ScopeOptions } from './useScoped.js';
-
-/** Something a test connects through the gateway and closes at the end (an SDK v1 or v2 client). */
-export interface Closable {
-  close(): Promise<void>;
-}
+import { useScoped, type Closable, type ScopeOptions } from './useScoped.js';
 
 /** An upstream peer, a gateway pinning it as one server, and a client connected through the gateway. */
 export interface PinnedChain<C extends Closable = Client> {

@@ -1,4 +1,4 @@
-/** Something a describe starts and closes: a chain, a rig, a gateway. */
+/** Something a test starts and closes: a chain, a rig, a gateway, an SDK client. */
 export interface Closable {
   close(): Promise<void>;
 }

@@ -23,8 +23,8 @@ import { pinFor, type PinForOptions } from '../support/pinFor.js';
 export const FIXTURE_SERVER = fileURLToPath(new URL('../fixtures/driftingStdioServer.mjs', import.meta.url));
 
 /**
- * The raw stdio test server (test/fixtures/rawStdioServer.mjs): no SDK, so a child starts for about
- * a quarter of the drifting fixture's CPU, where a test needs a real child but not the SDK's server.
+ * The raw stdio test server (test/fixtures/rawStdioServer.mjs): exact bytes of its own, where a test
+ * needs an upstream to send what no SDK server would (the drifting fixture answers as the SDK did).
  */
 export const RAW_FIXTURE_SERVER = fileURLToPath(new URL('../fixtures/rawStdioServer.mjs', import.meta.url));
 
