@@ -70,17 +70,6 @@ export class SchemaChecks {
     return decideOutput(config, toolName, check);
   }
 
-  /**
-   * The decision for a result whose id calls to different tools share (see SessionState.takeCall):
-   * it cannot be checked against the right schema, so it is a misfit (flagged or blocked).
-   */
-  decideAmbiguousResult(config: ServerConfig): CallDecision | undefined {
-    return decideOutput(config, '(calls to different tools under one id)', {
-      kind: 'misfit',
-      problems: [{ pointer: '', keyword: 'ambiguous_id' }],
-    });
-  }
-
   /** Logs once per pin and tool why its calls or results are not checked against a pinned schema. */
   #noteUnchecked(config: ServerConfig, key: string, toolName: string, check: SchemaCheck): void {
     if (check.kind !== 'uncompilable' && check.kind !== 'unchecked') return;

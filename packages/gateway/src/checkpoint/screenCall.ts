@@ -4,6 +4,7 @@ import { ErrorCodes } from '../wire/errorCodes.js';
 import { jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../wire/jsonRpc.js';
 import type { CallDecision } from '../policy/decision.js';
 import { SURFACES, surfaceOfUse, type SurfaceSpec } from '../policy/pinSurface.js';
+import type { AnswerBook } from '../state/answerBook.js';
 import type { CatalogRefresh, ServerCheckpoint } from './serverCheckpoint.js';
 
 /**
@@ -21,8 +22,9 @@ export function isScreened(checkpoint: ServerCheckpoint, method: string): boolea
  * the SDK-forwarding fronts). Returns the JSON-RPC error to answer the client with, or undefined
  * when the request may go upstream. An allowed call's arguments fit the tool's pinned inputSchema;
  * its result is expected, to be checked against the pinned outputSchema when it comes back (see
- * ServerCheckpoint.expectResult). Most requests are decided at once from the session's catalog (no
- * promise); the others list the upstream first with `refresh` (fetch on miss).
+ * ServerCheckpoint.expectResult), in the session's book or the sessionless exchange's (`book`).
+ * Most requests are decided at once from the session's catalog (no promise); the others list the
+ * upstream first with `refresh` (fetch on miss).
  */
 export function screenCall(
   checkpoint: ServerCheckpoint,
@@ -31,6 +33,7 @@ export function screenCall(
   params: unknown,
   refresh: CatalogRefresh,
   method = 'tools/call',
+  book?: AnswerBook,
 ): JsonRpcResponse | undefined | Promise<JsonRpcResponse | undefined> {
   const spec = surfaceOfUse(method) ?? SURFACES.tools;
   const name =
@@ -39,25 +42,34 @@ export function screenCall(
     return jsonRpcError(id, ErrorCodes.INVALID_PARAMS, `Invalid params: ${method} needs a ${spec.item} name`);
   const args = (params as { arguments?: unknown }).arguments;
   const known = checkpoint.decideKnownCall(sessionKey, name, args, spec);
-  if (known !== undefined) return answerDecision(checkpoint, sessionKey, id, name, known, spec);
+  const request = { id, name, spec, book };
+  if (known !== undefined) return answerDecision(checkpoint, sessionKey, request, known);
   return checkpoint
     .decideCall(sessionKey, name, refresh, args, spec)
-    .then((decision) => answerDecision(checkpoint, sessionKey, id, name, decision, spec));
+    .then((decision) => answerDecision(checkpoint, sessionKey, request, decision));
+}
+
+/** The screened request a decision is about. */
+interface ScreenedRequest {
+  readonly id: JsonRpcId;
+  readonly name: string;
+  readonly spec: SurfaceSpec;
+  readonly book: AnswerBook | undefined;
 }
 
 /** Emits a decided request's alert; the refusal to answer, or undefined when it may go upstream. */
 function answerDecision(
   checkpoint: ServerCheckpoint,
   sessionKey: string,
-  id: JsonRpcId,
-  name: string,
+  { id, name, spec, book }: ScreenedRequest,
   decision: CallDecision,
-  spec: SurfaceSpec,
 ): JsonRpcResponse | undefined {
   const session = sessionLabel(sessionKey);
   traceDecision(checkpoint.config.name, spec.surface, name, 'call', decision);
   if (decision.kind === 'allow') {
-    if (spec.surface === 'tools') checkpoint.expectResult(sessionKey, id, name);
+    // Its answer is awaited: a call's result checked, a prompt's taken as any result.
+    if (spec.surface === 'tools') checkpoint.expectResult(sessionKey, id, name, book);
+    else checkpoint.expectAnswer(sessionKey, id, spec.use?.method ?? '', undefined, book);
     if (decision.flagged !== undefined)
       checkpoint.alerts.emit({
         event: 'call.flagged',

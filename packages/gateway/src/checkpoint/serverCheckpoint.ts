@@ -29,12 +29,21 @@ import { UnpinnedMembersNotice } from '../observe/unpinnedMembersNotice.js';
 import type { FetchedPage } from '../state/collectToolPages.js';
 import type { CatalogCompletion, SessionCatalog } from '../state/sessionCatalog.js';
 import type { PinnedSchemas } from '../state/pinnedSchemas.js';
-import { AMBIGUOUS_CALL, type SessionState, type SessionStore } from '../state/sessionStore.js';
+import { ANY_RESULT, AnswerBook, type Expectation } from '../state/answerBook.js';
+import type { SessionState, SessionStore } from '../state/sessionStore.js';
 import type { ToolDigester } from '../state/toolDigester.js';
 import { SchemaChecks } from './schemaChecks.js';
 import { FirstUseRecorder } from './trustOnFirstUse.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
-import { idKey, isResponse, jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../wire/jsonRpc.js';
+import {
+  idKey,
+  isResponse,
+  jsonRpcError,
+  ownEnvelope,
+  type JsonRpcId,
+  type JsonRpcMessage,
+  type JsonRpcResponse,
+} from '../wire/jsonRpc.js';
 import {
   decideUpstreamText,
   unverifiableAnswer,
@@ -81,21 +90,28 @@ export type UpstreamTextVerdict =
     }
   | { readonly ok: false; readonly reason: 'malformed'; readonly problem: string };
 
-/** A server still waiting for its first-use pin gathers every listing's tools: no shortcut applies. */
 /**
- * The key of the pending request an upstream answer resolves to: its own id's, or, for a string id
- * nothing awaits, the number the SDK's clients read it as (they match answers by `Number(id)`, so
- * `"4"`, `"4.0"` or `" 4"` answer request 4 there): such an answer is judged as the answer to 4.
+ * What an upstream message becomes when it answers nothing: a second answer under an answered id,
+ * or a result no request of its exchange awaits. It is dropped (and logged), never relayed.
  */
-function answerKey(state: SessionState, id: string | number): string {
+export const DROPPED: unique symbol = Symbol('dropped');
+
+/**
+ * The key of the awaited request an upstream answer resolves to: its own id's, or, for a string id
+ * nothing awaits, the number the SDK's clients read it as (they match answers by `Number(id)`, so
+ * `"4"`, `"4.0"` or `" 4"` answer request 4 there): such an answer is judged as the answer to 4,
+ * and leaves under 4.
+ */
+function answerKey(book: AnswerBook, id: string | number): { key: string; id: string | number } {
   const own = idKey(id);
-  if (typeof id === 'number' || state.awaitsList(own) || state.awaitsCall(own)) return own;
+  if (typeof id === 'number' || book.awaits(own)) return { key: own, id };
   const read = Number(id);
-  if (!Number.isFinite(read)) return own;
+  if (!Number.isFinite(read)) return { key: own, id };
   const alias = idKey(read);
-  return state.awaitsList(alias) || state.awaitsCall(alias) ? alias : own;
+  return book.awaits(alias) ? { key: alias, id: read } : { key: own, id };
 }
 
+/** A server still waiting for its first-use pin gathers every listing's tools: no shortcut applies. */
 function awaitsFirstUse(config: ServerConfig): boolean {
   return (config as { readonly trustOnFirstUse?: unknown }).trustOnFirstUse === true;
 }
@@ -148,62 +164,63 @@ export class ServerCheckpoint {
   }
 
   /**
-   * Remembers a listing request (tools/list, or of another listed surface) so its result is
-   * recognized on whatever stream it arrives.
+   * The book an answer of this scope is matched in: a sessionless exchange's own (`book`), else the
+   * session's, whatever stream of the session the answer arrives on.
    */
-  expectList(
-    sessionKey: string,
-    id: JsonRpcResponse['id'],
-    cursor: string | undefined,
-    surface: ListedSurface = 'tools',
-  ): void {
-    this.#state(sessionKey).expectList(idKey(id), surface === 'tools' ? { cursor } : { cursor, surface });
+  #book(sessionKey: string, book: AnswerBook | undefined): AnswerBook {
+    return book ?? this.#state(sessionKey).answers;
+  }
+
+  #expect(sessionKey: string, id: JsonRpcId, expectation: Expectation, book?: AnswerBook): void {
+    if (id === null) return;
+    const forgotten = this.#book(sessionKey, book).expect(idKey(id), expectation);
+    if (forgotten !== undefined)
+      this.#logger.warn(
+        { event: 'session.answers_forgotten', server: this.#config.name, session: sessionLabel(sessionKey) },
+        'too many requests awaiting their answer: the oldest is forgotten (its answer will be dropped)',
+      );
   }
 
   /**
-   * Remembers a client request whose answer the checkpoint inspects: a listing of any pinned surface
-   * (tools/list, prompts/list, resources/templates/list), or an initialize / server/discover (their
-   * result carries the server's instructions). Every front calls this for every request it forwards.
+   * Remembers a client request the gateway forwards, so that its answer is recognised (on whatever
+   * stream of the session it arrives, or on the exchange of `book`) and judged as what it answers:
+   * a listing of a pinned surface (tools/list, prompts/list, resources/templates/list), an
+   * initialize / server/discover (their result carries the server's instructions), or anything
+   * else. Every front calls this for every request it forwards, except the screened ones
+   * (screenCall expects those): an answer nothing awaits is dropped.
    */
-  expectAnswer(sessionKey: string, id: JsonRpcId, method: string, params: unknown): void {
-    if (id === null) return;
+  expectAnswer(sessionKey: string, id: JsonRpcId, method: string, params: unknown, book?: AnswerBook): void {
     const spec = surfaceOfListing(method);
+    let expectation: Expectation = ANY_RESULT;
     if (spec !== undefined) {
       const cursor = isObject(params) ? params.cursor : undefined;
-      this.expectList(sessionKey, id, typeof cursor === 'string' ? cursor : undefined, spec.surface);
-    } else if (carriesInstructions(method) && (this.#config as PinView).pin.instructions !== undefined)
-      this.#state(sessionKey).expectList(idKey(id), { cursor: undefined, surface: 'instructions' });
+      expectation = {
+        kind: 'list',
+        surface: spec.surface,
+        cursor: typeof cursor === 'string' ? cursor : undefined,
+      };
+    } else if (carriesInstructions(method)) expectation = { kind: 'instructions' };
+    this.#expect(sessionKey, id, expectation, book);
   }
 
   /**
-   * Remembers an allowed tools/call so its result is checked against the tool's pinned
-   * `outputSchema` on whatever stream it arrives (nothing is kept for a tool without one).
+   * Remembers an allowed tools/call, so that its answer is recognised and its result checked against
+   * the tool's pinned `outputSchema` (when it has one) on whatever stream it arrives.
    */
-  expectResult(sessionKey: string, id: JsonRpcId, toolName: string): void {
-    if (id === null) return;
+  expectResult(sessionKey: string, id: JsonRpcId, toolName: string, book?: AnswerBook): void {
     const checked = this.#schemaChecks.checksResult(this.#config, toolName);
-    this.#state(sessionKey).expectCall(idKey(id), checked ? toolName : undefined);
+    this.#expect(sessionKey, id, { kind: 'call', tool: toolName, checked }, book);
   }
 
   /**
-   * Forgets the pending calls of requests the gateway answered itself (a refusal of the upstream's
-   * answer, a timeout): no later call under the same id inherits them.
+   * Forgets the awaited answers of requests the gateway answered itself (a refusal of the upstream's
+   * answer, a timeout): a late answer under their ids is then dropped, and no later request under
+   * the same id inherits their expectation.
    */
-  forgetCalls(sessionKey: string, ids: readonly JsonRpcId[]): void {
+  forgetAnswers(sessionKey: string, ids: readonly JsonRpcId[], book?: AnswerBook): void {
     if (ids.length === 0) return;
-    const state = this.#sessions.peek(`${this.#config.name}\n${sessionKey}`);
-    for (const id of ids) if (id !== null) state?.takeCall(idKey(id));
-  }
-
-  /**
-   * Checks a tools/call result handed over as a value rather than a message (the fronts that
-   * forward through an SDK client): the error that replaces it, or undefined to pass it on.
-   */
-  checkCallResult(sessionKey: string, id: JsonRpcId, result: unknown): JsonRpcResponse | undefined {
-    if (id === null) return undefined;
-    const called = this.#state(sessionKey).takeCall(idKey(id));
-    if (called === undefined) return undefined;
-    return this.#checkResult(sessionKey, { jsonrpc: '2.0', id, result } as JsonRpcResponse, called);
+    const answers = book ?? this.#sessions.peek(`${this.#config.name}\n${sessionKey}`)?.answers;
+    for (const id of ids) if (id !== null) answers?.take(idKey(id));
   }
 
   /**
@@ -225,98 +242,182 @@ export class ServerCheckpoint {
   }
 
   /**
-   * Inspects one valid JSON-RPC message from the upstream. Returns the message the client must
-   * receive instead (a verified, filtered tools/list result, or an error), or undefined to pass it
-   * unchanged.
+   * Inspects one valid JSON-RPC message from the upstream: returns what the client receives in its
+   * place (the gateway's own envelope of what it decided: a verified, filtered listing, a checked
+   * result, an error), or {@link DROPPED} for an answer no request awaits (`book`: the sessionless
+   * exchange it travels on; absent: the session's).
    */
-  inspectUpstreamMessage(sessionKey: string, message: unknown): unknown {
-    return this.#inspectMessage(sessionKey, message).replaced;
+  inspectUpstreamMessage(sessionKey: string, message: unknown, book?: AnswerBook): unknown {
+    return this.#inspectMessage(sessionKey, message, book).replaced;
   }
 
-  #inspectMessage(sessionKey: string, message: unknown): { replaced: unknown; page?: InspectedPage } {
-    if (isObject(message) && typeof message.method === 'string') {
+  #inspectMessage(
+    sessionKey: string,
+    message: unknown,
+    book: AnswerBook | undefined,
+  ): { replaced: unknown; page?: InspectedPage } {
+    if (!isResponse(message)) {
       // A list_changed makes that surface's catalog stale: the next decision lists upstream first.
-      const state = this.#sessions.peek(`${this.#config.name}\n${sessionKey}`);
-      for (const surface of surfacesChangedBy(message.method)) {
-        const catalog = state?.peekCatalog(surface);
-        if (catalog !== undefined) catalog.stale = true;
-      }
-      return { replaced: undefined };
+      const method = isObject(message) ? message.method : undefined;
+      if (typeof method === 'string') this.#markStale(sessionKey, surfacesChangedBy(method));
+      return { replaced: isObject(message) ? ownEnvelope(message as unknown as JsonRpcMessage) : message };
     }
-    if (!isResponse(message)) return { replaced: undefined };
-    const state = this.#state(sessionKey);
-    const id = message.id === null ? undefined : answerKey(state, message.id);
-    const pending = id === undefined ? undefined : state.takeList(id);
-    const called = id === undefined || pending !== undefined ? undefined : state.takeCall(id);
-    if (message.error !== undefined) return { replaced: undefined };
-    if (called !== undefined) return { replaced: this.#checkResult(sessionKey, message, called) };
-    // A result that looks like a listing (or an initialize result) is inspected even when its
-    // request was not seen (a stream resumed after a gateway restart): inspecting too much is safe,
-    // too little is not.
-    const surface = pending?.surface ?? (pending === undefined ? this.#lookedLike(message.result) : 'tools');
-    if (surface === undefined) return { replaced: undefined };
-    if (surface === 'instructions') return { replaced: this.#inspectInstructions(sessionKey, message) };
-    const catalog = state.catalogOf(surface);
-    return this.#inspectListResult(sessionKey, catalog, message, pending?.cursor, SURFACES[surface]);
+    // An error under a null id answers no request (the upstream could not read one): relayed as such.
+    if (message.id === null) return { replaced: ownEnvelope(message) };
+    const answers = this.#book(sessionKey, book);
+    const { key, id } = answerKey(answers, message.id);
+    const expected = answers.take(key);
+    if (expected === undefined) {
+      this.#dropUnsolicited(sessionKey, message.id);
+      return { replaced: DROPPED };
+    }
+    const answer = ownEnvelope({ ...message, id }) as JsonRpcResponse;
+    if (answer.error !== undefined) return { replaced: answer };
+    return this.#judgeAnswer(sessionKey, answer, expected);
   }
 
-  /** What an answer whose request was not seen looks like it answers, if anything the checkpoint inspects. */
-  #lookedLike(result: unknown): ListedSurface | 'instructions' | undefined {
-    if (!isObject(result)) return undefined;
-    for (const spec of Object.values(SURFACES)) if (Array.isArray(result[spec.member])) return spec.surface;
-    if (isObject(result.serverInfo) && isObject(result.capabilities)) return 'instructions';
-    return undefined;
+  /** Judges a result as what its request expected, then for every other surface it carries. */
+  #judgeAnswer(
+    sessionKey: string,
+    answer: JsonRpcResponse,
+    expected: Expectation,
+  ): { replaced: unknown; page?: InspectedPage } {
+    switch (expected.kind) {
+      case 'call': {
+        const refused = expected.checked ? this.#checkResult(sessionKey, answer, expected.tool) : undefined;
+        return { replaced: refused ?? this.#screenSurfaces(sessionKey, answer, undefined) };
+      }
+      case 'instructions': {
+        const judged = (this.#inspectInstructions(sessionKey, answer) ?? answer) as JsonRpcResponse;
+        return { replaced: this.#screenSurfaces(sessionKey, judged, 'instructions') };
+      }
+      case 'list': {
+        const catalog = this.#state(sessionKey).catalogOf(expected.surface);
+        const spec = SURFACES[expected.surface];
+        const inspected = this.#inspectListResult(sessionKey, catalog, answer, expected.cursor, spec);
+        const judged = (inspected.replaced ?? answer) as JsonRpcResponse;
+        const replaced = this.#screenSurfaces(sessionKey, judged, expected.surface);
+        return inspected.page === undefined ? { replaced } : { replaced, page: inspected.page };
+      }
+      default:
+        return { replaced: this.#screenSurfaces(sessionKey, answer, undefined) };
+    }
+  }
+
+  #markStale(sessionKey: string, surfaces: readonly ListedSurface[]): void {
+    if (surfaces.length === 0) return;
+    const state = this.#sessions.peek(`${this.#config.name}\n${sessionKey}`);
+    for (const surface of surfaces) {
+      const catalog = state?.peekCatalog(surface);
+      if (catalog !== undefined) catalog.stale = true;
+    }
+  }
+
+  /** Logs an answer no request awaits (dropped: a client never reads it). */
+  #dropUnsolicited(sessionKey: string, id: string | number): void {
+    logInvalidMessage(
+      this.#logger,
+      { server: this.#config.name, session: sessionLabel(sessionKey) },
+      {
+        reason: 'unsolicited',
+        problem:
+          'an answer no request awaits (a second answer under an answered id, or a result nothing asked for)',
+        id,
+      },
+      false,
+    );
+  }
+
+  /**
+   * Every pinned surface a result carries besides the one its request asked for (`handled`) is
+   * judged too, wherever it arrives: a `tools`, `prompts` or `resourceTemplates` member keeps only
+   * the items verified against the pin (nothing is recorded in the session's catalog: the client did
+   * not ask for that listing), and `instructions` only when they are the pinned ones. A client that
+   * reads such a member from an answer it did not expect it in reads nothing unreviewed.
+   */
+  #screenSurfaces(
+    sessionKey: string,
+    answer: JsonRpcResponse,
+    handled: ListedSurface | 'instructions' | undefined,
+  ): JsonRpcResponse {
+    const result = answer.result;
+    if (!isObject(result)) return answer;
+    let screened: Record<string, unknown> | undefined;
+    for (const spec of Object.values(SURFACES)) {
+      if (spec.surface === handled || !(spec.member in result)) continue;
+      const pin = surfacePin(this.#config, spec.surface);
+      if (pin === undefined) continue;
+      const items = result[spec.member];
+      const kept = Array.isArray(items) ? inspectToolsPage(pin, items, this.#digester, spec).kept : [];
+      if (Array.isArray(items) && kept.length === items.length && kept.every((item, i) => item === items[i]))
+        continue;
+      screened ??= { ...result };
+      screened[spec.member] = kept;
+      this.#logger.warn(
+        {
+          event: 'upstream.unexpected_items',
+          server: this.#config.name,
+          session: sessionLabel(sessionKey),
+          surface: spec.surface,
+          removed: Array.isArray(items) ? items.length - kept.length : 1,
+        },
+        `an answer carried ${spec.member} its request did not ask for: only verified items are kept`,
+      );
+    }
+    const out = screened === undefined ? answer : { ...answer, result: screened };
+    if (handled === 'instructions' || !('instructions' in (screened ?? result))) return out;
+    return (this.#inspectInstructions(sessionKey, out) ?? out) as JsonRpcResponse;
   }
 
   /**
    * Decides one text from the upstream: a JSON body, or the data of one SSE event. The text is
    * parsed (once), bounded in depth, every JSON-RPC message in it is validated and inspected, and
    * the client receives the gateway's own serialization of what was decided: `out` (one value per
-   * message kept, in order; an invalid message that answers one of `expected` or a pending
-   * tools/list becomes a -32042 error for its id, any other invalid message is dropped and logged).
+   * message kept, in order; an invalid message that answers an awaited request becomes a -32042
+   * error for its id, an answer no request awaits and any other invalid message are dropped and
+   * logged). `book`: the sessionless exchange the text travels on (absent: the session's).
    * A tools/list result whose exact text was verified before under the same pin is recognized
    * without parsing it again (equal text parses to an equal value): `text` then holds the
    * serialization of the one message in `out`.
    */
-  inspectUpstreamText(
-    sessionKey: string,
-    text: string,
-    expected: readonly JsonRpcId[] = [],
-  ): UpstreamTextVerdict {
-    const known = this.#knownListing(sessionKey, text);
+  inspectUpstreamText(sessionKey: string, text: string, book?: AnswerBook): UpstreamTextVerdict {
+    const known = this.#knownListing(sessionKey, text, book);
     if (known !== undefined) return { ok: true, batch: false, out: [known.message], text: known.text };
     return decideUpstreamText(text, {
-      invalid: (invalid) => this.#refuseInvalid(sessionKey, invalid, expected),
+      invalid: (invalid) => this.#refuseInvalid(sessionKey, invalid, book),
       valid: (message, batch) => {
-        const { replaced, page } = this.#inspectMessage(sessionKey, message);
+        const { replaced, page } = this.#inspectMessage(sessionKey, message, book);
         if (!batch && page !== undefined) this.#rememberListing(text, replaced, page);
-        return replaced ?? message;
+        return replaced === DROPPED ? undefined : replaced;
       },
     });
   }
 
   /** A listing text verified before, replayed without parsing (see {@link VerifiedListings}). */
-  #knownListing(sessionKey: string, text: string): { message: JsonRpcResponse; text: string } | undefined {
+  #knownListing(
+    sessionKey: string,
+    text: string,
+    book: AnswerBook | undefined,
+  ): { message: JsonRpcResponse; text: string } | undefined {
     const config = this.#config;
     if (awaitsFirstUse(config)) return undefined;
     const envelope = matchResultEnvelope(text);
-    if (envelope === undefined) return undefined;
+    if (envelope === undefined || envelope.id === null) return undefined;
     const known = this.#verified.find(config, envelope.resultText);
     if (known === undefined) return undefined;
-    // The steps of #inspectMessage and #inspectListResult for a listing, minus the pure ones.
-    const state = this.#state(sessionKey);
-    const key = envelope.id === null ? idKey(envelope.id) : answerKey(state, envelope.id);
-    // A call's answer is a result to check, whatever text it has: never taken for a listing.
-    if (state.awaitsCall(key) && !state.awaitsList(key)) return undefined;
-    // Only tools listings are remembered: another surface's answer is inspected in full.
-    const surface = state.pendingList(key)?.surface;
-    if (surface !== undefined && surface !== 'tools') return undefined;
-    const pending = state.takeList(key);
-    const first = pending?.cursor === undefined;
-    const completion = state.catalog.addPage(config, known.inspection, first, known.last);
+    // The steps of #inspectMessage and #inspectListResult for a listing, minus the pure ones: only
+    // the answer to an awaited tools/list page under its very id (any other goes the full way).
+    const answers = this.#book(sessionKey, book);
+    const key = idKey(envelope.id);
+    const expected = answers.peek(key);
+    if (expected?.kind !== 'list' || expected.surface !== 'tools') return undefined;
+    answers.take(key);
+    const catalog = this.#state(sessionKey).catalog;
+    const first = expected.cursor === undefined;
+    const completion = catalog.addPage(config, known.inspection, first, known.last);
     // A whole catalog on one page folds to the same digest every time: the listing remembers it.
     if (completion !== undefined)
-      this.#report(sessionKey, state.catalog, completion, first && known.last ? known : undefined);
+      this.#report(sessionKey, catalog, completion, first && known.last ? known : undefined);
     return {
       message: { jsonrpc: '2.0', id: envelope.id, result: known.result },
       // find() matched the input text, so an unchanged listing (output is input) is this very text.
@@ -335,17 +436,16 @@ export class ServerCheckpoint {
     this.#verified.remember({ ...page, input: envelope.resultText, output, result: replaced.result });
   }
 
-  /** Logs an upstream message that is not valid JSON-RPC; its pending request (if any) gets -32042. */
+  /** Logs an upstream message that is not valid JSON-RPC; the request it would answer (if awaited) gets -32042. */
   #refuseInvalid(
     sessionKey: string,
     invalid: InvalidUpstreamMessage,
-    expected: readonly JsonRpcId[],
+    book: AnswerBook | undefined,
   ): JsonRpcResponse | undefined {
     const { id } = invalid;
-    const known =
-      id !== undefined &&
-      id !== null &&
-      (expected.includes(id) || this.#state(sessionKey).takeList(idKey(id)) !== undefined);
+    const answers = this.#book(sessionKey, book);
+    const awaited = id === undefined || id === null ? undefined : answerKey(answers, id);
+    const known = awaited !== undefined && answers.take(awaited.key) !== undefined;
     this.distrust(sessionKey);
     logInvalidMessage(
       this.#logger,
@@ -353,7 +453,7 @@ export class ServerCheckpoint {
       invalid,
       known,
     );
-    return known ? unverifiableAnswer(id, invalid, this.#config.name) : undefined;
+    return known ? unverifiableAnswer(awaited.id, invalid, this.#config.name) : undefined;
   }
 
   // #knownListing replays what this does for a listing it verified before: keep both in step.
@@ -540,20 +640,13 @@ export class ServerCheckpoint {
    * Checks a tools/call result's `structuredContent` against the tool's pinned `outputSchema`;
    * returns the error that replaces it (`onBadOutput: block`), or undefined to pass it on.
    */
-  #checkResult(
-    sessionKey: string,
-    message: JsonRpcResponse,
-    toolName: string | typeof AMBIGUOUS_CALL,
-  ): JsonRpcResponse | undefined {
+  #checkResult(sessionKey: string, message: JsonRpcResponse, toolName: string): JsonRpcResponse | undefined {
     const config = this.#config;
-    const decision =
-      toolName === AMBIGUOUS_CALL
-        ? this.#schemaChecks.decideAmbiguousResult(config)
-        : this.#schemaChecks.decideResult(config, message.result, toolName);
+    const decision = this.#schemaChecks.decideResult(config, message.result, toolName);
     if (decision === undefined) return undefined;
     const { id } = message;
     const session = sessionLabel(sessionKey);
-    traceDecision(config.name, 'tools', typeof toolName === 'string' ? toolName : '', 'result', decision);
+    traceDecision(config.name, 'tools', toolName, 'result', decision);
     if (decision.kind === 'allow') {
       if (decision.flagged !== undefined)
         this.#alerts.emit({

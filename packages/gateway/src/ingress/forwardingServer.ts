@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import {
   INTERNAL_ERROR,
@@ -10,13 +9,13 @@ import {
 } from '@modelcontextprotocol/server';
 import { GatewayError } from '../errors.js';
 import { isScreened, screenCall } from '../checkpoint/screenCall.js';
-import { surfaceOfListing } from '../policy/pinSurface.js';
 import type { ServerCheckpoint } from '../checkpoint/serverCheckpoint.js';
 import { endRequest, traceRequest, withTrace } from '../observe/tracing.js';
+import { AnswerBook } from '../state/answerBook.js';
 import { collectToolPages } from '../state/collectToolPages.js';
 import type { SharedUpstream } from '../transports/sharedUpstream.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
-import type { JsonRpcResponse } from '../wire/jsonRpc.js';
+import { isResponse, type JsonRpcResponse } from '../wire/jsonRpc.js';
 import { DEFAULT_MAX_PAGES } from '../defaults.js';
 
 /** What one forwarding server instance acts for. */
@@ -128,21 +127,24 @@ class Forwarder {
     }
   }
 
-  /** Screens, sends, and answers with the result the checkpoint let through. */
+  /**
+   * Screens, sends, and answers with the result the checkpoint let through. Each request's answer is
+   * awaited in a book of its own: the credential's other callers may use the same ids at the same
+   * time, and this answer is the one that comes back for this request, judged as what it asked for.
+   */
   async #forward(request: JSONRPCRequest, ctx: ServerContext): Promise<Record<string, unknown>> {
-    const { checkpoint } = this.#options;
+    const { checkpoint, sessionKey } = this.#options;
     const params = request.params as Params;
     checkpoint.alerts.telemetry.onRequest(checkpoint.config.name, request.method);
-    if (isScreened(checkpoint, request.method)) await this.#screen(request, params);
+    const book = new AnswerBook();
+    if (isScreened(checkpoint, request.method)) await this.#screen(request, params, book);
+    else checkpoint.expectAnswer(sessionKey, request.id, request.method, params, book);
     const forwarded = withoutRevisionFields(await this.#send(request, params, ctx));
-    if (request.method === 'tools/call') return this.#checkedResult(request.id, forwarded);
-    return surfaceOfListing(request.method) === undefined
-      ? forwarded
-      : this.#verifiedListing(request.method, params, forwarded);
+    return this.#judged(request.id, forwarded, book);
   }
 
   /** Decides a screened request (fetching the listing on a miss); throws its refusal. */
-  async #screen(request: JSONRPCRequest, params: Params): Promise<void> {
+  async #screen(request: JSONRPCRequest, params: Params, book: AnswerBook): Promise<void> {
     const { checkpoint, sessionKey, upstream, timeoutMs } = this.#options;
     const maxPages = this.#options.maxPages ?? DEFAULT_MAX_PAGES;
     const refusal = await screenCall(
@@ -156,13 +158,14 @@ class Forwarder {
           { maxPages, timeoutMs, surface },
         ),
       request.method,
+      book,
     );
     if (refusal !== undefined) throw refusalError(refusal);
   }
 
   /** Sends the request upstream, relaying its progress; a failure is the client's JSON-RPC error. */
   #send(request: JSONRPCRequest, params: Params, ctx: ServerContext): Promise<Record<string, unknown>> {
-    const { checkpoint, sessionKey, upstream } = this.#options;
+    const { checkpoint, upstream } = this.#options;
     const token = (params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
     return upstream
       .request(request.method, params, {
@@ -177,32 +180,23 @@ class Forwarder {
           : {}),
       })
       .catch((error: unknown) => {
-        // The gateway answers this call itself: no later call under its id inherits its check.
-        if (request.method === 'tools/call') checkpoint.forgetCalls(sessionKey, [request.id]);
         throw asProtocolError(error, checkpoint.config.name);
       });
   }
 
-  /** A call's result as the checkpoint decided it (checked against the pinned outputSchema when expected). */
-  #checkedResult(id: JSONRPCRequest['id'], result: Record<string, unknown>): Record<string, unknown> {
-    const replaced = this.#options.checkpoint.checkCallResult(this.#options.sessionKey, id, result);
-    if (replaced !== undefined) throw refusalError(replaced);
-    return result;
-  }
-
-  /** The listing the checkpoint verified in place of the upstream's (drifted and unpinned tools filtered). */
-  #verifiedListing(method: string, params: Params, result: Record<string, unknown>): Record<string, unknown> {
+  /**
+   * The result as the checkpoint judged it for this request (a listing verified and filtered, a
+   * call's result checked against its pinned outputSchema, every pinned surface it carries screened).
+   */
+  #judged(
+    id: JSONRPCRequest['id'],
+    result: Record<string, unknown>,
+    book: AnswerBook,
+  ): Record<string, unknown> {
     const { checkpoint, sessionKey } = this.#options;
-    // The checkpoint recognises a listing by the id it was expected under; this one never goes on a wire.
-    const id = `toolpin-${randomUUID()}`;
-    checkpoint.expectAnswer(sessionKey, id, method, params);
-    const replaced = checkpoint.inspectUpstreamMessage(sessionKey, { jsonrpc: '2.0', id, result }) as
-      JsonRpcResponse | undefined;
-    // A surface the pin does not pin passes as served (not enforced).
-    if (replaced === undefined && method !== 'tools/list') return result;
-    // The checkpoint answers every tools listing it expected; a listing it did not inspect is not handed out.
-    if (replaced === undefined)
-      throw new ProtocolError(ErrorCodes.PIN_POLICY_BLOCKED, 'toolpin: the listing could not be verified', {
+    const replaced = checkpoint.inspectUpstreamMessage(sessionKey, { jsonrpc: '2.0', id, result }, book);
+    if (!isResponse(replaced))
+      throw new ProtocolError(ErrorCodes.PIN_POLICY_BLOCKED, 'toolpin: the answer could not be verified', {
         reason: 'unverifiable',
         server: checkpoint.config.name,
       });

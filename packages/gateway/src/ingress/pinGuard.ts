@@ -20,6 +20,7 @@ import {
   type TracedRequest,
 } from '../observe/tracing.js';
 import { fetchToolPages } from '../state/fetchToolPages.js';
+import { AnswerBook } from '../state/answerBook.js';
 import { SessionStore } from '../state/sessionStore.js';
 import { ToolDigester } from '../state/toolDigester.js';
 import type { Exchange } from '../transports/exchange.js';
@@ -144,6 +145,13 @@ interface DecidedBody {
   readonly sessionRequired: boolean;
   /** The spans of the requests forwarded (tracing on), ended when the answer is sent. */
   readonly traced: readonly TracedRequest[];
+}
+
+/** Whose a request is: its catalog's key, the book its answer is awaited in (sessionless: the exchange's), its era. */
+interface RequestScope {
+  readonly sessionKey: string;
+  readonly answers: AnswerBook | undefined;
+  readonly stateless: boolean;
 }
 
 /** One server's HTTP front: frames and parses each request, decides it, forwards what it decided. */
@@ -279,7 +287,10 @@ class PinGuardHandler {
       return;
     }
     const sessionKey = sessionKeyOf(req.headers);
-    const decided = await this.#decideMessages(req, sessionKey, parsed.body.messages);
+    // Without a session (2026-07-28, or a 2025 initialize) the answers are this exchange's alone:
+    // other callers with the same credential use the same ids at the same time.
+    const answers = req.headers['mcp-session-id'] === undefined ? new AnswerBook() : undefined;
+    const decided = await this.#decideMessages(req, sessionKey, parsed.body.messages, answers);
     const { forward, refused, challenge, traced } = decided;
     // A forwarded request's span lasts until its answer is sent (or the client left).
     if (traced.length > 0) res.once('close', () => traced.forEach((span) => endRequest(span)));
@@ -317,6 +328,7 @@ class PinGuardHandler {
     const exchange: Exchange = {
       checkpoint: this.checkpoint,
       sessionKey,
+      ...(answers === undefined ? {} : { answers }),
       body,
       requestIds,
       refused,
@@ -332,6 +344,7 @@ class PinGuardHandler {
     req: Request,
     sessionKey: string,
     messages: readonly JsonRpcMessage[],
+    answers: AnswerBook | undefined,
   ): Promise<DecidedBody> {
     const { checkpoint } = this;
     const stateless = detectEra(req.headers) === 'stateless';
@@ -353,7 +366,7 @@ class PinGuardHandler {
       }
       const span = traceRequest(stateless ? 'stateless' : 'streamable-http', checkpoint.config.name, message);
       const decided = await withTrace(span, () =>
-        this.#decideRequest(req, sessionKey, message, stateless, onChallenge),
+        this.#decideRequest(req, { sessionKey, answers, stateless }, message, onChallenge),
       );
       if (decided === 'session_required') {
         endRequest(span);
@@ -376,14 +389,13 @@ class PinGuardHandler {
    */
   async #decideRequest(
     req: Request,
-    sessionKey: string,
+    { sessionKey, answers, stateless }: RequestScope,
     message: JsonRpcRequest & { id: JsonRpcId },
-    stateless: boolean,
     onChallenge: (challenge: AuthChallenge) => void,
   ): Promise<JsonRpcResponse | 'session_required' | undefined> {
     const { checkpoint } = this;
     if (!isScreened(checkpoint, message.method)) {
-      checkpoint.expectAnswer(sessionKey, message.id, message.method, message.params);
+      checkpoint.expectAnswer(sessionKey, message.id, message.method, message.params, answers);
       return undefined;
     }
     const params = message.params as { name?: unknown } | undefined;
@@ -399,7 +411,15 @@ class PinGuardHandler {
       spec,
     );
     if (refresh === 'session_required') return refresh;
-    const decided = screenCall(checkpoint, sessionKey, message.id, message.params, refresh, message.method);
+    const decided = screenCall(
+      checkpoint,
+      sessionKey,
+      message.id,
+      message.params,
+      refresh,
+      message.method,
+      answers,
+    );
     // Most calls are decided at once from the session's catalog: no promise to wait for.
     return decided instanceof Promise ? await decided : decided;
   }

@@ -110,11 +110,8 @@ export function checkedFetch(options: CheckedFetchOptions, base: FetchLike = fet
     const invalid = checkUpstreamMessage(message);
     return invalid === undefined ? accepted(message) : refused(invalid);
   };
-  const notJson = (): void =>
-    options.onInvalid(
-      { reason: 'invalid_message', problem: 'SSE event data is not JSON', id: undefined },
-      false,
-    );
+  const notJson = (problem = 'SSE event data is not JSON'): void =>
+    options.onInvalid({ reason: 'invalid_message', problem, id: undefined }, false);
 
   return async (url, init) => {
     const ids = requestIdsOf(init?.body);
@@ -151,7 +148,7 @@ interface MessageChecks {
   readonly accepted: (message: unknown) => unknown;
   readonly refused: (invalid: InvalidUpstreamMessage) => unknown;
   readonly checked: (message: unknown) => unknown;
-  readonly notJson: () => void;
+  readonly notJson: (problem?: string) => void;
 }
 
 /**
@@ -205,7 +202,7 @@ async function checkedResponse(
 function checkedSseStream(
   max: number,
   check: (message: unknown) => unknown,
-  notJson: () => void,
+  notJson: (problem?: string) => void,
 ): TransformStream<Uint8Array, Uint8Array> {
   const encoder = new TextEncoder();
   let out: TransformStreamDefaultController<Uint8Array> | undefined;
@@ -227,6 +224,7 @@ function checkedSseStream(
     },
     write: (text) => out?.enqueue(encoder.encode(text)),
     onError: (error) => out?.error(error),
+    onIgnored: () => notJson('an SSE event of a type other than message (no client reads it)'),
   });
   return new TransformStream<Uint8Array, Uint8Array>({
     transform(chunk, controller) {

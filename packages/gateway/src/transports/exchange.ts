@@ -1,5 +1,6 @@
 import type { ServerCheckpoint } from '../checkpoint/serverCheckpoint.js';
 import type { TracedRequest } from '../observe/tracing.js';
+import type { AnswerBook } from '../state/answerBook.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../wire/jsonRpc.js';
 
@@ -10,6 +11,11 @@ export interface Exchange {
   readonly sessionKey: string;
   /** The body sent upstream: the gateway's serialization of the messages it decided to forward. */
   readonly body: Buffer | undefined;
+  /**
+   * The requests of a sessionless exchange awaiting their answer: its answers are matched here, on
+   * this response only, whatever ids other callers use. Absent: the session's book (any stream of it).
+   */
+  readonly answers?: AnswerBook;
   /** Ids of the requests forwarded, so each gets an error if the upstream fails them. */
   readonly requestIds: readonly JsonRpcId[];
   /** Errors for refused members of a batch, merged into the upstream's answer. */

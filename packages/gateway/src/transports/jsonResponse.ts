@@ -110,7 +110,7 @@ export async function relayJsonResponse(
     return;
   }
   const text = raw.toString('utf8');
-  const verdict = exchange.checkpoint.inspectUpstreamText(exchange.sessionKey, text, exchange.requestIds);
+  const verdict = exchange.checkpoint.inspectUpstreamText(exchange.sessionKey, text, exchange.answers);
   if (!verdict.ok) throw new UpstreamBodyError(verdict.reason, `the upstream answer is ${verdict.problem}`);
   // A successful JSON answer carries the answers of every request forwarded: one it left out
   // gets an error rather than an endless wait.

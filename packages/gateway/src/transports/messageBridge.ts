@@ -3,7 +3,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayError } from '../errors.js';
 import { isScreened, screenCall } from '../checkpoint/screenCall.js';
-import type { ServerCheckpoint } from '../checkpoint/serverCheckpoint.js';
+import { DROPPED, type ServerCheckpoint } from '../checkpoint/serverCheckpoint.js';
 import type { ClientNotices } from '../observe/clientNotices.js';
 import { errorSummary } from '../observe/errorSummary.js';
 import type { GatewayLogger } from '../observe/logger.js';
@@ -247,7 +247,7 @@ export class MessageBridge {
     } catch (error) {
       this.#log('warn', 'upstream.send_failed', (error as Error).message);
       if (isRequest(message) && this.#inFlight.delete(idKey(message.id))) {
-        this.#options.checkpoint.forgetCalls(this.#options.sessionKey, [message.id]);
+        this.#options.checkpoint.forgetAnswers(this.#options.sessionKey, [message.id]);
         this.#toClient(
           jsonRpcError(
             message.id,
@@ -328,7 +328,7 @@ export class MessageBridge {
     );
     if (this.#own.settle(failure)) return;
     if (this.#inFlight.delete(idKey(message.id))) {
-      this.#options.checkpoint.forgetCalls(this.#options.sessionKey, [message.id]);
+      this.#options.checkpoint.forgetAnswers(this.#options.sessionKey, [message.id]);
       this.#toClient(failure, message.id);
     }
   }
@@ -343,25 +343,30 @@ export class MessageBridge {
         this.#log('info', 'upstream.late_answer', 'an answer after its request timed out, dropped');
         return;
       }
-      const request = this.#inFlight.get(idKey(message.id));
       // Inspected before it counts as answered: if inspection throws, the request still gets an error.
+      // The checkpoint answers each awaited request once, under its own id (an answer the client
+      // would match by Number(id) leaves under the request's id); any other answer is dropped.
       const replaced = withTrace(this.#spanOf(message.id), () =>
         this.#options.checkpoint.inspectUpstreamMessage(this.#options.sessionKey, message),
       );
-      this.#inFlight.delete(idKey(message.id));
-      related = message.id;
+      if (replaced === DROPPED) return;
+      const answer = replaced as JsonRpcResponse;
+      const request = this.#inFlight.get(idKey(answer.id));
+      this.#inFlight.delete(idKey(answer.id));
+      related = answer.id;
       if (request?.method === 'initialize') {
-        this.#adoptProtocolVersion(message);
-        this.#toClient(this.#declareLogging((replaced ?? message) as JsonRpcResponse), related);
+        this.#adoptProtocolVersion(answer);
+        this.#toClient(this.#declareLogging(answer), related);
         return;
       }
-      this.#toClient(replaced ?? message, related);
-      if (request?.method === 'tools/call' && replaced !== undefined) this.#noticeRefusal(replaced);
+      this.#toClient(answer, related);
+      // A refusal of the gateway's own (the upstream sent a result), never the upstream's error.
+      if (request?.method === 'tools/call' && message.error === undefined) this.#noticeRefusal(answer);
       return;
     }
     related = this.#relatedRequest(message);
     const replaced = this.#options.checkpoint.inspectUpstreamMessage(this.#options.sessionKey, message);
-    this.#toClient(replaced ?? message, related);
+    this.#toClient(replaced, related);
   }
 
   /**
@@ -481,7 +486,7 @@ export class MessageBridge {
       if (Math.max(request.sentAt, this.#heardAt) + idleMs > now) continue;
       this.#inFlight.delete(key);
       this.#timedOut.add(key);
-      this.#options.checkpoint.forgetCalls(this.#options.sessionKey, [request.id]);
+      this.#options.checkpoint.forgetAnswers(this.#options.sessionKey, [request.id]);
       count += 1;
       this.#toClient(upstreamFailureOf(server, request.id, 'timeout', message), request.id);
       if (request.method !== 'initialize')

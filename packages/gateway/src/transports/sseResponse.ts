@@ -23,6 +23,8 @@ export interface SseRelayOptions {
   readonly onBroken: (error: Error) => void;
   /** Called for an event whose data the gateway dropped (not JSON, not JSON-RPC). */
   readonly onDropped: (problem: string, reason: UpstreamFailureReason) => void;
+  /** Called for an event of a type other than `message` (dropped: no client reads it as a message). */
+  readonly onIgnored?: () => void;
 }
 
 /**
@@ -80,6 +82,7 @@ class SseStreamRelay {
     this.#rewriter = new SseRewriter({
       rewrite: (data) => this.#decide(data),
       write: (text) => this.#write(text),
+      onIgnored: () => options.onIgnored?.(),
       onError: (error) => {
         options.onBroken(error);
         this.#finish('malformed', 'toolpin: the upstream stream could not be parsed');
@@ -131,7 +134,7 @@ class SseStreamRelay {
   #decide(data: string): string | null | undefined {
     if (data === '') return undefined;
     const { checkpoint, sessionKey } = this.#exchange;
-    const verdict = checkpoint.inspectUpstreamText(sessionKey, data, [...this.#unanswered.values()]);
+    const verdict = checkpoint.inspectUpstreamText(sessionKey, data, this.#exchange.answers);
     if (!verdict.ok) {
       this.#options.onDropped(`an event's data is ${verdict.problem}`, verdict.reason);
       return null;
@@ -182,7 +185,7 @@ class SseStreamRelay {
     if (this.#ended || this.#clientGone || res.writableEnded) return;
     this.#ended = true;
     const { checkpoint, sessionKey } = this.#exchange;
-    checkpoint.forgetCalls(sessionKey, [...this.#unanswered.values()]);
+    checkpoint.forgetAnswers(sessionKey, [...this.#unanswered.values()], this.#exchange.answers);
     for (const id of this.#unanswered.values())
       res.write(encodeSseMessage(upstreamFailure(this.#exchange, id, reason, message)));
     res.end();

@@ -282,6 +282,13 @@ class StreamableHttpForwarder {
         checkpoint.distrust(exchange.sessionKey);
         this.#log(exchange, 'upstream.invalid_message', reason, `dropped an upstream event: ${problem}`);
       },
+      onIgnored: () =>
+        this.#log(
+          exchange,
+          'upstream.invalid_message',
+          'event_type',
+          'dropped an upstream event of a type other than message (clients never read it as one)',
+        ),
     });
     // A GET stream or a 2026-07-28 subscriptions/listen has nothing in flight: shutdown ends it at once.
     const kind =
@@ -350,7 +357,7 @@ class StreamableHttpForwarder {
   ): void {
     exchange.checkpoint.distrust(exchange.sessionKey);
     // The gateway answers these requests itself: no later call under their ids inherits a check.
-    exchange.checkpoint.forgetCalls(exchange.sessionKey, exchange.requestIds);
+    exchange.checkpoint.forgetAnswers(exchange.sessionKey, exchange.requestIds, exchange.answers);
     if (res.headersSent) {
       res.end();
       return;

@@ -148,6 +148,33 @@ export function parseJsonRpcBody(text: string): ParseBodyResult {
   return { ok: true, body: { batch, messages: messages as JsonRpcMessage[] } };
 }
 
+/**
+ * The message with exactly the members JSON-RPC defines for its kind (a response: jsonrpc, id and
+ * one of result and error; a request or notification: jsonrpc, id when present, method, params
+ * when present): what the gateway validated is all a client may read. A member beside them (a
+ * decoy the gateway would not judge and a lenient client might read) never leaves the gateway.
+ */
+export function ownEnvelope(message: JsonRpcMessage): JsonRpcMessage {
+  const members = 'method' in message ? REQUEST_MEMBERS : 'error' in message ? ERROR_MEMBERS : RESULT_MEMBERS;
+  const out: Record<string, unknown> = {};
+  // In the order the message has them: a known listing's bytes and its re-serialization agree.
+  for (const key of Object.keys(message)) {
+    if (!members.has(key)) continue;
+    const value = (message as unknown as Record<string, unknown>)[key];
+    out[key] = key === 'error' ? ownErrorObject(value as JsonRpcErrorObject) : value;
+  }
+  return out as unknown as JsonRpcMessage;
+}
+
+const REQUEST_MEMBERS: ReadonlySet<string> = new Set(['jsonrpc', 'id', 'method', 'params']);
+const RESULT_MEMBERS: ReadonlySet<string> = new Set(['jsonrpc', 'id', 'result']);
+const ERROR_MEMBERS: ReadonlySet<string> = new Set(['jsonrpc', 'id', 'error']);
+
+/** An error object with its three members only (messageProblem checked code and message). */
+function ownErrorObject({ code, message, data }: JsonRpcErrorObject): JsonRpcErrorObject {
+  return data === undefined ? { code, message } : { code, message, data };
+}
+
 /** Builds a JSON-RPC error response. */
 export function jsonRpcError(id: JsonRpcId, code: number, message: string, data?: unknown): JsonRpcResponse {
   const error: JsonRpcErrorObject = data === undefined ? { code, message } : { code, message, data };

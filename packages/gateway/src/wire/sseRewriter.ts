@@ -22,11 +22,16 @@ export interface SseRewriterOptions {
   maxEventChars?: number;
   /** Called once when the stream cannot be parsed (e.g. an event over the bound). */
   onError?: (error: Error) => void;
+  /** Called for each event of a type other than `message`, which is dropped (its id kept). */
+  onIgnored?: () => void;
 }
 
 /**
  * Rewrites an SSE stream event by event. Nothing is held back beyond the current incomplete
- * event: ids, event types, retry fields and comments (keep-alives) are written as they arrive.
+ * event: ids, retry fields and comments (keep-alives) are written as they arrive. Only `message`
+ * events (the default type) reach `rewrite`, and leave as message events: an event of any other
+ * type (`event: heartbeat`, `event: Message`) is one no MCP client reads as a message, so it is
+ * never judged as one; it is dropped, and only its id (a client's resumption point) is written.
  */
 export class SseRewriter {
   readonly #decoder = new StringDecoder('utf8');
@@ -83,9 +88,17 @@ export class SseRewriter {
   }
 
   #onEvent(event: EventSourceMessage): void {
+    const id = event.id === undefined ? {} : { id: event.id };
+    if (event.event !== undefined && event.event !== 'message') {
+      this.#options.onIgnored?.();
+      if (event.id !== undefined) this.#options.write(encodeSseEvent({ id: event.id, data: '' }));
+      return;
+    }
     const replaced = this.#options.rewrite(event.data, event);
     if (replaced === null) return;
-    this.#options.write(encodeSseEvent(replaced === undefined ? event : { ...event, data: replaced }));
+    // `event: message` and no type are one type to every reader: the upstream's spelling of it stays.
+    const type = event.event === undefined ? {} : { event: 'message' };
+    this.#options.write(encodeSseEvent({ ...id, ...type, data: replaced ?? event.data }));
   }
 
   #fail(error: Error): void {

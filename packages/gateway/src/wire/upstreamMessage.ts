@@ -2,8 +2,12 @@ import { ErrorCodes } from './errorCodes.js';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './jsonDepth.js';
 import { jsonRpcError, messageProblem, type JsonRpcId, type JsonRpcResponse } from './jsonRpc.js';
 
-/** Why an upstream message cannot be verified (error.data.reason of the -32042 it turns into). */
-export type InvalidReason = 'invalid_message' | 'too_deep';
+/**
+ * Why an upstream message cannot be verified (error.data.reason of the -32042 it turns into), or
+ * (`unsolicited`) why an answer is not one: no request of its exchange awaits it (a second answer
+ * under an answered id, or a result nothing asked for). An unsolicited answer answers nothing.
+ */
+export type InvalidReason = 'invalid_message' | 'too_deep' | 'unsolicited';
 
 /** An upstream message the gateway refuses to act on. */
 export interface InvalidUpstreamMessage {

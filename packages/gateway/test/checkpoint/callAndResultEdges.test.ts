@@ -65,7 +65,7 @@ function guardServing(config: ServerConfig, served: readonly unknown[]): ServerC
     alerts: new Alerts(logger),
     logger,
   });
-  guard.expectList('s', 'list-1', undefined);
+  guard.expectAnswer('s', 'list-1', 'tools/list', {});
   guard.inspectUpstreamText('s', JSON.stringify({ jsonrpc: '2.0', id: 'list-1', result: { tools: served } }));
   return guard;
 }
@@ -92,26 +92,33 @@ describe('calls and results at the edges', () => {
     expect(fitting).toMatchObject({ kind: 'allow', flagged: { reason: 'tool_drifted', severity: 'low' } });
   });
 
-  it('checks the result of every call in flight under one id, not only the first', () => {
+  it('answers each call once: a second answer under its id is dropped, never relayed', () => {
     const guard = guardServing(configOf(PINNED, { onBadOutput: 'block' }), PINNED);
-    guard.expectResult('s', 1, 'report');
     guard.expectResult('s', 1, 'report');
     expect(answered(guard, result(1, { n: 1 })).error).toBeUndefined();
-    expect(answered(guard, result(1, { n: 'evil' })).error?.data?.reason).toBe('output_invalid');
+    expect(guard.inspectUpstreamText('s', result(1, { n: 'evil' }))).toEqual({
+      ok: true,
+      batch: false,
+      out: [],
+    });
   });
 
-  it('blocks a result whose id calls to different tools share, and a failed call leaves nothing behind', () => {
+  it('judges a reused id as the newer request, and forgets a call the gateway answered itself', () => {
     const guard = guardServing(configOf(PINNED, { onBadOutput: 'block' }), PINNED);
+    // A client that reuses an id whose answer never came means its new request.
     guard.expectResult('s', 7, 'report');
     guard.expectResult('s', 7, 'other');
     expect(answered(guard, result(7, { n: 1 })).error?.data?.reason).toBe('output_invalid');
-    // A call the gateway answered itself (a timeout, a refused answer) is forgotten with it.
+    // A call the gateway answered itself (a timeout, a refused answer): its late answer is dropped.
     guard.expectResult('s', 8, 'report');
-    guard.forgetCalls('s', [8]);
+    guard.forgetAnswers('s', [8]);
+    expect(guard.inspectUpstreamText('s', result(8, { n: 'evil' }))).toEqual({
+      ok: true,
+      batch: false,
+      out: [],
+    });
     guard.expectResult('s', 8, 'other');
     expect(answered(guard, result(8, { w: 'ok' })).error).toBeUndefined();
-    guard.expectResult('s', 8, 'other');
-    expect(answered(guard, result(8, { n: 1 })).error?.data?.reason).toBe('output_invalid');
   });
 
   it('checks a call answered with the exact text of a verified listing as a result', () => {

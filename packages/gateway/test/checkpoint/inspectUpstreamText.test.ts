@@ -1,6 +1,10 @@
 import { digestCatalog, TRACE_PROFILE } from '@toolpin/digest';
 import { parseServerConfig, type ServerConfig } from '../../src/config/index.js';
-import { ServerCheckpoint, type UpstreamTextVerdict } from '../../src/checkpoint/serverCheckpoint.js';
+import {
+  DROPPED,
+  ServerCheckpoint,
+  type UpstreamTextVerdict,
+} from '../../src/checkpoint/serverCheckpoint.js';
 import { Alerts } from '../../src/observe/alerts.js';
 import { createLogger } from '../../src/observe/logger.js';
 import { SessionStore } from '../../src/state/sessionStore.js';
@@ -93,8 +97,8 @@ function compare(
   const outputs: string[] = [];
   texts.forEach((text, index) => {
     const id = (JSON.parse(text) as { id: number | string }).id;
-    byText.guard.expectList('session-a', id, undefined);
-    byMessage.guard.expectList('session-a', id, undefined);
+    byText.guard.expectAnswer('session-a', id, 'tools/list', {});
+    byMessage.guard.expectAnswer('session-a', id, 'tools/list', {});
     const fast = byText.guard.inspectUpstreamText('session-a', text);
     const parsed: unknown = JSON.parse(text);
     const full = JSON.stringify(byMessage.guard.inspectUpstreamMessage('session-a', parsed) ?? parsed);
@@ -153,26 +157,23 @@ describe('ServerCheckpoint.inspectUpstreamText', () => {
 
   it('verifies the same text again under a new pin', () => {
     const { guard } = startGuard(configFor(TOOLS));
+    guard.expectAnswer('s', 1, 'tools/list', {});
     expect(sent(guard.inspectUpstreamText('s', listing(TOOLS, 1)))).toBe(listing(TOOLS, 1));
     guard.replaceConfig(configFor(TOOLS.slice(0, 2)));
+    guard.expectAnswer('s', 2, 'tools/list', {});
     expect(sent(guard.inspectUpstreamText('s', listing(TOOLS, 2)))).toBe(listing(TOOLS.slice(0, 2), 2));
   });
 
   it.each([
     [
-      'a listing whose member name is escaped, answering no request',
+      'a listing whose member name is escaped',
       '{"result":{"\\u0074ools":TOOLS},"jsonrpc":"2.0","id":5}',
-      false,
+      true,
     ],
     [
       'a result without tools answering a tools/list request',
       '{"result":{"content":[]},"jsonrpc":"2.0","id":6}',
       true,
-    ],
-    [
-      'a listing answering no request (a resumed stream)',
-      '{"result":{"tools":TOOLS},"jsonrpc":"2.0","id":7}',
-      false,
     ],
   ])('inspects %s as the parsing path does', (_what, template, requested) => {
     const text = template.replace('TOOLS', JSON.stringify([TOOLS[0], tool('extra')]));
@@ -180,8 +181,8 @@ describe('ServerCheckpoint.inspectUpstreamText', () => {
     const byMessage = startGuard(configFor(TOOLS));
     const id = (JSON.parse(text) as { id: number }).id;
     if (requested) {
-      byText.guard.expectList('s', id, undefined);
-      byMessage.guard.expectList('s', id, undefined);
+      byText.guard.expectAnswer('s', id, 'tools/list', {});
+      byMessage.guard.expectAnswer('s', id, 'tools/list', {});
     }
     const parsed: unknown = JSON.parse(text);
     const full = JSON.stringify(byMessage.guard.inspectUpstreamMessage('s', parsed) ?? parsed);
@@ -191,8 +192,21 @@ describe('ServerCheckpoint.inspectUpstreamText', () => {
     expect(byText.events()).not.toEqual([]);
   });
 
+  it('drops a listing answering no request (a resumed stream, a second answer) on both paths', () => {
+    const text = `{"result":{"tools":${JSON.stringify([TOOLS[0], tool('extra')])}},"jsonrpc":"2.0","id":7}`;
+    const { guard } = startGuard(configFor(TOOLS));
+    expect(guard.inspectUpstreamText('s', text)).toEqual({ ok: true, batch: false, out: [] });
+    expect(guard.inspectUpstreamMessage('s', JSON.parse(text))).toBe(DROPPED);
+    // Answered once: the same listing again under the answered id is not a second answer.
+    guard.expectAnswer('s', 7, 'tools/list', {});
+    expect(sent(guard.inspectUpstreamText('s', text))).not.toContain('extra');
+    expect(guard.inspectUpstreamText('s', text)).toEqual({ ok: true, batch: false, out: [] });
+  });
+
   it('passes a result that is not a listing, and an error, as its own serialization of the parsed message', () => {
     const { guard, events } = startGuard(configFor(TOOLS));
+    guard.expectAnswer('s', 7, 'ping', {});
+    guard.expectAnswer('s', 1, 'ping', {});
     const answer = '{ "result" : {"content":[{"type":"text","text":"hi"}]},"jsonrpc":"2.0","id":7}';
     expect(sent(guard.inspectUpstreamText('s', answer))).toBe(JSON.stringify(JSON.parse(answer)));
     const error = '{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"no"}}';
@@ -209,7 +223,7 @@ describe('ServerCheckpoint.inspectUpstreamText', () => {
   ])('turns a message with %s into a -32042 error for the request it answers', (_what, template) => {
     const text = template.replace('TOOLS', JSON.stringify([tool('evil')]));
     const { guard } = startGuard(configFor(TOOLS));
-    guard.expectList('s', 3, undefined);
+    guard.expectAnswer('s', 3, 'tools/list', {});
     const verdict = guard.inspectUpstreamText('s', text);
     expect(verdict).toEqual({
       ok: true,
@@ -223,12 +237,13 @@ describe('ServerCheckpoint.inspectUpstreamText', () => {
 
   it('inspects every message of an array, whichever request it answers', () => {
     const { guard } = startGuard(configFor(TOOLS));
-    guard.expectList('s', 'list-1', undefined);
+    guard.expectAnswer('s', 'list-1', 'tools/list', {});
+    guard.expectAnswer('s', 'ping-1', 'ping', {});
     const text = JSON.stringify([
       { jsonrpc: '2.0', id: 'ping-1', result: {} },
       { jsonrpc: '2.0', id: 'list-1', result: { tools: [TOOLS[0], tool('evil')] } },
     ]);
-    const out = sent(guard.inspectUpstreamText('s', text, ['ping-1']));
+    const out = sent(guard.inspectUpstreamText('s', text));
     expect(JSON.parse(out)).toEqual([
       { jsonrpc: '2.0', id: 'ping-1', result: {} },
       { jsonrpc: '2.0', id: 'list-1', result: { tools: [TOOLS[0]] } },
@@ -242,7 +257,8 @@ describe('ServerCheckpoint.inspectUpstreamText', () => {
       reason: 'malformed',
     });
     const deep = `{"jsonrpc":"2.0","id":1,"result":${'['.repeat(20_000)}${']'.repeat(20_000)}}`;
-    expect(guard.inspectUpstreamText('s', deep, [1])).toEqual({
+    guard.expectAnswer('s', 1, 'ping', {});
+    expect(guard.inspectUpstreamText('s', deep)).toEqual({
       ok: true,
       batch: false,
       out: [
