@@ -79,3 +79,17 @@ export const OAUTH_EXPIRY_MARGIN_MS = 30_000;
 
 /** How long `toolpin login` waits for the browser's redirect, in ms. */
 export const DEFAULT_LOGIN_TIMEOUT_MS = 300_000;
+
+/**
+ * Bound on a value checked against a pinned schema (a call's arguments, a result's
+ * `structuredContent`), in bytes of its JSON: a larger one is not validated but refused as
+ * unverifiable (docs/boundary.md#validation-bounds).
+ */
+export const DEFAULT_MAX_CHECKED_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Bound on the work of `uniqueItems` (it compares every pair of items): when a pinned schema uses
+ * it, the sum over the value's arrays of items × the array's JSON bytes. About 30 ms of CPU at
+ * most; past it the value is not validated but refused as unverifiable.
+ */
+export const DEFAULT_MAX_UNIQUE_ITEMS_WORK = 16 * 1024 * 1024;

@@ -1,7 +1,8 @@
 import { sessionLabel } from '../observe/sessionLabel.js';
 import { traceDecision } from '../observe/tracing.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
-import { jsonRpcError, type JsonRpcId, type JsonRpcResponse } from '../wire/jsonRpc.js';
+import { jsonValueProblem } from '../wire/jsonDepth.js';
+import { jsonRpcError, outOfRangeRefusal, type JsonRpcId, type JsonRpcResponse } from '../wire/jsonRpc.js';
 import type { CallDecision } from '../policy/decision.js';
 import { SURFACES, surfaceOfUse, type SurfaceSpec } from '../policy/pinSurface.js';
 import type { AnswerBook } from '../state/answerBook.js';
@@ -41,6 +42,13 @@ export function screenCall(
   if (typeof name !== 'string')
     return jsonRpcError(id, ErrorCodes.INVALID_PARAMS, `Invalid params: ${method} needs a ${spec.item} name`);
   const args = (params as { arguments?: unknown }).arguments;
+  // Every front refuses these as it parses; a message that reached here another way still never
+  // has a value checked that is not the value sent (1e400 would be sent as null).
+  const found = jsonValueProblem(args);
+  if (found?.kind === 'non_finite') {
+    const refusal = outOfRangeRefusal({ id, method, params }, `/params/arguments${found.pointer}`);
+    return jsonRpcError(id, refusal.code, refusal.message, refusal.data);
+  }
   const known = checkpoint.decideKnownCall(sessionKey, name, args, spec);
   const request = { id, name, spec, book };
   if (known !== undefined) return answerDecision(checkpoint, sessionKey, request, known);

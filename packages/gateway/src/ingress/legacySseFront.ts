@@ -106,7 +106,8 @@ class LegacySseHandler {
     if (session === undefined)
       return replyJson(res, 404, jsonRpcError(null, ErrorCodes.SESSION_NOT_FOUND, 'Session not found'));
     const parsed = parseJsonRpcBody(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '');
-    if (!parsed.ok) return replyJson(res, 400, jsonRpcError(null, parsed.code, parsed.message));
+    if (!parsed.ok)
+      return replyJson(res, 400, jsonRpcError(parsed.id, parsed.code, parsed.message, parsed.data));
     if (parsed.body.batch)
       return replyJson(
         res,

@@ -275,7 +275,7 @@ class PinGuardHandler {
     const server = this.checkpoint.config.name;
     if (!parsed.ok) {
       this.#logger.warn({ event: 'request.malformed', server, code: parsed.code }, parsed.message);
-      replyToClient(req.headers, res, 400, jsonRpcError(null, parsed.code, parsed.message));
+      replyToClient(req.headers, res, 400, jsonRpcError(parsed.id, parsed.code, parsed.message, parsed.data));
       return;
     }
     const mismatch = checkMirroredHeaders(req.headers, parsed.body);

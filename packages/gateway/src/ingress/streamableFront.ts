@@ -73,7 +73,8 @@ class StreamableHandler {
     let body: unknown;
     if (req.method === 'POST') {
       const parsed = parseJsonRpcBody(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '');
-      if (!parsed.ok) return answer(res, 400, null, parsed.code, parsed.message);
+      if (!parsed.ok)
+        return replyJson(res, 400, jsonRpcError(parsed.id, parsed.code, parsed.message, parsed.data));
       body = parsed.body.batch ? parsed.body.messages : parsed.body.messages[0];
     }
     const id = headerValue(req.headers, 'mcp-session-id');

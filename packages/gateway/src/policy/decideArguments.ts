@@ -15,25 +15,25 @@ export function decideArguments(pin: PinView, toolName: string, check: SchemaChe
   const digest = pin.pin.tools[key] ?? null;
   const subject = { tool: toolName, key, pinned: digest, observed: digest };
   if (check.kind === 'uncompilable') return refuse(pin, 'unverifiable', subject);
+  // Not validated: it would have cost more than its budget (docs/boundary.md#validation-bounds).
+  if (check.kind === 'over_budget') return refuse(pin, 'unverifiable', { ...subject, bound: check.bound });
   return refuse(pin, 'arguments_invalid', { ...subject, problems: check.problems });
 }
 
 /**
  * Decides a result from how its `structuredContent` fits the pinned `outputSchema`: undefined
- * when it fits (or nothing is checked), else `output_invalid`, a flag unless the pin says
- * `onBadOutput: block` in enforce mode.
+ * when it fits (or nothing is checked), else `output_invalid` (`unverifiable` when it was too
+ * large to check within its budget), a flag unless the pin says `onBadOutput: block` in enforce mode.
  */
 export function decideOutput(pin: PinView, toolName: string, check: SchemaCheck): CallDecision | undefined {
-  if (check.kind !== 'misfit') return undefined;
+  if (check.kind !== 'misfit' && check.kind !== 'over_budget') return undefined;
   const key = encodeToolKey(toolName);
   const digest = pin.pin.tools[key] ?? null;
-  const decision = refuse(pin, 'output_invalid', {
-    tool: toolName,
-    key,
-    pinned: digest,
-    observed: digest,
-    problems: check.problems,
-  });
+  const subject = { tool: toolName, key, pinned: digest, observed: digest };
+  const decision =
+    check.kind === 'misfit'
+      ? refuse(pin, 'output_invalid', { ...subject, problems: check.problems })
+      : refuse(pin, 'unverifiable', { ...subject, bound: check.bound }, { result: true });
   if (decision.kind === 'deny' && pin.onBadOutput !== 'block')
     return { kind: 'allow', flagged: decision.data };
   return decision;

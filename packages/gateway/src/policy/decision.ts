@@ -1,5 +1,5 @@
 import type { DriftSeverity } from '../explain/driftSeverity.js';
-import type { SchemaProblem } from './schemaProblems.js';
+import type { SchemaProblem, ValidationBound } from './schemaProblems.js';
 
 /** Why the gateway refused a call (stable, documented; `error.data.reason` on the wire). */
 export type DenyReason =
@@ -28,6 +28,8 @@ export interface DenyData {
   readonly severity?: DriftSeverity;
   /** `arguments_invalid`, `output_invalid`: where the value does not fit the pinned schema (never the value). */
   readonly problems?: readonly SchemaProblem[];
+  /** `unverifiable` of a value not validated: the budget it would exceed (docs/boundary.md#validation-bounds). */
+  readonly bound?: ValidationBound;
 }
 
 /** The policy's answer for one tools/call or prompts/get: a value, never an exception. */

@@ -7,6 +7,8 @@ export interface RefusalContext {
   readonly members?: readonly string[];
   /** `tool_drifted`: the tool itself is verified, but `onDrift: block-server` blocks the whole server. */
   readonly serverBlocked?: boolean;
+  /** The refusal is of a call's result (its structuredContent), not of the call. */
+  readonly result?: boolean;
 }
 
 // How a member is named to a person; any other member name is not repeated (it came from upstream).
@@ -88,6 +90,10 @@ export function refusalMessage(pin: PinView, data: DenyData, context: RefusalCon
     case 'wrong_subject':
       return `toolpin blocked ${subject}: the server answering as ${pin.name} shares no ${item} with its pin, so it is not the approved server; check the upstream in ${file}.`;
     case 'unverifiable':
+      if (data.bound !== undefined)
+        return context.result === true
+          ? `toolpin blocked the result of ${subject}: its structuredContent is too large to check against the outputSchema approved for it.`
+          : `toolpin blocked ${subject}: the call's arguments are too large to check against the inputSchema approved for it; send smaller arguments.`;
       return `toolpin blocked ${subject}: it could not verify the definition of this ${item} (as served, or its pinned schema); ${approveItem}.`;
     case 'catalog_unavailable':
       return `toolpin blocked ${subject}: it could not get the ${item} list of ${pin.name} to check the ${prompt === undefined ? 'call' : 'request'} against the pin; try again later.`;

@@ -21,12 +21,20 @@ export interface ValidatorFinding {
   readonly params?: Record<string, unknown>;
 }
 
+/**
+ * Which validation budget a value would exceed (docs/boundary.md#validation-bounds): `bytes`, its
+ * JSON size; `unique_items`, the pairs of array items `uniqueItems` would compare.
+ */
+export type ValidationBound = 'bytes' | 'unique_items';
+
 /** The result of checking a value against a pinned schema. */
 export type SchemaCheck =
   | { readonly kind: 'fits' }
   | { readonly kind: 'misfit'; readonly problems: readonly SchemaProblem[] }
   /** The pinned schema cannot be compiled (invalid, remote `$ref`, unknown `$schema`). */
   | { readonly kind: 'uncompilable'; readonly problem: string }
+  /** Validating the value would exceed its budget: it was not validated. */
+  | { readonly kind: 'over_budget'; readonly bound: ValidationBound }
   /** Nothing to check against: no pinned definition, no such schema, or `validate: false`. */
   | { readonly kind: 'unchecked'; readonly why: 'no_definition' | 'no_schema' | 'opted_out' };
 

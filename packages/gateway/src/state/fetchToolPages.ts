@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createParser } from 'eventsource-parser';
 import { GatewayError } from '../errors.js';
 import { catalogUnavailable, collectToolPages, type FetchedPage } from './collectToolPages.js';
-import { exceedsJsonDepth } from '../wire/jsonDepth.js';
+import { jsonValueProblem } from '../wire/jsonDepth.js';
 import { isResponse, messageProblem, type JsonRpcResponse } from '../wire/jsonRpc.js';
 import { isUtf8Charset, mcpBodyKind, parseMediaType } from '../wire/mediaType.js';
 import { listingMeta } from '../wire/mcpEra.js';
@@ -44,8 +44,13 @@ function answerIn(text: string, id: string, method: string): JsonRpcResponse | u
       const problem = messageProblem(message);
       if (problem !== undefined)
         throw catalogUnavailable(`the upstream's answer to ${method} is not valid JSON-RPC (${problem})`);
-      if (exceedsJsonDepth(message))
-        throw catalogUnavailable(`the upstream's answer to ${method} is nested too deep`);
+      const found = jsonValueProblem(message);
+      if (found !== undefined)
+        throw catalogUnavailable(
+          found.kind === 'too_deep'
+            ? `the upstream's answer to ${method} is nested too deep`
+            : `the upstream's answer to ${method} holds a number out of range`,
+        );
       return message;
     }
   }

@@ -4,6 +4,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { LRUCache } from 'lru-cache';
 import type { PinView } from '../policy/pinView.js';
 import { problemsFromFindings, type SchemaCheck } from '../policy/schemaProblems.js';
+import { linearRegExp } from './linearRegExp.js';
+import { exceededBudget, usesUniqueItems, type ValidationBudget } from './validationBudget.js';
 
 /** Which schema of a pinned definition: `inputSchema` (the call's arguments) or `outputSchema` (its result). */
 export type SchemaSide = 'input' | 'output';
@@ -12,6 +14,8 @@ export type SchemaSide = 'input' | 'output';
 export interface PinnedSchemasOptions {
   /** Compiled schemas kept (least recently used dropped). @default 2000 */
   readonly max?: number;
+  /** What one validation may cost, checked before it runs. @default the defaults of {@link ValidationBudget} */
+  readonly budget?: ValidationBudget;
 }
 
 type Dialect = '2020-12' | '2019-09' | 'draft-07';
@@ -54,6 +58,11 @@ const OPTIONS = {
   // `format` is an annotation by default in 2019-09 and 2020-12; asserting it would refuse calls
   // the server accepts.
   validateFormats: false,
+  // A number that is not finite (Infinity: JSON's 1e400) is not a number: what the gateway sends
+  // would be null. The fronts refuse such values as they parse; the validator agrees with them.
+  strictNumbers: true,
+  // Patterns run in linear time (RE2JS): no pinned pattern can make a check backtrack for seconds.
+  code: { regExp: linearRegExp },
   logger: false,
 } as const;
 
@@ -107,14 +116,19 @@ const DIALECT_NAMES: ReadonlySet<string> = new Set(DIALECTS.values());
 export class PinnedSchemas {
   readonly #compiled: LRUCache<
     string,
-    { readonly validate: ValidateFunction } | { readonly problem: string }
+    { readonly validate: ValidateFunction; readonly uniqueItems: boolean } | { readonly problem: string }
   >;
+  readonly #budget: ValidationBudget;
 
   constructor(options: PinnedSchemasOptions = {}) {
     this.#compiled = new LRUCache({ max: options.max ?? 2000 });
+    this.#budget = options.budget ?? {};
   }
 
-  /** Checks `value` against the pinned schema of the tool under fold key `key`. Never throws. */
+  /**
+   * Checks `value` against the pinned schema of the tool under fold key `key`, within the budget
+   * (`over_budget`: not validated). Never throws.
+   */
   check(pin: PinView, key: string, side: SchemaSide, value: unknown): SchemaCheck {
     if (pin.validate?.[key] === false) return { kind: 'unchecked', why: 'opted_out' };
     const definition = pin.definitions[key];
@@ -127,10 +141,17 @@ export class PinnedSchemas {
     let entry = this.#compiled.get(cacheKey);
     if (entry === undefined) {
       const compiled = compileSchema(schema);
-      entry = typeof compiled === 'string' ? { problem: compiled } : { validate: compiled };
+      entry =
+        typeof compiled === 'string'
+          ? { problem: compiled }
+          : { validate: compiled, uniqueItems: usesUniqueItems(schema) };
       this.#compiled.set(cacheKey, entry);
     }
     if ('problem' in entry) return { kind: 'uncompilable', problem: entry.problem };
+    // Validation runs on the event loop: a value whose check would cost more than its budget is
+    // not checked at all (every other session waits while one runs).
+    const bound = exceededBudget(value, entry.uniqueItems, this.#budget);
+    if (bound !== undefined) return { kind: 'over_budget', bound };
     if (entry.validate(value)) return { kind: 'fits' };
     return { kind: 'misfit', problems: problemsFromFindings(entry.validate.errors ?? []) };
   }

@@ -20,7 +20,7 @@ import { collectToolPages, type FetchedPage } from '../state/collectToolPages.js
 import type { DenyData } from '../policy/decision.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { isObject } from '../wire/isObject.js';
-import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../wire/jsonDepth.js';
+import { jsonValueProblem, MAX_JSON_DEPTH } from '../wire/jsonDepth.js';
 import { listingMeta } from '../wire/mcpEra.js';
 import type { SurfaceListing } from '../wire/listedSurfaces.js';
 import {
@@ -29,6 +29,7 @@ import {
   isRequestWithoutId,
   isResponse,
   jsonRpcError,
+  outOfRangeRefusal,
   type JsonRpcId,
   type JsonRpcMessage,
   type JsonRpcRequest,
@@ -161,19 +162,8 @@ export class MessageBridge {
   async #fromClient(raw: JSONRPCMessage): Promise<void> {
     if (this.#closing !== undefined) return;
     const message = raw as unknown as JsonRpcMessage;
-    // The HTTP fronts bound depth when they parse a body; a stdio client (wrap) is bounded here.
-    if (exceedsJsonDepth(message)) {
-      this.#log('warn', 'client.invalid_message', `nested deeper than ${MAX_JSON_DEPTH} levels`);
-      if (isRequest(message))
-        this.#toClient(
-          jsonRpcError(
-            message.id,
-            ErrorCodes.INVALID_REQUEST,
-            `Invalid Request: nested deeper than ${MAX_JSON_DEPTH} levels`,
-          ),
-        );
-      return;
-    }
+    // The HTTP fronts refuse these when they parse a body; a stdio client (wrap) is refused here.
+    if (this.#refusedValue(message)) return;
     const { checkpoint } = this.#options;
     if ('method' in message && typeof message.method === 'string')
       checkpoint.alerts.telemetry.onRequest(checkpoint.config.name, message.method);
@@ -184,6 +174,34 @@ export class MessageBridge {
     }
     if (isRequest(message) && !(await this.#admitRequest(message))) return;
     await this.#sendUpstream(raw, message);
+  }
+
+  /**
+   * True when a client message is refused for its value: nested deeper than MAX_JSON_DEPTH, or
+   * holding a number that would be sent as null (`1e400`: what the upstream read would not be what
+   * was checked). A request gets -32600 (`arguments_invalid` when the number is in a call's
+   * arguments); a notification is dropped.
+   */
+  #refusedValue(message: JsonRpcMessage): boolean {
+    const problem = jsonValueProblem(message);
+    if (problem === undefined) return false;
+    const tooDeep = problem.kind === 'too_deep';
+    this.#log(
+      'warn',
+      'client.invalid_message',
+      tooDeep ? `nested deeper than ${MAX_JSON_DEPTH} levels` : 'a number out of range',
+    );
+    if (!isRequest(message)) return true;
+    const refusal = tooDeep
+      ? {
+          code: ErrorCodes.INVALID_REQUEST,
+          message: `Invalid Request: nested deeper than ${MAX_JSON_DEPTH} levels`,
+        }
+      : outOfRangeRefusal(message, problem.pointer);
+    this.#toClient(
+      jsonRpcError(message.id, refusal.code, refusal.message, 'data' in refusal ? refusal.data : undefined),
+    );
+    return true;
   }
 
   /**

@@ -1,5 +1,5 @@
 import { ErrorCodes } from './errorCodes.js';
-import { exceedsJsonDepth, MAX_JSON_DEPTH } from './jsonDepth.js';
+import { jsonValueProblem, MAX_JSON_DEPTH } from './jsonDepth.js';
 import { isObject } from './isObject.js';
 
 /** A JSON-RPC 2.0 id: the spec allows strings and numbers (null only on parse errors). */
@@ -37,8 +37,14 @@ export interface JsonRpcBody {
   readonly messages: readonly JsonRpcMessage[];
 }
 
-/** The result of parsing a POST body, as a value rather than an exception. */
-export type ParseBodyResult = { ok: true; body: JsonRpcBody } | { ok: false; code: number; message: string };
+/**
+ * The result of parsing a POST body, as a value rather than an exception. A refusal carries the id
+ * of the message it is about when that message is a request (null otherwise) and, for a number out
+ * of range, its `data` (answer with `jsonRpcError(id, code, message, data)`).
+ */
+export type ParseBodyResult =
+  | { ok: true; body: JsonRpcBody }
+  | { ok: false; code: number; message: string; id: JsonRpcId; data?: unknown };
 
 /** True for a request (has `method` and `id`). */
 export function isRequest(message: JsonRpcMessage): message is JsonRpcRequest & { id: JsonRpcId } {
@@ -106,7 +112,51 @@ function reusedRequestId(messages: readonly JsonRpcMessage[]): JsonRpcId | undef
   return undefined;
 }
 
-/** Parses a POST body: malformed JSON is -32700, a value that is not JSON-RPC is -32600 (so is a batch reusing an id). */
+/**
+ * The refusal of a message holding a number that does not survive a round trip (`1e400`): sent on,
+ * it would reach the upstream as `null`, a value nobody decided on. In a tools/call's arguments it
+ * is `arguments_invalid` with the pointer into the arguments (never the value), elsewhere
+ * `number_out_of_range` with the pointer into the message.
+ */
+export function outOfRangeRefusal(
+  message: unknown,
+  pointer: string,
+): { code: number; message: string; id: JsonRpcId; data: Record<string, unknown> } {
+  const request = isObject(message) && 'method' in message ? message : undefined;
+  const id =
+    request !== undefined && (typeof request.id === 'string' || typeof request.id === 'number')
+      ? request.id
+      : null;
+  const name = isObject(request?.params) ? request.params.name : undefined;
+  const inArguments = request?.method === 'tools/call' && /^\/params\/arguments(\/|$)/.test(pointer);
+  const text = 'Invalid Request: a number out of range (it would be sent as null)';
+  if (!inArguments)
+    return {
+      code: ErrorCodes.INVALID_REQUEST,
+      message: text,
+      id,
+      data: { reason: 'number_out_of_range', pointer },
+    };
+  return {
+    code: ErrorCodes.INVALID_REQUEST,
+    message: `${text} in the call's arguments`,
+    id,
+    data: {
+      reason: 'arguments_invalid',
+      tool: typeof name === 'string' ? name : null,
+      problems: [{ pointer: pointer.slice('/params/arguments'.length), keyword: 'type' }],
+    },
+  };
+}
+
+function invalidRequest(message: string): ParseBodyResult {
+  return { ok: false, code: ErrorCodes.INVALID_REQUEST, message: `Invalid Request: ${message}`, id: null };
+}
+
+/**
+ * Parses a POST body: malformed JSON is -32700; a value that is not JSON-RPC, nests too deep, holds
+ * a number out of range or is a batch reusing an id is -32600.
+ */
 export function parseJsonRpcBody(text: string): ParseBodyResult {
   let value: unknown;
   try {
@@ -117,34 +167,24 @@ export function parseJsonRpcBody(text: string): ParseBodyResult {
       ok: false,
       code: ErrorCodes.PARSE_ERROR,
       message: `Parse error: the body is not valid JSON (${text.length} characters)`,
+      id: null,
     };
   }
   const batch = Array.isArray(value);
   const messages: unknown[] = batch ? (value as unknown[]) : [value];
-  if (messages.length === 0)
-    return { ok: false, code: ErrorCodes.INVALID_REQUEST, message: 'Invalid Request: empty batch' };
+  if (messages.length === 0) return invalidRequest('empty batch');
   for (const message of messages) {
     const problem = messageProblem(message);
-    if (problem !== undefined)
-      return {
-        ok: false,
-        code: ErrorCodes.INVALID_REQUEST,
-        message: `Invalid Request: not a JSON-RPC 2.0 message (${problem})`,
-      };
+    if (problem !== undefined) return invalidRequest(`not a JSON-RPC 2.0 message (${problem})`);
   }
-  if (exceedsJsonDepth(value))
-    return {
-      ok: false,
-      code: ErrorCodes.INVALID_REQUEST,
-      message: `Invalid Request: nested deeper than ${MAX_JSON_DEPTH} levels`,
-    };
+  for (const message of messages) {
+    // The batch's array is one level of the body's depth.
+    const problem = jsonValueProblem(message, batch ? MAX_JSON_DEPTH - 1 : MAX_JSON_DEPTH);
+    if (problem?.kind === 'too_deep') return invalidRequest(`nested deeper than ${MAX_JSON_DEPTH} levels`);
+    if (problem !== undefined) return { ok: false, ...outOfRangeRefusal(message, problem.pointer) };
+  }
   const reused = batch ? reusedRequestId(messages as JsonRpcMessage[]) : undefined;
-  if (reused !== undefined)
-    return {
-      ok: false,
-      code: ErrorCodes.INVALID_REQUEST,
-      message: `Invalid Request: id ${JSON.stringify(reused)} used twice in one batch`,
-    };
+  if (reused !== undefined) return invalidRequest(`id ${JSON.stringify(reused)} used twice in one batch`);
   return { ok: true, body: { batch, messages: messages as JsonRpcMessage[] } };
 }
 

@@ -1,5 +1,5 @@
 import { ErrorCodes } from './errorCodes.js';
-import { exceedsJsonDepth, MAX_JSON_DEPTH } from './jsonDepth.js';
+import { jsonValueProblem, MAX_JSON_DEPTH } from './jsonDepth.js';
 import { jsonRpcError, messageProblem, type JsonRpcId, type JsonRpcResponse } from './jsonRpc.js';
 
 /**
@@ -28,14 +28,23 @@ function idOf(value: unknown): JsonRpcId | undefined {
  * Checks one JSON value an upstream sent on any path (an HTTP answer, a stdio child, an HTTP+SSE stream) before
  * anything else reads it: it must be a JSON-RPC 2.0 message by the envelope rules of
  * `messageProblem` (a response has exactly one of result and error, an error object with an integer
- * code…) and nest no deeper than MAX_JSON_DEPTH, so that no recursive code (digest, serialization,
- * the SDK's schemas) meets a value that could exhaust the stack. Undefined when it is fine.
+ * code…), nest no deeper than MAX_JSON_DEPTH, so that no recursive code (digest, serialization,
+ * the SDK's schemas) meets a value that could exhaust the stack, and hold no number that does not
+ * survive a round trip (`1e400` would be relayed as `null`, a value the gateway did not judge: the
+ * message is invalid, never changed). Undefined when it is fine.
  */
 export function checkUpstreamMessage(value: unknown): InvalidUpstreamMessage | undefined {
   const problem = messageProblem(value);
   if (problem !== undefined) return { reason: 'invalid_message', problem, id: idOf(value) };
-  if (exceedsJsonDepth(value))
+  const found = jsonValueProblem(value);
+  if (found?.kind === 'too_deep')
     return { reason: 'too_deep', problem: `nested deeper than ${MAX_JSON_DEPTH} levels`, id: idOf(value) };
+  if (found !== undefined)
+    return {
+      reason: 'invalid_message',
+      problem: 'a number out of range (it would be relayed as null)',
+      id: idOf(value),
+    };
   return undefined;
 }
 

@@ -60,3 +60,30 @@ describe('decideOutput', () => {
     expect(decideOutput(pin, 'echo', { kind: 'fits' })).toBeUndefined();
   });
 });
+
+describe('validation budgets', () => {
+  it('refuses a call whose arguments were too large to check as unverifiable, naming the bound', () => {
+    const pin = pinnedConfig([plainTool()]);
+    const decision = decideArguments(pin, 'echo', { kind: 'over_budget', bound: 'unique_items' });
+    expect(decision).toMatchObject({
+      kind: 'deny',
+      message: expect.stringContaining('too large to check'),
+      data: { reason: 'unverifiable', tool: 'echo', bound: 'unique_items' },
+    });
+  });
+
+  it('treats a result too large to check as onBadOutput says: flagged by default, blocked under block', () => {
+    const over = { kind: 'over_budget', bound: 'bytes' } as const;
+    expect(decideOutput(pinnedConfig([plainTool()]), 'echo', over)).toMatchObject({
+      kind: 'allow',
+      flagged: { reason: 'unverifiable', bound: 'bytes' },
+    });
+    expect(
+      decideOutput({ ...pinnedConfig([plainTool()]), onBadOutput: 'block' }, 'echo', over),
+    ).toMatchObject({
+      kind: 'deny',
+      message: expect.stringContaining('the result of'),
+      data: { reason: 'unverifiable', bound: 'bytes' },
+    });
+  });
+});

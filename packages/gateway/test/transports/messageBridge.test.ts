@@ -194,6 +194,30 @@ describe('MessageBridge', () => {
     expect(s.served.calls).toEqual([]);
   });
 
+  it('answers a client call holding a number out of range (1e400 parsed) with -32600 arguments_invalid, sending nothing', async () => {
+    // What a stdio client's line `"text":1e400` is once parsed: Infinity, which would go upstream as null.
+    await s.clientSide.send({
+      jsonrpc: '2.0',
+      id: 'inf',
+      method: 'tools/call',
+      params: { name: 'echo', arguments: { text: Infinity } },
+    } as JSONRPCMessage);
+    await s.client.ping();
+    const refusal = s.front.sent.find((entry) => (entry.message as { id?: unknown }).id === 'inf');
+    expect(refusal?.message).toMatchObject({
+      error: {
+        code: -32600,
+        data: {
+          reason: 'arguments_invalid',
+          tool: 'echo',
+          problems: [{ pointer: '/text', keyword: 'type' }],
+        },
+      },
+    });
+    expect(s.served.requests.some((message) => (message as { id?: unknown }).id === 'inf')).toBe(false);
+    expect(s.served.calls).toEqual([]);
+  });
+
   it('fails only the message whose handling throws: -32603 for its request, message.failed, the session goes on', async () => {
     // The guard fails once, as recursive code on a hostile value would: a real failure is not provocable here.
     const guard = s.guard;
