@@ -5,7 +5,7 @@ import { sha256Digest } from './sha256.js';
 export const MAX_CATALOG_ENTRIES = 500;
 
 /** The key of the entry that holds every tool entry beyond {@link MAX_CATALOG_ENTRIES}. */
-export const OVERFLOW_KEY = 'tools:overflow';
+export const TOOLS_OVERFLOW_KEY = 'tools:overflow';
 
 /** Options of {@link foldCatalog}: the profile label, and the key of the overflow entry. */
 export interface FoldOptions extends DigestOptions {
@@ -68,7 +68,7 @@ export function foldCatalog(
   options?: FoldOptions,
 ): CatalogFold {
   const profile = resolveProfile(options);
-  const overflowKey = options?.overflowKey ?? OVERFLOW_KEY;
+  const overflowKey = options?.overflowKey ?? TOOLS_OVERFLOW_KEY;
   const groups = groupByKey(tools);
   const keys = [...groups.keys()].sort();
   // Built in sorted key order so that serializing the entries reads like the fold. Every key
