@@ -133,7 +133,7 @@ class Forwarder {
     const { checkpoint } = this.#options;
     const params = request.params as Params;
     checkpoint.alerts.telemetry.onRequest(checkpoint.config.name, request.method);
-    if (isScreened(checkpoint, request.method)) await this.#screen(request, params);
+    if (isScreened(checkpoint, request.method, params)) await this.#screen(request, params);
     const forwarded = withoutRevisionFields(await this.#send(request, params, ctx));
     if (request.method === 'tools/call') return this.#checkedResult(request.id, forwarded);
     return surfaceOfListing(request.method) === undefined
