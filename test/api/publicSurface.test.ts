@@ -68,6 +68,7 @@ const SURFACE: Readonly<Record<string, Readonly<Record<string, readonly string[]
       'TEMPLATES_OVERFLOW_KEY',
       'TEMPLATE_MEMBERS',
       'TEMPLATE_PROFILE',
+      'TOOLS_OVERFLOW_KEY',
       'TRACE_PROFILE',
       'canonicalizeJson',
       'changedPointers',

@@ -1,8 +1,10 @@
 import type { Server as V1Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
+  CompleteRequestSchema,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
   ListResourceTemplatesRequestSchema,
+  type CompleteResult,
   type GetPromptResult,
   type Prompt,
   type ResourceTemplate,
@@ -24,6 +26,8 @@ export class PeerSurfaces {
   drifted = false;
   /** prompts/get requests this peer answered. */
   promptGets = 0;
+  /** completion/complete requests this peer answered, by what they named (`prompt:greet`, `template:note:///{id}`). */
+  completions: string[] = [];
   /** Told when drift() changed the prompts and templates (the peer announces list_changed). */
   onListChanged: (() => void) | undefined;
 
@@ -67,6 +71,13 @@ export class PeerSurfaces {
     };
   }
 
+  /** The answer to completion/complete (recorded): candidates starting with the typed value. */
+  complete(ref: { type: string; name?: string; uri?: string }, value: string): CompleteResult {
+    this.completions.push(ref.type === 'ref/prompt' ? `prompt:${ref.name}` : `template:${ref.uri}`);
+    const values = ['Ada', 'Alan', 'Grace'].filter((candidate) => candidate.startsWith(value));
+    return { completion: { values, total: values.length, hasMore: false } };
+  }
+
   /** Rewrites the prompt, the template and the instructions, and announces it. */
   drift(): void {
     this.drifted = true;
@@ -79,6 +90,7 @@ export const SURFACE_CAPABILITIES = {
   tools: { listChanged: true },
   prompts: { listChanged: true },
   resources: { listChanged: true },
+  completions: {},
 };
 
 /** Serves `surfaces` from a v1 low-level server. */
@@ -90,6 +102,9 @@ export function serveSurfacesV1(server: V1Server, surfaces: PeerSurfaces): void 
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
     resourceTemplates: surfaces.templates(),
   }));
+  server.setRequestHandler(CompleteRequestSchema, (request) =>
+    surfaces.complete(request.params.ref, request.params.argument.value),
+  );
 }
 
 /** Serves `surfaces` from a v2 low-level server. */
@@ -99,4 +114,7 @@ export function serveSurfacesV2(server: V2Server, surfaces: PeerSurfaces): void 
     surfaces.getPrompt(request.params.name, request.params.arguments),
   );
   server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: surfaces.templates() }));
+  server.setRequestHandler('completion/complete', (request) =>
+    surfaces.complete(request.params.ref, request.params.argument.value),
+  );
 }

@@ -26,6 +26,8 @@ export interface CatalogDigestResult {
   tools: ToolEntry[];
   /** Folded key -> digest, the lines the catalog digest is computed over. */
   entries: Record<string, string>;
+  /** Every key -> its digest (duplicates folded, no overflow entry): see CatalogFold.keyed. */
+  keyed: Record<string, string>;
 }
 
 function withPosition(error: DigestError, index: number, name: string | undefined): DigestError {
@@ -61,5 +63,5 @@ export function digestCatalog(tools: unknown, options?: DigestOptions): CatalogD
     entries[index] = { index, name, key: encodeToolKey(rawName), digest };
   }
   const fold = foldCatalog(entries, { profile });
-  return { profile, catalog: fold.digest, tools: entries, entries: fold.entries };
+  return { profile, catalog: fold.digest, tools: entries, entries: fold.entries, keyed: fold.keyed };
 }

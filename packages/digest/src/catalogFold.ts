@@ -5,7 +5,7 @@ import { sha256Digest } from './sha256.js';
 export const MAX_CATALOG_ENTRIES = 500;
 
 /** The key of the entry that holds every tool entry beyond {@link MAX_CATALOG_ENTRIES}. */
-export const OVERFLOW_KEY = 'tools:overflow';
+export const TOOLS_OVERFLOW_KEY = 'tools:overflow';
 
 /** Options of {@link foldCatalog}: the profile label, and the key of the overflow entry. */
 export interface FoldOptions extends DigestOptions {
@@ -23,6 +23,12 @@ export interface CatalogFold {
   digest: string;
   /** Folded key -> digest, including duplicate and `tools:overflow` entries. */
   entries: Record<string, string>;
+  /**
+   * Every key -> its digest, duplicates folded, before the overflow rule: the per-tool map the
+   * fold reads (spec section 5). The same as `entries` up to 500 keys; beyond, it still names every
+   * tool, where `entries` holds 500 and the overflow entry.
+   */
+  keyed: Record<string, string>;
 }
 
 // Sorting with the default comparator is code-unit order; keys are printable ASCII (section 4),
@@ -62,7 +68,7 @@ export function foldCatalog(
   options?: FoldOptions,
 ): CatalogFold {
   const profile = resolveProfile(options);
-  const overflowKey = options?.overflowKey ?? OVERFLOW_KEY;
+  const overflowKey = options?.overflowKey ?? TOOLS_OVERFLOW_KEY;
   const groups = groupByKey(tools);
   const keys = [...groups.keys()].sort();
   // Built in sorted key order so that serializing the entries reads like the fold. Every key
@@ -70,7 +76,7 @@ export function foldCatalog(
   const folded: Record<string, string> = {};
   for (const key of keys) folded[key] = foldDuplicates(groups.get(key) as string[], profile);
   if (keys.length <= MAX_CATALOG_ENTRIES)
-    return { digest: sha256Digest(lines(keys, folded)), entries: folded };
+    return { digest: sha256Digest(lines(keys, folded)), entries: folded, keyed: folded };
 
   const kept = keys.slice(0, MAX_CATALOG_ENTRIES);
   const entries: Record<string, string> = {};
@@ -79,5 +85,5 @@ export function foldCatalog(
     `${profile}.overflow\n` + lines(keys.slice(MAX_CATALOG_ENTRIES), folded),
   );
   const foldedKeys = [...kept, overflowKey].sort();
-  return { digest: sha256Digest(lines(foldedKeys, entries)), entries };
+  return { digest: sha256Digest(lines(foldedKeys, entries)), entries, keyed: folded };
 }

@@ -24,6 +24,8 @@ export { foldCatalog } from './catalogFold.js';
 export type { CatalogFold, FoldOptions } from './catalogFold.js';
 /** How many folded entries a catalog keeps before the rest fold into its overflow entry (500). */
 export { MAX_CATALOG_ENTRIES } from './catalogFold.js';
+/** The key of the tools' overflow entry (`tools:overflow`): every entry beyond the first 500 folds into it. */
+export { TOOLS_OVERFLOW_KEY } from './catalogFold.js';
 /** Digests a whole tools array: per-tool entries and the catalog digest. */
 export { digestCatalog } from './catalogDigest.js';
 /** One tool of a digested catalog, and the whole result. */

@@ -48,6 +48,8 @@ export interface SurfaceDigestResult {
   items: SurfaceEntry[];
   /** Folded key -> digest, the lines the catalog digest is computed over. */
   entries: Record<string, string>;
+  /** Every key -> its digest (duplicates folded, no overflow entry): see CatalogFold.keyed. */
+  keyed: Record<string, string>;
 }
 
 function nameOf(surface: SurfaceProfile<unknown>, item: unknown): string | undefined {
@@ -104,5 +106,5 @@ export function digestSurfaceItems<R>(surface: SurfaceProfile<R>, list: unknown)
     digest: digestSurfaceItem(surface, item, index),
   }));
   const fold = foldCatalog(items, { profile: surface.label, overflowKey: surface.overflowKey });
-  return { profile: surface.label, catalog: fold.digest, items, entries: fold.entries };
+  return { profile: surface.label, catalog: fold.digest, items, entries: fold.entries, keyed: fold.keyed };
 }

@@ -63,8 +63,25 @@ describe('foldCatalog', () => {
         expect(Object.keys(fold.entries)).toHaveLength(501);
         expect(fold.entries['tools:overflow']).toBe(overflow);
         expect(fold.digest).toBe(sha256([...kept, `tools:overflow=${overflow}`].join('\n')));
+        // The per-tool map the fold read still names every tool, and no overflow entry.
+        expect(Object.keys(fold.keyed)).toHaveLength(count);
+        expect(fold.keyed).toEqual(Object.fromEntries(sorted.map(({ key, digest }) => [key, digest])));
       }),
       { numRuns: 5 },
+    );
+  });
+
+  it('keys duplicates once in the per-tool map, with the same entry as the fold', () => {
+    const tools = Array.from({ length: 600 }, (_, n) => ({
+      key: `tool:t${String(n).padStart(3, '0')}`,
+      digest: fakeDigest(n),
+    }));
+    tools.push({ key: 'tool:t599', digest: fakeDigest(1000) });
+    const fold = foldCatalog(tools);
+    expect(Object.keys(fold.keyed)).toHaveLength(600);
+    expect(fold.keyed['tool:t000']).toBe(fold.entries['tool:t000']);
+    expect(fold.keyed['tool:t599']).toBe(
+      sha256(`${TRACE_PROFILE}.duplicates\n${[fakeDigest(599), fakeDigest(1000)].sort().join('\n')}`),
     );
   });
 

@@ -4,21 +4,26 @@ import { ErrorCodes } from '../wire/errorCodes.js';
 import { jsonValueProblem } from '../wire/jsonDepth.js';
 import { jsonRpcError, outOfRangeRefusal, type JsonRpcId, type JsonRpcResponse } from '../wire/jsonRpc.js';
 import type { CallDecision } from '../policy/decision.js';
-import { SURFACES, surfaceOfUse, type SurfaceSpec } from '../policy/pinSurface.js';
+import { SURFACES, useOfRequest, type SurfaceSpec } from '../policy/pinSurface.js';
 import type { AnswerBook } from '../state/answerBook.js';
 import type { CatalogRefresh, ServerCheckpoint } from './serverCheckpoint.js';
 
 /**
- * True for the requests the checkpoint screens before they go upstream: tools/call, and prompts/get
- * when the pin pins prompts. Every front asks this, then {@link screenCall}.
+ * True for the requests the checkpoint screens before they go upstream: tools/call; prompts/get
+ * when the pin pins prompts; completion/complete when the pin pins the surface its `params.ref`
+ * names (a prompt, a resource template), and, when it names neither, when the pin pins either.
+ * Every front asks this, then {@link screenCall}.
  */
-export function isScreened(checkpoint: ServerCheckpoint, method: string): boolean {
-  const spec = surfaceOfUse(method);
-  return spec !== undefined && checkpoint.screens(spec);
+export function isScreened(checkpoint: ServerCheckpoint, method: string, params: unknown): boolean {
+  const use = useOfRequest(method, params);
+  if (use === undefined) return false;
+  if (use.malformed === true)
+    return checkpoint.screens(SURFACES.prompts) || checkpoint.screens(SURFACES.resourceTemplates);
+  return checkpoint.screens(use.spec);
 }
 
 /**
- * Decides one tools/call (or prompts/get: `method`) with the server's checkpoint and emits its
+ * Decides one tools/call (or prompts/get, completion/complete: `method`) with the server's checkpoint and emits its
  * call.blocked / call.flagged alert: the one screening of every front (the HTTP proxy, the bridge,
  * the SDK-forwarding fronts). Returns the JSON-RPC error to answer the client with, or undefined
  * when the request may go upstream. An allowed call's arguments fit the tool's pinned inputSchema;
@@ -36,12 +41,18 @@ export function screenCall(
   method = 'tools/call',
   book?: AnswerBook,
 ): JsonRpcResponse | undefined | Promise<JsonRpcResponse | undefined> {
-  const spec = surfaceOfUse(method) ?? SURFACES.tools;
-  const name =
-    typeof params === 'object' && params !== null ? (params as { name?: unknown }).name : undefined;
+  const use = useOfRequest(method, params) ?? { spec: SURFACES.tools, name: undefined };
+  const { spec, name } = use;
+  if (use.malformed === true)
+    return jsonRpcError(
+      id,
+      ErrorCodes.INVALID_PARAMS,
+      `Invalid params: ${method} needs params.ref naming a prompt (ref/prompt) or a resource template (ref/resource)`,
+    );
   if (typeof name !== 'string')
     return jsonRpcError(id, ErrorCodes.INVALID_PARAMS, `Invalid params: ${method} needs a ${spec.item} name`);
-  const args = (params as { arguments?: unknown }).arguments;
+  // Only a call's arguments are checked (against the tool's pinned inputSchema).
+  const args = spec.surface === 'tools' ? (params as { arguments?: unknown }).arguments : undefined;
   // Every front refuses these as it parses; a message that reached here another way still never
   // has a value checked that is not the value sent (1e400 would be sent as null).
   const found = jsonValueProblem(args);

@@ -37,7 +37,8 @@ function sideFromCatalog(document: unknown, path: string, profile: string): Cata
     const extras = extraMembersOf(tool);
     if (extras !== undefined) extraMembers[entry.key] = extras;
   }
-  return { profile, catalog: result.catalog, tools: result.entries, definitions, extraMembers };
+  // Every tool by its own key (beyond 500 too), as a pin file records them.
+  return { profile, catalog: result.catalog, tools: result.keyed, definitions, extraMembers };
 }
 
 function pinProfile(document: Record<string, unknown>, path: string, requested: string | undefined): string {

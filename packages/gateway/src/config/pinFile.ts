@@ -5,7 +5,7 @@ import { deepFreeze } from './deepFreeze.js';
 import { extraMembersOf, type ExtraMembers } from '../explain/extraMembers.js';
 import { pinFileSchema, TRUST_ON_FIRST_USE, type PinFileData } from './pinFileSchema.js';
 import { parseDocumentText, readDocumentFile } from './readDocument.js';
-import type { ServerConfig, UpstreamConfig } from './types.js';
+import type { ServerConfig, SurfacePinConfig, UpstreamConfig } from './types.js';
 import { verifyPin } from './verifyPin.js';
 
 /**
@@ -35,8 +35,11 @@ export function parseServerConfig(value: unknown, file: string): ServerConfig {
     pin: {
       catalog: data.pin.catalog,
       tools: data.pin.tools,
-      ...(data.pin.prompts === undefined ? {} : { prompts: data.pin.prompts }),
-      ...(data.pin.resourceTemplates === undefined ? {} : { resourceTemplates: data.pin.resourceTemplates }),
+      ...(data.pin.overflow === undefined ? {} : { overflow: data.pin.overflow }),
+      ...(data.pin.prompts === undefined ? {} : { prompts: surfacePinOf(data.pin.prompts) }),
+      ...(data.pin.resourceTemplates === undefined
+        ? {}
+        : { resourceTemplates: surfacePinOf(data.pin.resourceTemplates) }),
       ...(data.pin.instructions === undefined ? {} : { instructions: data.pin.instructions }),
     },
     definitions,
@@ -62,6 +65,11 @@ export function parsePinFile(text: string, file: string): ServerConfig {
 export async function loadPinFile(file: string): Promise<ServerConfig> {
   const path = resolve(file);
   return parseServerConfig(await readDocumentFile(path, 'GW_PIN_FILE_INVALID'), path);
+}
+
+function surfacePinOf(section: NonNullable<PinFileData['pin']['prompts']>): SurfacePinConfig {
+  const { catalog, items, overflow } = section;
+  return overflow === undefined ? { catalog, items } : { catalog, items, overflow };
 }
 
 function mapValues<T, R>(record: Readonly<Record<string, T>>, map: (value: T) => R): Record<string, R> {

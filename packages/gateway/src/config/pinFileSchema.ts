@@ -136,18 +136,28 @@ export const templateDefinitionSchema = z.strictObject({
   mimeType: z.unknown().optional(),
 });
 
-/** The pin of a listed surface other than tools: its catalog digest and the folded per-key digests. */
+/**
+ * The pin of a listed surface other than tools: its catalog digest, every item's digest, and
+ * beyond 500 items the fold's overflow entry (see pinSchema).
+ */
 function surfacePinSchema(keySchema: z.ZodString) {
-  return z.strictObject({ catalog: digestSchema, items: z.record(keySchema, digestSchema) });
+  return z.strictObject({
+    catalog: digestSchema,
+    items: z.record(keySchema, digestSchema),
+    overflow: digestSchema.optional(),
+  });
 }
 
 /**
- * The pin: the tools' catalog digest and folded per-key digests; optionally the same for prompts
- * and resource templates, and the digest of the server's instructions (absent: not pinned).
+ * The pin: the tools' catalog digest (the published fold), every tool's own digest by key, and
+ * beyond 500 tools `overflow`, the fold's `tools:overflow` entry (a file written before holds that
+ * entry in `tools`, beside 500 keys); optionally the same for prompts and resource templates, and
+ * the digest of the server's instructions (absent: not pinned).
  */
 export const pinSchema = z.strictObject({
   catalog: digestSchema,
   tools: z.record(toolKeySchema, digestSchema),
+  overflow: digestSchema.optional(),
   prompts: surfacePinSchema(promptKeySchema).optional(),
   resourceTemplates: surfacePinSchema(templateKeySchema).optional(),
   instructions: digestSchema.optional(),

@@ -2,6 +2,7 @@ import {
   digestCatalog,
   digestInstructions,
   restrictTool,
+  TOOLS_OVERFLOW_KEY,
   type RestrictedPrompt,
   type RestrictedTemplate,
   type RestrictedTool,
@@ -35,9 +36,10 @@ export interface ObservedSurfaces {
 
 /**
  * Digests a catalog (the tools of every page, in order) under `profile` into a pin with its
- * definitions, every member of each recorded. A key shared by several tools (duplicates) or folded
- * into `tools:overflow` has no single definition, so it gets none. Throws DigestError when a tool
- * has no digest.
+ * definitions, every member of each recorded: the published catalog digest, every tool's own
+ * digest (`pin.tools`, however many), and beyond 500 tools the fold's `tools:overflow` entry
+ * (`pin.overflow`). A key shared by several tools (duplicates) has no single definition, so it gets
+ * none. Throws DigestError when a tool has no digest.
  */
 export function pinFromCatalog(tools: readonly unknown[], profile: string): CatalogPin {
   const result = digestCatalog(tools, { profile });
@@ -46,14 +48,20 @@ export function pinFromCatalog(tools: readonly unknown[], profile: string): Cata
   const definitions: Record<string, RestrictedTool> = {};
   const extraMembers: Record<string, ExtraMembers> = {};
   for (const entry of result.tools) {
-    if (counts.get(entry.key) === 1 && result.entries[entry.key] === entry.digest) {
+    if (counts.get(entry.key) === 1) {
       const tool = tools[entry.index] as Record<string, unknown>;
       definitions[entry.key] = restrictTool(tool);
       const extras = extraMembersOf(tool);
       if (extras !== undefined) extraMembers[entry.key] = extras;
     }
   }
-  return { pin: { catalog: result.catalog, tools: result.entries }, definitions, extraMembers };
+  const overflow = result.entries[TOOLS_OVERFLOW_KEY];
+  const pin = {
+    catalog: result.catalog,
+    tools: result.keyed,
+    ...(overflow === undefined ? {} : { overflow }),
+  };
+  return { pin, definitions, extraMembers };
 }
 
 /**

@@ -99,9 +99,16 @@ export function pinSurfaceItems(
   for (const entry of result.items) counts.set(entry.key, (counts.get(entry.key) ?? 0) + 1);
   const definitions: Record<string, Record<string, unknown>> = {};
   for (const entry of result.items) {
-    // A key shared by several items (duplicates) or folded into the overflow entry has no single definition.
-    if (counts.get(entry.key) === 1 && result.entries[entry.key] === entry.digest)
+    // A key shared by several items (duplicates) has no single definition.
+    if (counts.get(entry.key) === 1)
       definitions[entry.key] = surface.restrict(items[entry.index] as Record<string, unknown>);
   }
-  return { pin: { catalog: result.catalog, items: result.entries }, definitions };
+  // Every item's own digest; beyond 500 items, the fold's overflow entry beside them.
+  const overflow = result.entries[surface.overflowKey];
+  const pin = {
+    catalog: result.catalog,
+    items: result.keyed,
+    ...(overflow === undefined ? {} : { overflow }),
+  };
+  return { pin, definitions };
 }

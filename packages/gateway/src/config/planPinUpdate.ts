@@ -1,4 +1,4 @@
-import { encodeToolKey } from '@toolpin/digest';
+import { encodeToolKey, TOOLS_OVERFLOW_KEY } from '@toolpin/digest';
 import { explainDrift, type DriftExplanation, type ToolDrift } from '../explain/explainDrift.js';
 import type { UnpinnedMembers } from '../explain/explainExtraMembers.js';
 import { joinDefinition, sameJsonValue, type PinnedDefinition } from '../explain/extraMembers.js';
@@ -8,7 +8,7 @@ import { planSurfaceUpdates, type SurfaceApproval, type SurfacesUpdate } from '.
 import type { InstructionsDrift } from '../explain/explainInstructions.js';
 import type { PinDocumentUpdate } from './updatePinDocument.js';
 import type { ServerConfig } from './types.js';
-import { catalogOfFoldedTools } from './verifyPin.js';
+import { foldPinnedItems } from './foldPinnedItems.js';
 
 /** A planned approval: the rewrite, what it approves, and the whole explanation it was made from. */
 export interface PinUpdatePlan extends PinDocumentUpdate {
@@ -26,8 +26,6 @@ export interface PinUpdatePlan extends PinDocumentUpdate {
 /** The outcome of {@link planPinUpdate}: a plan, or why the request cannot be planned. */
 export type PinUpdatePlanResult =
   { readonly ok: true; readonly plan: PinUpdatePlan } | { readonly ok: false; readonly message: string };
-
-const OVERFLOW_KEY = 'tools:overflow';
 
 type Side = Pick<CatalogPin, 'definitions' | 'extraMembers'>;
 
@@ -171,14 +169,13 @@ function planToolsUpdate(
   if (!lowOnly && tools === undefined)
     return { ok: true, plan: planWholeCatalog(current, observed, explanation) };
   const touched = lowOnly || (tools?.length ?? 0) > 0;
-  if (
-    touched &&
-    (Object.hasOwn(current.pin.tools, OVERFLOW_KEY) || Object.hasOwn(observed.pin.tools, OVERFLOW_KEY))
-  ) {
+  // A pin written before every tool was pinned holds tools:overflow in place of the tools beyond
+  // 500: no single one of those can be approved on its own until the catalog is approved whole.
+  if (touched && Object.hasOwn(current.pin.tools, TOOLS_OVERFLOW_KEY)) {
     return {
       ok: false,
       message:
-        'catalogs of more than 500 tools fold into tools:overflow and can only be approved whole (without --tool)',
+        'the pin holds tools:overflow in place of its tools beyond 500 (written before each tool was pinned): approve the catalog whole once (without --tool)',
     };
   }
   const selected = lowOnly
@@ -195,10 +192,14 @@ function planToolsUpdate(
   ]);
   const { next, definitions } = updateKeys(current, observed, keys);
   const pin = touched
-    ? { catalog: catalogOfFoldedTools(next), tools: next }
-    : { catalog: current.pin.catalog, tools: next };
+    ? { ...foldPinnedItems(next, { profile: current.profile, overflowKey: TOOLS_OVERFLOW_KEY }), tools: next }
+    : { catalog: current.pin.catalog, tools: next, ...overflowOf(current.pin) };
   const plan = { pin, definitions, explanation, approved: selected.entries, recorded: selected.recorded };
   return { ok: true, plan };
+}
+
+function overflowOf(pin: { readonly overflow?: string }): { overflow?: string } {
+  return pin.overflow === undefined ? {} : { overflow: pin.overflow };
 }
 
 /** The whole observed catalog approved: every drift, every member to record. */
@@ -215,7 +216,7 @@ function planWholeCatalog(
   }
   const remove = Object.keys(current.definitions).filter((key) => !Object.hasOwn(observed.definitions, key));
   return {
-    pin: { catalog: observed.pin.catalog, tools: observed.pin.tools },
+    pin: { catalog: observed.pin.catalog, tools: observed.pin.tools, ...overflowOf(observed.pin) },
     definitions: { set, remove },
     explanation,
     approved: explanation.drift,

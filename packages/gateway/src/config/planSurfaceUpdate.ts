@@ -5,7 +5,7 @@ import { sameJsonValue } from '../explain/extraMembers.js';
 import type { CatalogPin } from './pinFromCatalog.js';
 import { PIN_SURFACES, type PinnedSurface, type PinSurface } from './pinSurfaces.js';
 import type { PinConfig, ServerConfig } from './types.js';
-import { catalogOfFoldedTools } from './verifyPin.js';
+import { foldPinnedItems } from './foldPinnedItems.js';
 
 /** The surfaces of a pin and an observation compared (only those the pin pins and the observation holds). */
 export interface SurfacesExplanation {
@@ -186,7 +186,9 @@ function planOne(
   const before = current[surface.definitions];
   const after = observed[surface.definitions] ?? {};
   if ('all' in mode) {
-    if (pinned.catalog !== seen.catalog) update.pin[surface.section] = seen;
+    // A pin written before the per-item map (its overflow entry among the items) is rewritten whole.
+    if (pinned.catalog !== seen.catalog || pinned.overflow !== seen.overflow)
+      update.pin[surface.section] = seen;
     for (const [key, definition] of Object.entries(after))
       if (!sameJsonValue(before[key], definition)) update.set[key] = definition;
     for (const key of Object.keys(before)) if (!Object.hasOwn(after, key)) update.remove.push(key);
@@ -198,9 +200,9 @@ function planOne(
       : selectByName(surface, explanation, mode.names);
   if ('message' in chosen) return chosen;
   if (chosen.length === 0) return { approved: [] };
-  if (Object.hasOwn(pinned.items, surface.overflowKey) || Object.hasOwn(seen.items, surface.overflowKey))
+  if (Object.hasOwn(pinned.items, surface.overflowKey))
     return {
-      message: `more than 500 ${surface.items} fold into ${surface.overflowKey} and can only be approved whole`,
+      message: `the pin holds ${surface.overflowKey} in place of its ${surface.items} beyond 500 (written before each was pinned): approve the ${surface.items} whole once`,
     };
   const next: Record<string, string> = { ...pinned.items };
   const keys = new Set(
@@ -214,6 +216,7 @@ function planOne(
     if (definition !== undefined) update.set[key] = definition;
     else if (Object.hasOwn(before, key)) update.remove.push(key);
   }
-  update.pin[surface.section] = { catalog: catalogOfFoldedTools(next), items: next };
+  const fold = foldPinnedItems(next, { profile: surface.label, overflowKey: surface.overflowKey });
+  update.pin[surface.section] = { ...fold, items: next };
   return { approved: chosen };
 }

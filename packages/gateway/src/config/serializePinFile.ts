@@ -3,7 +3,7 @@ import { PIN_SURFACES } from './pinSurfaces.js';
 import { stringify } from 'yaml';
 import { joinDefinition } from '../explain/extraMembers.js';
 import { TRUST_ON_FIRST_USE } from './pinFileSchema.js';
-import type { AlertsConfig, PinConfig, PinFileInput } from './types.js';
+import type { AlertsConfig, PinConfig, PinFileInput, SurfacePinConfig } from './types.js';
 
 /** The formats a pin file is written in. */
 export type PinFileFormat = 'yaml' | 'json';
@@ -52,22 +52,25 @@ function toDocument(server: PinFileInput): Record<string, unknown> {
   return document;
 }
 
+/** A surface's section: its catalog, its items sorted, its overflow entry beyond 500 items. */
+function surfaceDocument(surface: SurfacePinConfig): Record<string, unknown> {
+  return {
+    catalog: surface.catalog,
+    items: sortKeys(surface.items),
+    ...(surface.overflow === undefined ? {} : { overflow: surface.overflow }),
+  };
+}
+
 /** The `pin` section: tools, then the other surfaces a pin carries (docs/pin-surfaces.md), keys sorted. */
 export function pinDocument(pin: PinConfig): Record<string, unknown> {
   return {
     catalog: pin.catalog,
     tools: sortKeys(pin.tools),
-    ...(pin.prompts === undefined
-      ? {}
-      : { prompts: { catalog: pin.prompts.catalog, items: sortKeys(pin.prompts.items) } }),
+    ...(pin.overflow === undefined ? {} : { overflow: pin.overflow }),
+    ...(pin.prompts === undefined ? {} : { prompts: surfaceDocument(pin.prompts) }),
     ...(pin.resourceTemplates === undefined
       ? {}
-      : {
-          resourceTemplates: {
-            catalog: pin.resourceTemplates.catalog,
-            items: sortKeys(pin.resourceTemplates.items),
-          },
-        }),
+      : { resourceTemplates: surfaceDocument(pin.resourceTemplates) }),
     ...(pin.instructions === undefined ? {} : { instructions: pin.instructions }),
   };
 }

@@ -56,8 +56,13 @@ export type UpstreamConfig = HttpUpstreamConfig | StdioUpstreamConfig;
 /** The approved listing of a surface other than tools: its folded digest and the per-key digests it folds. */
 export interface SurfacePinConfig {
   readonly catalog: string;
-  /** Key (`prompt:<name>`, `template:<uriTemplate>`, or the surface's overflow key) -> digest. */
+  /**
+   * Key (`prompt:<name>`, `template:<uriTemplate>`) -> the item's digest, every item (a pin file
+   * written before the per-item map may hold the surface's overflow key instead of those beyond 500).
+   */
   readonly items: Readonly<Record<string, string>>;
+  /** Beyond 500 items: the digest of the fold's overflow entry (`prompts:overflow`, `templates:overflow`). */
+  readonly overflow?: string;
 }
 
 /**
@@ -66,8 +71,16 @@ export interface SurfacePinConfig {
  * absent here is not pinned, so not enforced (a pin file written before issue 14 pins tools only).
  */
 export interface PinConfig {
+  /** The published catalog digest: the fold of `tools`, with its overflow rule (docs/pin-lifecycle.md). */
   readonly catalog: string;
+  /**
+   * Key -> the tool's own digest, every tool (so each call is checked per tool, whatever the size
+   * of the catalog). A pin file written before this map may hold `tools:overflow` in place of the
+   * tools beyond the first 500: those tools are not pinned one by one.
+   */
   readonly tools: Readonly<Record<string, string>>;
+  /** Beyond 500 tools: the digest of the fold's `tools:overflow` entry (what `catalog` folds in). */
+  readonly overflow?: string;
   /** The pinned prompts (`prompts/list`); absent: prompts not pinned. */
   readonly prompts?: SurfacePinConfig;
   /** The pinned resource templates (`resources/templates/list`); absent: not pinned. */

@@ -57,6 +57,17 @@ function mergeTools(
   return merged;
 }
 
+// The overflow entry follows its map: written beyond 500 items, gone when the map shrinks.
+function setOverflow(section: Record<string, unknown>, overflow: string | undefined): void {
+  if (overflow === undefined) delete section.overflow;
+  else section.overflow = overflow;
+}
+
+function updateYamlOverflow(doc: Document, path: string[], overflow: string | undefined): void {
+  if (overflow !== undefined) doc.setIn(path, overflow);
+  else if (doc.hasIn(path)) doc.deleteIn(path);
+}
+
 function updateJson(text: string, update: PinDocumentUpdate): string {
   const document = JSON.parse(text) as Record<string, unknown>;
   const currentPin = isObject(document.pin) ? document.pin : {};
@@ -64,10 +75,12 @@ function updateJson(text: string, update: PinDocumentUpdate): string {
   const pin: Record<string, unknown> = isObject(document.pin) ? { ...currentPin } : {};
   pin.catalog = update.pin.catalog;
   pin.tools = mergeTools(current, update.pin.tools);
+  setOverflow(pin, update.pin.overflow);
   for (const [section, surface] of surfacesOf(update.pin)) {
     const old = isObject(currentPin[section]) ? currentPin[section] : {};
     const items = isObject(old.items) ? old.items : {};
     pin[section] = { catalog: surface.catalog, items: mergeTools(items, surface.items) };
+    setOverflow(pin[section] as Record<string, unknown>, surface.overflow);
   }
   if (update.pin.instructions !== undefined) pin.instructions = update.pin.instructions;
   document.pin = pin;
@@ -101,10 +114,12 @@ function updateYaml(text: string, update: PinDocumentUpdate): string {
   if (isMap(doc.get('pin', true))) {
     doc.setIn(['pin', 'catalog'], update.pin.catalog);
     updateYamlTools(doc, update.pin.tools, ['pin', 'tools']);
+    updateYamlOverflow(doc, ['pin', 'overflow'], update.pin.overflow);
     for (const [section, surface] of surfacesOf(update.pin)) {
       if (!isMap(doc.getIn(['pin', section], true))) doc.setIn(['pin', section], doc.createNode({}));
       doc.setIn(['pin', section, 'catalog'], surface.catalog);
       updateYamlTools(doc, surface.items, ['pin', section, 'items']);
+      updateYamlOverflow(doc, ['pin', section, 'overflow'], surface.overflow);
     }
     if (update.pin.instructions !== undefined) doc.setIn(['pin', 'instructions'], update.pin.instructions);
   } else {

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import {
   canonicalizeJson,
   digestInstructions,
@@ -6,47 +5,31 @@ import {
   encodeToolKey,
   INSTRUCTIONS_PROFILE,
   MAX_CATALOG_ENTRIES,
+  TOOLS_OVERFLOW_KEY,
 } from '@toolpin/digest';
+import { foldPinnedItems } from './foldPinnedItems.js';
 import { PIN_SURFACES, type PinnedSurface, type PinSurface } from './pinSurfaces.js';
 import { invalidField } from './configError.js';
 import { extraMembersOf } from '../explain/extraMembers.js';
 import { formatFieldPath } from './fieldPath.js';
 import type { PinFileData } from './pinFileSchema.js';
 
-// Spec section 5: at most 500 entries survive the fold, the rest hash into this one entry.
-const OVERFLOW_KEY = 'tools:overflow';
-
 /**
- * The catalog digest of an already folded map: `sha256:` + hex SHA-256 of the sorted `key=digest`
- * lines joined by "\n". This is the last step of foldCatalog; calling foldCatalog itself on a
- * folded map would fold a map with `tools:overflow` (501 entries) a second time.
- */
-export function catalogOfFoldedTools(tools: Readonly<Record<string, string>>): string {
-  const lines = Object.keys(tools)
-    .sort()
-    .map((key) => `${key}=${tools[key] as string}`);
-  return 'sha256:' + createHash('sha256').update(lines.join('\n'), 'utf8').digest('hex');
-}
-
-/**
- * The checks that relate a pin file's members, which a schema cannot express: `pin.tools` (and
- * `pin.prompts.items`, `pin.resourceTemplates.items`) is a map some fold could produce, each
- * catalog digest is its fold, every definition hashes to its pinned digest (tools under the file's
- * profile, the other surfaces under their own labels), and the instructions text hashes to
- * `pin.instructions`. Throws GW_PIN_FILE_INVALID naming the field.
+ * The checks that relate a pin file's members, which a schema cannot express: each catalog digest
+ * is the published fold of `pin.tools` (and `pin.prompts.items`, `pin.resourceTemplates.items`),
+ * the per-item map that names every item; beyond 500 keys `overflow` is the fold's overflow entry
+ * (a file written before the per-item map holds that entry in the map itself, beside exactly 500
+ * keys); every definition hashes to its pinned digest (tools under the file's profile, the other
+ * surfaces under their own labels), and the instructions text hashes to `pin.instructions`.
+ * Throws GW_PIN_FILE_INVALID naming the field.
  */
 export function verifyPin(data: PinFileData, file: string): void {
-  verifyFold(['pin'], data.pin.catalog, data.pin.tools, { overflowKey: OVERFLOW_KEY, noun: 'tool:' }, file);
+  const tools = { catalog: data.pin.catalog, items: data.pin.tools, overflow: data.pin.overflow };
+  verifyFold(['pin'], tools, { overflowKey: TOOLS_OVERFLOW_KEY, noun: 'tool:', label: data.profile }, file);
   for (const surface of PIN_SURFACES) {
     const pinned = data.pin[surface.section];
     if (pinned !== undefined)
-      verifyFold(
-        ['pin', surface.section],
-        pinned.catalog,
-        pinned.items,
-        { ...surface, noun: surface.prefix },
-        file,
-      );
+      verifyFold(['pin', surface.section], pinned, { ...surface, noun: surface.prefix }, file);
   }
   for (const [key, definition] of Object.entries(data.definitions.tools)) {
     verifyDefinition(key, definition, data, file);
@@ -62,6 +45,15 @@ interface FoldShape {
   readonly overflowKey: string;
   /** The key prefix, for messages. */
   readonly noun: string;
+  /** The preimage label of the overflow entry: the file's profile for tools, the surface's label. */
+  readonly label: string;
+}
+
+/** One pinned fold as the file holds it: the catalog digest, the per-item map, the overflow entry. */
+interface PinnedFoldSection {
+  readonly catalog: string;
+  readonly items: Readonly<Record<string, string>>;
+  readonly overflow?: string | undefined;
 }
 
 // The pin-file split of `definitions` each surface reads (see pinFileSchema).
@@ -71,28 +63,29 @@ const DEFINITIONS_OF: Readonly<Record<PinnedSurface, 'prompts' | 'templates'>> =
 };
 
 // `items` is the map itself: `tools` for the tools, `items` for the other surfaces.
-function verifyFold(
-  at: readonly string[],
-  catalog: string,
-  items: Readonly<Record<string, string>>,
-  shape: FoldShape,
-  file: string,
-): void {
+function verifyFold(at: readonly string[], section: PinnedFoldSection, shape: FoldShape, file: string): void {
   const itemsField = [...at, at.length === 1 ? 'tools' : 'items'];
-  verifyFoldShape(items, itemsField, shape, file);
-  const folded = catalogOfFoldedTools(items);
-  if (catalog !== folded) {
+  const legacy = Object.hasOwn(section.items, shape.overflowKey);
+  if (legacy) verifyFoldShape(section.items, itemsField, shape, file);
+  const folded = foldPinnedItems(section.items, { profile: shape.label, overflowKey: shape.overflowKey });
+  if (section.catalog !== folded.catalog) {
     const field = formatFieldPath([...at, 'catalog']);
-    throw invalidField(
-      'GW_PIN_FILE_INVALID',
-      file,
-      field,
-      `the fold of ${formatFieldPath(itemsField)}, ${folded}`,
-      {
-        data: { actual: catalog },
-        note: `(got ${catalog})`,
-      },
-    );
+    const expected = `the fold of ${formatFieldPath(itemsField)}, ${folded.catalog}`;
+    throw invalidField('GW_PIN_FILE_INVALID', file, field, expected, {
+      data: { actual: section.catalog },
+      note: `(got ${section.catalog})`,
+    });
+  }
+  if (section.overflow !== folded.overflow) {
+    const field = formatFieldPath([...at, 'overflow']);
+    const expected = legacy
+      ? `no overflow beside "${shape.overflowKey}" in ${formatFieldPath(itemsField)}`
+      : folded.overflow === undefined
+        ? `no overflow: ${formatFieldPath(itemsField)} has at most ${MAX_CATALOG_ENTRIES} keys`
+        : `the fold's "${shape.overflowKey}" entry over the keys beyond the first ${MAX_CATALOG_ENTRIES}, ${folded.overflow}`;
+    throw invalidField('GW_PIN_FILE_INVALID', file, field, expected, {
+      note: `(got ${section.overflow ?? 'none'})`,
+    });
   }
 }
 
@@ -103,17 +96,10 @@ function verifyFoldShape(
   file: string,
 ): void {
   const count = Object.keys(items).length;
-  const hasOverflow = Object.hasOwn(items, shape.overflowKey);
-  if (hasOverflow && count !== MAX_CATALOG_ENTRIES + 1) {
+  if (count !== MAX_CATALOG_ENTRIES + 1) {
     const field = formatFieldPath([...at, shape.overflowKey]);
     const expected = `only beside exactly ${MAX_CATALOG_ENTRIES} "${shape.noun}" keys (the fold keeps 500, then overflows)`;
     throw invalidField('GW_PIN_FILE_INVALID', file, field, expected, { note: `(got ${count - 1})` });
-  }
-  if (!hasOverflow && count > MAX_CATALOG_ENTRIES) {
-    const expected = `at most ${MAX_CATALOG_ENTRIES} keys, the rest folded into "${shape.overflowKey}"`;
-    throw invalidField('GW_PIN_FILE_INVALID', file, formatFieldPath(at), expected, {
-      note: `(got ${count})`,
-    });
   }
 }
 

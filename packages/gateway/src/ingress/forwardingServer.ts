@@ -137,7 +137,7 @@ class Forwarder {
     const params = request.params as Params;
     checkpoint.alerts.telemetry.onRequest(checkpoint.config.name, request.method);
     const book = new AnswerBook();
-    if (isScreened(checkpoint, request.method)) await this.#screen(request, params, book);
+    if (isScreened(checkpoint, request.method, params)) await this.#screen(request, params, book);
     else checkpoint.expectAnswer(sessionKey, request.id, request.method, params, book);
     const forwarded = withoutRevisionFields(await this.#send(request, params, ctx));
     return this.#judged(request.id, forwarded, book);

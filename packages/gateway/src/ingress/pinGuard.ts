@@ -7,7 +7,7 @@ import {
   type ServerConfig,
 } from '../config/index.js';
 import { isScreened, screenCall } from '../checkpoint/screenCall.js';
-import { SURFACES, surfaceOfUse } from '../policy/pinSurface.js';
+import { SURFACES, useOfRequest } from '../policy/pinSurface.js';
 import { ServerCheckpoint, type CatalogRefresh } from '../checkpoint/serverCheckpoint.js';
 import { Alerts } from '../observe/alerts.js';
 import { createLogger, type GatewayLogger } from '../observe/logger.js';
@@ -384,7 +384,7 @@ class PinGuardHandler {
   }
 
   /**
-   * Decides one request: a screened one (tools/call, a pinned prompts/get) is refused (its error)
+   * Decides one request: a screened one (tools/call, a pinned prompts/get or completion/complete) is refused (its error)
    * or allowed (undefined); any other is expected (its answer inspected) and forwarded.
    */
   async #decideRequest(
@@ -394,19 +394,19 @@ class PinGuardHandler {
     onChallenge: (challenge: AuthChallenge) => void,
   ): Promise<JsonRpcResponse | 'session_required' | undefined> {
     const { checkpoint } = this;
-    if (!isScreened(checkpoint, message.method)) {
+    if (!isScreened(checkpoint, message.method, message.params)) {
       checkpoint.expectAnswer(sessionKey, message.id, message.method, message.params, answers);
       return undefined;
     }
-    const params = message.params as { name?: unknown } | undefined;
-    const spec = surfaceOfUse(message.method) ?? SURFACES.tools;
+    const { spec, name } = useOfRequest(message.method, message.params) ?? {
+      spec: SURFACES.tools,
+      name: undefined,
+    };
     // A 2025-era request without a session lists first: an upstream that needs one is answered
     // as the bridged routes answer (nothing screened, nothing forwarded).
     const refresh = await listWithoutSession(
       req.headers,
-      !stateless &&
-        typeof params?.name === 'string' &&
-        !checkpoint.knowsCatalogFor(sessionKey, params.name, spec),
+      !stateless && typeof name === 'string' && !checkpoint.knowsCatalogFor(sessionKey, name, spec),
       this.#refreshFor(req, stateless, message.params?._meta, onChallenge),
       spec,
     );

@@ -45,8 +45,8 @@ function membersOf(catalog: CatalogView, key: string): RefusalContext {
 }
 
 /**
- * Decides one tools/call (or, with `spec`, one prompts/get: the same rules over the session's
- * prompts and the pinned ones) from the catalog the session was served (after a refetch when
+ * Decides one tools/call (or, with `spec`, one prompts/get or completion/complete: the same rules
+ * over the session's prompts or resource templates and the pinned ones) from the catalog the session was served (after a refetch when
  * needed). Allowed only when the definition seen under that name has exactly the pinned digest,
  * or (flagged) when its drift is low and `onDrift.low` is `flag`.
  */
@@ -56,11 +56,15 @@ export function decideCall(
   name: string,
   spec: SurfaceSpec = SURFACES.tools,
 ): CallDecision {
-  const { drifted, notPinned } = spec.use ?? { drifted: 'tool_drifted', notPinned: 'tool_not_pinned' };
+  const { drifted, notPinned } = spec.use;
   const key = spec.encodeKey(name);
   const pinned = pin.pin.tools[key] ?? null;
   const subject =
-    spec.surface === 'tools' ? { tool: name, key, pinned } : { tool: null, prompt: name, key, pinned };
+    spec.surface === 'tools'
+      ? { tool: name, key, pinned }
+      : spec.surface === 'prompts'
+        ? { tool: null, prompt: name, key, pinned }
+        : { tool: null, template: name, key, pinned };
   if (catalog === undefined || !catalog.usable)
     return refuse(pin, 'catalog_unavailable', { ...subject, observed: null });
   if (catalog.wrongSubject) return refuse(pin, 'wrong_subject', { ...subject, observed: null });

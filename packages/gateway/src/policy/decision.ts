@@ -7,6 +7,8 @@ export type DenyReason =
   | 'tool_not_pinned'
   | 'prompt_drifted'
   | 'prompt_not_pinned'
+  | 'template_drifted'
+  | 'template_not_pinned'
   | 'wrong_subject'
   | 'unverifiable'
   | 'catalog_unavailable'
@@ -21,6 +23,11 @@ export interface DenyData {
   readonly tool: string | null;
   /** For `prompt_drifted`, `prompt_not_pinned` and the general reasons of a prompts/get: the prompt asked for. */
   readonly prompt?: string;
+  /**
+   * For `template_drifted`, `template_not_pinned` and the general reasons of a completion/complete
+   * naming a resource template (`ref/resource`): its uriTemplate.
+   */
+  readonly template?: string;
   readonly key: string | null;
   readonly pinned: string | null;
   readonly observed: string | null;
@@ -32,7 +39,7 @@ export interface DenyData {
   readonly bound?: ValidationBound;
 }
 
-/** The policy's answer for one tools/call or prompts/get: a value, never an exception. */
+/** The policy's answer for one tools/call, prompts/get or completion/complete: a value, never an exception. */
 export type CallDecision =
   | { readonly kind: 'allow'; readonly flagged?: DenyData }
   | { readonly kind: 'deny'; readonly message: string; readonly data: DenyData };

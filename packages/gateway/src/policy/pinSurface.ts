@@ -16,11 +16,12 @@ export type PinnedSurface = ListedSurface | 'instructions';
  */
 export interface SurfaceSpec extends SurfaceListing {
   /**
-   * The request that uses one item by name, screened before it goes upstream, and its refusal
-   * reasons (none for templates: a resources/read names a URI, not a template).
+   * How a request that uses one item is refused, and the request that names it in `params.name`
+   * (`tools/call`, `prompts/get`; none for templates: a resources/read names a URI, not a template,
+   * and a completion/complete names one in `params.ref`: see {@link useOfRequest}).
    */
-  readonly use?: {
-    readonly method: string;
+  readonly use: {
+    readonly method?: string;
     readonly drifted: DenyReason;
     readonly notPinned: DenyReason;
   };
@@ -38,11 +39,11 @@ export interface SurfaceSpec extends SurfaceListing {
 }
 
 /** A surface beside tools: its listing and pin facts (config/pinSurfaces.ts), and the request that uses an item. */
-function otherSurface(surface: PinnedBeside, use?: SurfaceSpec['use']): SurfaceSpec {
+function otherSurface(surface: PinnedBeside, use: SurfaceSpec['use']): SurfaceSpec {
   const pinned = pinSurfaceOf(surface);
   return {
     ...SURFACE_LISTINGS[surface],
-    ...(use === undefined ? {} : { use }),
+    use,
     nameMember: pinned.nameMember,
     members: pinned.members,
     overflowKey: pinned.overflowKey,
@@ -66,7 +67,10 @@ export const SURFACES: Readonly<Record<ListedSurface, SurfaceSpec>> = {
     drifted: 'prompt_drifted',
     notPinned: 'prompt_not_pinned',
   }),
-  resourceTemplates: otherSurface('resourceTemplates'),
+  resourceTemplates: otherSurface('resourceTemplates', {
+    drifted: 'template_drifted',
+    notPinned: 'template_not_pinned',
+  }),
 };
 
 const LISTED: readonly SurfaceSpec[] = Object.values(SURFACES);
@@ -76,9 +80,40 @@ export function surfaceOfListing(method: string): SurfaceSpec | undefined {
   return LISTED.find((spec) => spec.method === method);
 }
 
-/** The surface whose item this request uses (`tools/call`, `prompts/get`), if any. */
+/** The surface whose item this request names in `params.name` (`tools/call`, `prompts/get`), if any. */
 export function surfaceOfUse(method: string): SurfaceSpec | undefined {
-  return LISTED.find((spec) => spec.use?.method === method);
+  return LISTED.find((spec) => spec.use.method === method);
+}
+
+/** The request that names a prompt or a resource template in `params.ref` (MCP completions). */
+export const COMPLETION_METHOD = 'completion/complete';
+
+/**
+ * The item a request uses: its surface, and the name it gives (not checked yet: screenCall refuses
+ * a name that is not a string). `tools/call` and `prompts/get` name it in `params.name`;
+ * `completion/complete` in `params.ref`, a prompt (`{type: 'ref/prompt', name}`) or a resource
+ * template (`{type: 'ref/resource', uri: <uriTemplate>}`). A completion whose ref is neither is
+ * `malformed`: it names no item, so it is refused wherever prompts or templates are pinned.
+ * Undefined: the request uses no item.
+ */
+export function useOfRequest(
+  method: string,
+  params: unknown,
+): { readonly spec: SurfaceSpec; readonly name: unknown; readonly malformed?: true } | undefined {
+  const named = surfaceOfUse(method);
+  if (named !== undefined) return { spec: named, name: memberOf(params, 'name') };
+  if (method !== COMPLETION_METHOD) return undefined;
+  const ref = memberOf(params, 'ref');
+  const type = memberOf(ref, 'type');
+  if (type === 'ref/prompt') return { spec: SURFACES.prompts, name: memberOf(ref, 'name') };
+  if (type === 'ref/resource') return { spec: SURFACES.resourceTemplates, name: memberOf(ref, 'uri') };
+  return { spec: SURFACES.prompts, name: undefined, malformed: true };
+}
+
+function memberOf(value: unknown, member: string): unknown {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)[member]
+    : undefined;
 }
 
 /**

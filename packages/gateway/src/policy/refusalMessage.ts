@@ -62,30 +62,46 @@ function changedMembers(members: readonly string[] | undefined): string {
   return words.length === 0 ? 'definition' : listWords(words);
 }
 
+/** What a refusal names: the item's kind (its approve option), how the sentence names it, its name. */
+function subjectOf(data: DenyData): {
+  item: 'tool' | 'prompt' | 'template';
+  subject: string;
+  itemName: string;
+} {
+  if (data.prompt !== undefined)
+    return { item: 'prompt', subject: `the prompt ${quoteName(data.prompt)}`, itemName: data.prompt };
+  if (data.template !== undefined)
+    return {
+      item: 'template',
+      subject: `the resource template ${quoteName(data.template)}`,
+      itemName: data.template,
+    };
+  return { item: 'tool', subject: quoteName(data.tool ?? '(unnamed)'), itemName: data.tool ?? '' };
+}
+
 /**
  * The refusal's `error.message`: one sentence a model can repeat to its user, naming the tool,
  * what happened, and the command that reviews it. The stable parts are `error.code` and
  * `error.data.reason`; this text may change (docs/boundary.md#error-codes).
  */
 export function refusalMessage(pin: PinView, data: DenyData, context: RefusalContext = {}): string {
-  // A prompts/get names its prompt (data.prompt); a tools/call its tool.
-  const prompt = data.prompt;
-  const item = prompt === undefined ? 'tool' : 'prompt';
-  const named = prompt ?? data.tool ?? '(unnamed)';
-  const subject = prompt === undefined ? quoteName(named) : `the prompt ${quoteName(named)}`;
+  // A prompts/get names its prompt (data.prompt), a completion a prompt or a template
+  // (data.template); a tools/call its tool.
+  const { item, subject, itemName } = subjectOf(data);
   const file = pin.file === undefined ? 'the pin file' : shellWord(pin.file);
   const review = (what: string): string => `run \`toolpin approve ${file}${what}\` to review`;
   // A name too long or with control characters is not repeated: the command then reviews the pin.
-  const itemName = prompt ?? data.tool ?? '';
   const approveItem = review(repeatable(itemName) ? ` --${item} ${shellWord(itemName)}` : '');
   switch (data.reason) {
     case 'tool_drifted':
     case 'prompt_drifted':
+    case 'template_drifted':
       if (context.serverBlocked === true)
         return `toolpin blocked ${subject}: the ${item}s of ${pin.name} changed since they were approved, and its pin blocks the whole server on drift; ${review('')}.`;
       return `toolpin blocked ${subject}: its ${changedMembers(context.members)} changed since it was approved; ${approveItem}.`;
     case 'tool_not_pinned':
     case 'prompt_not_pinned':
+    case 'template_not_pinned':
       return `toolpin blocked ${subject}: it is not one of the ${item}s approved for ${pin.name}; ${approveItem}.`;
     case 'wrong_subject':
       return `toolpin blocked ${subject}: the server answering as ${pin.name} shares no ${item} with its pin, so it is not the approved server; check the upstream in ${file}.`;
@@ -96,7 +112,7 @@ export function refusalMessage(pin: PinView, data: DenyData, context: RefusalCon
           : `toolpin blocked ${subject}: the call's arguments are too large to check against the inputSchema approved for it; send smaller arguments.`;
       return `toolpin blocked ${subject}: it could not verify the definition of this ${item} (as served, or its pinned schema); ${approveItem}.`;
     case 'catalog_unavailable':
-      return `toolpin blocked ${subject}: it could not get the ${item} list of ${pin.name} to check the ${prompt === undefined ? 'call' : 'request'} against the pin; try again later.`;
+      return `toolpin blocked ${subject}: it could not get the ${item} list of ${pin.name} to check the ${item === 'tool' ? 'call' : 'request'} against the pin; try again later.`;
     case 'arguments_invalid':
       return `toolpin blocked ${subject}: the call's arguments do not fit the inputSchema approved for it; correct them and call again.`;
     case 'output_invalid':

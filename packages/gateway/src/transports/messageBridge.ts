@@ -205,7 +205,7 @@ export class MessageBridge {
   }
 
   /**
-   * A client request before it goes upstream: screened (tools/call, prompts/get), answered here
+   * A client request before it goes upstream: screened (tools/call, prompts/get, completion/complete), answered here
    * (`logging/setLevel` when the gateway holds the log level), or expected; then counted in flight.
    * False when it was answered here and must not be sent.
    */
@@ -218,7 +218,7 @@ export class MessageBridge {
     const parent = front === 'stdio' ? traceContextOfMeta(message.params) : undefined;
     const traced = traceRequest(front, checkpoint.config.name, message, parent);
     if (traced !== undefined) this.#traced.set(idKey(message.id), traced);
-    if (isScreened(checkpoint, message.method)) {
+    if (isScreened(checkpoint, message.method, message.params)) {
       const refusal = await withTrace(traced, () =>
         screenCall(
           checkpoint,

@@ -117,7 +117,7 @@ describe('ServerCheckpoint: prompts, resource templates and instructions', () =>
   it('decides prompts/get from the prompts the session was served', () => {
     const { guard } = guardOf(configOf({ prompts: [GREET, SUMMARY] }));
     answer(guard, 'prompts/list', { prompts: [GREET_DRIFTED, SUMMARY, { name: 'extra' }] });
-    expect(isScreened(guard, 'prompts/get')).toBe(true);
+    expect(isScreened(guard, 'prompts/get', { name: 'greet' })).toBe(true);
     const decide = (name: string): unknown =>
       screenCall(guard, 's', 7, { name }, () => Promise.reject(new Error('no refetch')), 'prompts/get');
     expect(decide('summary')).toBeUndefined();
@@ -130,6 +130,52 @@ describe('ServerCheckpoint: prompts, resource templates and instructions', () =>
     expect(decide('extra')).toMatchObject({ error: { data: { reason: 'prompt_not_pinned' } } });
     // The prompts' catalog is not the tools': a tools/call of that name still lists tools first.
     expect(guard.decideKnownCall('s', 'greet')).toBeUndefined();
+  });
+
+  it('screens completion/complete by the prompt or resource template its params.ref names', () => {
+    const { guard } = guardOf(configOf({ prompts: [GREET, SUMMARY], templates: [NOTE] }));
+    answer(guard, 'prompts/list', { prompts: [GREET_DRIFTED, SUMMARY] });
+    answer(guard, 'resources/templates/list', { resourceTemplates: [NOTE] }, 2);
+    const complete = (ref: unknown): unknown =>
+      screenCall(
+        guard,
+        's',
+        9,
+        { ref, argument: { name: 'who', value: 'A' } },
+        () => Promise.reject(new Error('no refetch')),
+        'completion/complete',
+      );
+    expect(isScreened(guard, 'completion/complete', { ref: { type: 'ref/prompt', name: 'summary' } })).toBe(
+      true,
+    );
+    expect(complete({ type: 'ref/prompt', name: 'summary' })).toBeUndefined();
+    expect(complete({ type: 'ref/resource', uri: NOTE.uriTemplate })).toBeUndefined();
+    expect(complete({ type: 'ref/prompt', name: 'greet' })).toMatchObject({
+      error: { code: -32040, data: { reason: 'prompt_drifted', prompt: 'greet', tool: null } },
+    });
+    expect(complete({ type: 'ref/prompt', name: 'extra' })).toMatchObject({
+      error: { data: { reason: 'prompt_not_pinned' } },
+    });
+    expect(complete({ type: 'ref/resource', uri: 'secret:///{p}' })).toMatchObject({
+      error: {
+        code: -32040,
+        message: expect.stringContaining('the resource template'),
+        data: { reason: 'template_not_pinned', template: 'secret:///{p}', key: 'template:secret:///{p}' },
+      },
+    });
+    expect(complete({ type: 'ref/other', name: 'summary' })).toMatchObject({ error: { code: -32602 } });
+    expect(complete({ type: 'ref/resource', uri: 7 })).toMatchObject({ error: { code: -32602 } });
+  });
+
+  it('leaves completion/complete of a surface the pin does not pin unscreened', () => {
+    const { guard } = guardOf(configOf({ templates: [NOTE] }));
+    expect(isScreened(guard, 'completion/complete', { ref: { type: 'ref/prompt', name: 'greet' } })).toBe(
+      false,
+    );
+    expect(isScreened(guard, 'completion/complete', { ref: { type: 'ref/resource', uri: 'x' } })).toBe(true);
+    // A ref that names neither is refused wherever either surface is pinned.
+    expect(isScreened(guard, 'completion/complete', { ref: { type: 'ref/x' } })).toBe(true);
+    expect(isScreened(guardOf(configOf({})).guard, 'completion/complete', { ref: {} })).toBe(false);
   });
 
   it('lists prompts upstream with the given listing on a miss, and again after prompts/list_changed', async () => {
@@ -160,7 +206,7 @@ describe('ServerCheckpoint: prompts, resource templates and instructions', () =>
     expect(answer(guard, 'prompts/list', { prompts: [GREET_DRIFTED] }, 3).result).toEqual({
       prompts: [GREET_DRIFTED],
     });
-    expect(isScreened(guard, 'prompts/get')).toBe(false);
+    expect(isScreened(guard, 'prompts/get', { name: 'greet' })).toBe(false);
   });
 
   it('leaves drifted instructions out of initialize and server/discover results, explained', () => {

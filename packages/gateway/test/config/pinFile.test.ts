@@ -171,6 +171,59 @@ describe('loading a pin file', () => {
     });
     expect(parseServerConfig(pin, FILE).pin.catalog).toBe(digested.catalog);
   });
+
+  test('keeps every tool of a catalog over 500 by its own digest, beside the published fold and its overflow entry', () => {
+    const tools = Array.from({ length: 503 }, (_, i) => ({ name: `t${i}`, inputSchema: { type: 'object' } }));
+    const digested = digestCatalog(tools);
+    const pin = withChange((p) => {
+      p.pin = {
+        catalog: digested.catalog,
+        tools: digested.keyed,
+        overflow: digested.entries['tools:overflow'],
+      };
+      delete p.definitions;
+    });
+    const server = parseServerConfig(pin, FILE);
+    expect(server.pin.catalog).toBe(digested.catalog);
+    expect(Object.keys(server.pin.tools)).toHaveLength(503);
+    expect(server.pin.tools['tool:t99']).toBe(digested.tools[99]?.digest);
+    expect(server.pin.overflow).toBe(digested.entries['tools:overflow']);
+  });
+});
+
+describe('the per-tool map of a catalog over 500 tools', () => {
+  const tools = Array.from({ length: 503 }, (_, i) => ({ name: `t${i}`, inputSchema: { type: 'object' } }));
+  const digested = digestCatalog(tools);
+  const overflow = digested.entries['tools:overflow'] as string;
+  const withPin = (pin: Record<string, unknown>): unknown =>
+    withChange((p) => {
+      p.pin = pin;
+      delete p.definitions;
+    });
+
+  test('rejects a per-tool map without the overflow entry the fold makes of it', () => {
+    const error = rejection(withPin({ catalog: digested.catalog, tools: digested.keyed }));
+    expectInvalid(error, 'pin.overflow');
+    expect(error.data.expected).toContain(overflow);
+  });
+
+  test('rejects a per-tool map whose tool beyond the first 500 is not the one the catalog folds', () => {
+    // tool:t99 sorts last: it is folded into the overflow entry, and the catalog no longer matches.
+    expect(Object.keys(digested.keyed).sort().slice(500)).toContain('tool:t99');
+    const changed = { ...digested.keyed, 'tool:t99': digested.keyed['tool:t0'] as string };
+    const error = rejection(withPin({ catalog: digested.catalog, tools: changed, overflow }));
+    expectInvalid(error, 'pin.catalog');
+  });
+
+  test('rejects an overflow entry beside a catalog of at most 500 tools, and beside tools:overflow', () => {
+    const small = digestCatalog(tools.slice(0, 3));
+    expectInvalid(
+      rejection(withPin({ catalog: small.catalog, tools: small.keyed, overflow })),
+      'pin.overflow',
+    );
+    const legacy = { catalog: digested.catalog, tools: digested.entries, overflow };
+    expectInvalid(rejection(withPin(legacy)), 'pin.overflow');
+  });
 });
 
 describe('rejecting a broken pin file', () => {
