@@ -3,6 +3,7 @@ import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { LRUCache } from 'lru-cache';
 import type { PinView } from '../policy/pinView.js';
+import { validationModeOf } from '../policy/validationMode.js';
 import { problemsFromFindings, type SchemaCheck } from '../policy/schemaProblems.js';
 
 /** Which schema of a pinned definition: `inputSchema` (the call's arguments) or `outputSchema` (its result). */
@@ -116,7 +117,7 @@ export class PinnedSchemas {
 
   /** Checks `value` against the pinned schema of the tool under fold key `key`. Never throws. */
   check(pin: PinView, key: string, side: SchemaSide, value: unknown): SchemaCheck {
-    if (pin.validate?.[key] === false) return { kind: 'unchecked', why: 'opted_out' };
+    if (validationModeOf(pin, key) === 'off') return { kind: 'unchecked', why: 'opted_out' };
     const definition = pin.definitions[key];
     const digest = pin.pin.tools[key];
     if (definition === undefined || digest === undefined) return { kind: 'unchecked', why: 'no_definition' };
