@@ -15,10 +15,14 @@ import { fileURLToPath } from 'node:url';
 const require = createRequire(import.meta.url);
 /** The repository root: the CLI and the client commands run from there. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CONFORMANCE_CLI = join(
-  dirname(require.resolve('@modelcontextprotocol/conformance/package.json')),
-  'dist/index.js',
-);
+/**
+ * The suite's CLI by release: `stable` (0.1.16, the auth scenarios) and `next` (0.2.0-alpha.12
+ * under the npm alias conformance-next, the 2026-07-28 client scenarios such as http-custom-headers).
+ */
+const CONFORMANCE_CLIS = {
+  stable: join(dirname(require.resolve('@modelcontextprotocol/conformance/package.json')), 'dist/index.js'),
+  next: join(dirname(require.resolve('conformance-next/package.json')), 'dist/index.js'),
+};
 const NODE20_REGISTER = fileURLToPath(new URL('./node20/register.mjs', import.meta.url));
 const CLIENTS = relative(ROOT, fileURLToPath(new URL('./clients/', import.meta.url)));
 
@@ -54,6 +58,16 @@ export const COLUMNS = Object.freeze([
   { path: 'client', sdk: 'v2', command: `node ${CLIENTS}/viaToolpinClient.mjs v2`, timeoutMs: 60_000 },
 ]);
 
+/**
+ * The clients of the 2026-07-28 tool-call scenarios (suite `next`): an SDK v2 client directly, and
+ * the same client through a toolpin route (a pinGuard in front of the scenario's server, pinned by
+ * toolpin's own `pin` in-process).
+ */
+export const TOOL_CALL_COLUMNS = Object.freeze([
+  { path: 'direct', sdk: 'v2', command: `node ${CLIENTS}/sdkToolCallsClient.mjs v2`, timeoutMs: 30_000 },
+  { path: 'gateway', sdk: 'v2', command: `node ${CLIENTS}/viaGateway.mjs v2`, timeoutMs: 30_000 },
+]);
+
 /** A column's label in tables: `direct v1`. */
 export function columnLabel(column) {
   return `${column.path} ${column.sdk}`;
@@ -78,7 +92,10 @@ function runNode(args, timeoutMs) {
 
 /** The suite's client scenarios whose name starts with `prefix`, with their spec revisions. */
 export async function listScenarios(prefix = 'auth/') {
-  const { code, output } = await runNode(['--import', NODE20_REGISTER, CONFORMANCE_CLI, 'list'], 30_000);
+  const { code, output } = await runNode(
+    ['--import', NODE20_REGISTER, CONFORMANCE_CLIS.stable, 'list'],
+    30_000,
+  );
   if (code !== 0) throw new Error(`conformance list failed:\n${output}`);
   const scenarios = [];
   for (const line of output.split('\n')) {
@@ -99,12 +116,17 @@ async function findFile(dir, name) {
  * Runs one scenario with one client column. Resolves to the suite's verdict (`passed`: the CLI's
  * exit code, i.e. no failed or warning check and a client that exited 0 unless the scenario
  * expects it to abort), the checks, whether the client printed its completion marker, and whether
- * the run timed out (client timeout in the suite, or the suite killed 15 s after it).
+ * the run timed out (client timeout in the suite, or the suite killed 15 s after it). `suite`:
+ * which release of the suite runs it (CONFORMANCE_CLIS).
  */
-export async function runScenario(scenario, column, { clientTimeoutMs = column.timeoutMs } = {}) {
+export async function runScenario(
+  scenario,
+  column,
+  { clientTimeoutMs = column.timeoutMs, suite = 'stable' } = {},
+) {
   const outputDir = await mkdtemp(join(tmpdir(), 'toolpin-conformance-'));
   try {
-    const args = ['--import', NODE20_REGISTER, CONFORMANCE_CLI, 'client'];
+    const args = ['--import', NODE20_REGISTER, CONFORMANCE_CLIS[suite], 'client'];
     args.push('--command', column.command, '--scenario', scenario, '--timeout', String(clientTimeoutMs));
     args.push('-o', outputDir);
     const cli = await runNode(args, clientTimeoutMs + 15_000);

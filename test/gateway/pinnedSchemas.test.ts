@@ -34,7 +34,18 @@ const REPORT: Tool = {
   },
 };
 
-const TOOLS = [...defaultTools(), LOOKUP, REPORT];
+const SEARCH: Tool = {
+  name: 'search',
+  description: 'Searches; verbose is optional.',
+  inputSchema: {
+    type: 'object',
+    properties: { q: { type: 'string' }, verbose: { type: 'boolean' } },
+    required: ['q'],
+    additionalProperties: false,
+  },
+};
+
+const TOOLS = [...defaultTools(), LOOKUP, REPORT, SEARCH];
 
 async function refusal(client: Client, name: string, args: Record<string, unknown>): Promise<McpError> {
   return rejectionOf(client.callTool({ name, arguments: args }), McpError);
@@ -51,6 +62,7 @@ describe('gateway: calls and results checked against the pinned schemas', () => 
   let client: Client;
   let blocking: Client;
   let loose: Client;
+  let strict: Client;
 
   beforeAll(async () => {
     upstream = await startV1Server({ mode: 'stateful-sse', tools: TOOLS });
@@ -58,14 +70,16 @@ describe('gateway: calls and results checked against the pinned schemas', () => 
       pinFor('demo', upstream.url, TOOLS),
       { ...pinFor('blocking', upstream.url, TOOLS), onBadOutput: 'block' },
       { ...pinFor('loose', upstream.url, TOOLS), validate: { 'tool:add': false } },
+      { ...pinFor('strict', upstream.url, TOOLS), validate: 'strict' },
     ]);
     client = await connectV1Client(`${gateway.url}/demo/mcp`);
     blocking = await connectV1Client(`${gateway.url}/blocking/mcp`);
     loose = await connectV1Client(`${gateway.url}/loose/mcp`);
+    strict = await connectV1Client(`${gateway.url}/strict/mcp`);
   });
 
   afterAll(async () => {
-    await Promise.all([client?.close(), blocking?.close(), loose?.close()]);
+    await Promise.all([client?.close(), blocking?.close(), loose?.close(), strict?.close()]);
     await gateway?.close();
     await upstream?.close();
   });
@@ -112,6 +126,24 @@ describe('gateway: calls and results checked against the pinned schemas', () => 
     });
     expect(upstream.callCount()).toBe(before);
     expect(JSON.stringify(gateway.logs)).not.toContain(SECRET);
+  });
+
+  it('reads null for an optional argument as absent and forwards it as sent; validate: strict refuses it', async () => {
+    const before = upstream.callCount('search');
+    const result = await client.callTool({ name: 'search', arguments: { q: 'x', verbose: null } });
+    // The upstream executed the arguments as the client sent them, null included.
+    expect(result.content).toEqual([{ type: 'text', text: 'search called with {"q":"x","verbose":null}' }]);
+    expect(upstream.callCount('search')).toBe(before + 1);
+    // A null the schema requires is still a misfit.
+    const required = await refusal(client, 'search', { q: null });
+    expect(required.data).toMatchObject({ problems: [{ pointer: '/q', keyword: 'type' }] });
+    const error = await refusal(strict, 'search', { q: 'x', verbose: null });
+    expect(error.data).toMatchObject({
+      reason: 'arguments_invalid',
+      server: 'strict',
+      problems: [{ pointer: '/verbose', keyword: 'type' }],
+    });
+    expect(upstream.callCount('search')).toBe(before + 1);
   });
 
   it('allows a call whose arguments fit', async () => {

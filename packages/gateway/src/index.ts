@@ -38,6 +38,7 @@ export type {
   Mode,
   OnDrift,
   OnDriftSetting,
+  ValidateConfig,
   DriftAction,
   DriftPolicy,
 } from './config/index.js';

@@ -3,7 +3,9 @@ import type { ServerConfig } from '../config/index.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { decideArguments, decideOutput } from '../policy/decideArguments.js';
 import type { CallDecision } from '../policy/decision.js';
+import { withoutOptionalNulls } from '../policy/optionalNulls.js';
 import type { SchemaCheck } from '../policy/schemaProblems.js';
+import { validationModeOf } from '../policy/validationMode.js';
 import { PinnedSchemas } from '../state/pinnedSchemas.js';
 import { isObject } from '../wire/isObject.js';
 
@@ -31,7 +33,7 @@ export class SchemaChecks {
   /** True when a result of `toolName` is checked (a pinned outputSchema, not opted out). */
   checksResult(config: ServerConfig, toolName: string): boolean {
     const key = encodeToolKey(toolName);
-    return config.definitions[key]?.outputSchema !== undefined && config.validate?.[key] !== false;
+    return config.definitions[key]?.outputSchema !== undefined && validationModeOf(config, key) !== 'off';
   }
 
   /** The decision for a call the pin decided: an allowed one is checked against the pinned inputSchema. */
@@ -47,11 +49,24 @@ export class SchemaChecks {
     if (decision.flagged !== undefined && config.mode === 'monitor') return decision;
     const key = encodeToolKey(toolName);
     // A call without arguments reaches the server as no arguments: checked as an empty object.
-    const check = this.#schemas.check(config, key, 'input', args === undefined ? {} : args);
+    const check = this.#checkArguments(config, key, args === undefined ? {} : args);
     this.#noteUnchecked(config, key, toolName, check);
     const checked = decideArguments(config, toolName, check);
     // Arguments that fit keep the call's own decision (and its flag).
     return checked.kind === 'deny' || decision.flagged === undefined ? checked : decision;
+  }
+
+  /**
+   * The check of a call's arguments: as sent, and, when they misfit under the `lenient` reading,
+   * again with null for a declared, non-required property read as absent (withoutOptionalNulls).
+   * They fit when either reading fits; the arguments forwarded are always the ones sent.
+   */
+  #checkArguments(config: ServerConfig, key: string, args: unknown): SchemaCheck {
+    const check = this.#schemas.check(config, key, 'input', args);
+    if (check.kind !== 'misfit' || validationModeOf(config, key) !== 'lenient') return check;
+    const read = withoutOptionalNulls(config.definitions[key]?.inputSchema, args);
+    // No null to read otherwise: the misfit stands as found.
+    return read === args ? check : this.#schemas.check(config, key, 'input', read);
   }
 
   /** The decision for a tools/call result (undefined: it passes), from its structuredContent. */

@@ -3,6 +3,7 @@ export type {
   Mode,
   OnDrift,
   OnDriftSetting,
+  ValidateConfig,
   DriftAction,
   DriftPolicy,
   HttpTransport,

@@ -227,6 +227,20 @@ const onDriftSchema = z.unknown().transform((value, ctx) => {
   return z.NEVER;
 });
 
+// `validate: strict` for the whole server, or a map keyed like pin.tools: false (not checked),
+// true (checked, the default reading of null) or strict. A map is read as the map and anything
+// else as the word, so that an error names the field at fault (a union only says "no branch").
+const validateMapSchema = z.record(toolKeySchema, z.union([z.boolean(), z.literal('strict')]));
+const validateSchema = z.unknown().transform((value, ctx) => {
+  const result = isObject(value)
+    ? validateMapSchema.safeParse(value)
+    : z.literal('strict', 'strict, or a map of tool keys to true, false or strict').safeParse(value);
+  if (result.success) return result.data;
+  for (const issue of result.error.issues)
+    ctx.addIssue(issue as unknown as Parameters<typeof ctx.addIssue>[0]);
+  return z.NEVER;
+});
+
 /** One pin file, before the checks that relate its members (see verifyPin). */
 export const pinFileSchema = z
   .strictObject({
@@ -253,8 +267,9 @@ export const pinFileSchema = z
     instructions: z.string().optional(),
     // A result whose structuredContent does not fit the pinned outputSchema: reported, or replaced.
     onBadOutput: z.enum(['flag', 'block']).default('flag'),
-    // Per tool (keyed like pin.tools): false = its calls and results are not checked against its schemas.
-    validate: z.record(toolKeySchema, z.boolean()).default({}),
+    // Per tool (keyed like pin.tools): false = its calls and results are not checked against its
+    // schemas; strict = null for an optional property is a value, not its absence. `strict` alone: every tool.
+    validate: validateSchema.default({}),
     alerts: pinAlertsSchema.optional(),
     // How the route's credentials work (docs/oauth.md): transparent (default), resource-server, client.
     auth: authSchema.optional(),

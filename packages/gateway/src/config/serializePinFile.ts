@@ -22,6 +22,12 @@ export function serializePinFile(server: PinFileInput, format: PinFileFormat): s
   return stringify(document, { aliasDuplicateObjects: false, lineWidth: 0 });
 }
 
+/** `validate` as written: `strict`, the map sorted, or nothing for an empty map (the default). */
+function validateDocument(validate: PinFileInput['validate']): { validate?: unknown } {
+  if (validate === 'strict') return { validate };
+  return validate === undefined || Object.keys(validate).length === 0 ? {} : { validate: sortKeys(validate) };
+}
+
 function toDocument(server: PinFileInput): Record<string, unknown> {
   const upstream = upstreamDocument(server.upstream);
   const definitions = server.definitions ?? {};
@@ -33,9 +39,7 @@ function toDocument(server: PinFileInput): Record<string, unknown> {
     profile: server.profile ?? TRACE_PROFILE,
     onDrift: server.onDrift ?? 'filter',
     ...(server.onBadOutput === 'block' ? { onBadOutput: 'block' } : {}),
-    ...(server.validate === undefined || Object.keys(server.validate).length === 0
-      ? {}
-      : { validate: sortKeys(server.validate) }),
+    ...validateDocument(server.validate),
     ...(server.alerts === undefined ? {} : { alerts: alertsDocument(server.alerts) }),
     ...(server.auth === undefined ? {} : { auth: server.auth }),
     pin: server.trustOnFirstUse === true ? TRUST_ON_FIRST_USE : pinDocument(server.pin),

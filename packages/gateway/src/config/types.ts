@@ -25,6 +25,12 @@ export type OnDriftSetting = OnDrift | DriftPolicy;
 /** The wire protocol spoken to an HTTP upstream. */
 export type HttpTransport = 'streamable-http' | 'sse';
 
+/**
+ * A pin file's `validate`: `strict` (every tool), or per tool key `false` (its calls and results
+ * are not checked against its pinned schemas), `true` (checked, the default) or `strict`.
+ */
+export type ValidateConfig = 'strict' | Readonly<Record<string, boolean | 'strict'>>;
+
 /** An MCP server reached over HTTP. */
 export interface HttpUpstreamConfig {
   /** The pin's `upstream.url` without its userinfo (which is in `headers`, see `authorizationFromUrl`). */
@@ -160,8 +166,12 @@ export interface ServerConfig {
    * reports it (call.flagged), `block` replaces it with a -32040 `output_invalid` error. @default 'flag'
    */
   readonly onBadOutput?: 'flag' | 'block';
-  /** Key -> false: the tool's calls and results are not checked against its pinned schemas. @default {} */
-  readonly validate?: Readonly<Record<string, boolean>>;
+  /**
+   * How calls and results are checked against the pinned schemas: `strict` for every tool, or per
+   * key `false` (not checked), `true` (checked; null for a declared, non-required property read as
+   * absent) or `strict` (checked; null is a value). @default {} (every tool `true`)
+   */
+  readonly validate?: ValidateConfig;
   /** This server's own webhooks (beside the gateway's); absent when the pin file has none. */
   readonly alerts?: AlertsConfig;
   /** How the route's credentials work (docs/oauth.md); absent: transparent. */
@@ -292,8 +302,8 @@ export interface PinFileInput {
   readonly extraMembers?: Readonly<Record<string, ExtraMembers>>;
   /** Written only when `block`. @default 'flag' */
   readonly onBadOutput?: 'flag' | 'block';
-  /** Written only when it names a tool. @default {} */
-  readonly validate?: Readonly<Record<string, boolean>>;
+  /** Written only when it is `strict` or names a tool. @default {} */
+  readonly validate?: ValidateConfig;
   /** Written only when present. */
   readonly alerts?: AlertsConfig;
   /** Written only when present (absent: transparent). */

@@ -1,3 +1,4 @@
+import { encodeToolKey } from '@toolpin/digest';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import {
   httpUpstreamOf,
@@ -31,12 +32,14 @@ import {
   isRequestWithoutId,
   jsonRpcError,
   parseJsonRpcBody,
+  type JsonRpcBody,
   type JsonRpcId,
   type JsonRpcMessage,
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from '../wire/jsonRpc.js';
 import { checkMirroredHeaders, detectEra } from '../wire/mcpEra.js';
+import { checkParamHeaders } from '../wire/paramHeaders.js';
 import { captureAuthChallenge, replyWithChallenge, type AuthChallenge } from './authChallenge.js';
 import { replyToClient } from './clientReply.js';
 import { RouteAuthenticator } from './routeAuth.js';
@@ -278,14 +281,8 @@ class PinGuardHandler {
       replyToClient(req.headers, res, 400, jsonRpcError(parsed.id, parsed.code, parsed.message, parsed.data));
       return;
     }
-    const mismatch = checkMirroredHeaders(req.headers, parsed.body);
-    if (mismatch !== undefined) {
-      const first = parsed.body.messages[0];
-      const id = first !== undefined && 'id' in first && first.id !== undefined ? first.id : null;
-      this.#logger.warn({ event: 'request.header_mismatch', server }, mismatch);
-      replyToClient(req.headers, res, 400, jsonRpcError(id, ErrorCodes.HEADER_MISMATCH, mismatch));
-      return;
-    }
+    const paramHeaders = this.#checkHeaders(req, res, parsed.body);
+    if (paramHeaders === undefined) return;
     const sessionKey = sessionKeyOf(req.headers);
     // Without a session (2026-07-28, or a 2025 initialize) the answers are this exchange's alone:
     // other callers with the same credential use the same ids at the same time.
@@ -333,10 +330,40 @@ class PinGuardHandler {
       requestIds,
       refused,
       batch: parsed.body.batch,
+      paramHeaders,
       ...(traced[0] === undefined ? {} : { trace: traced[0] }),
     };
     // The answer's decisions (a result checked against its outputSchema) are children of the span.
     withTrace(traced[0], () => this.#proxy(exchange, req, res));
+  }
+
+  /**
+   * Checks the headers that mirror the body (MCP 2026-07-28): Mcp-Method / Mcp-Name, and each
+   * Mcp-Param-* against the argument and the pinned tool's x-mcp-header designation. Returns the
+   * Mcp-Param-* headers to forward, or undefined once it answered the disagreement (400, -32020).
+   */
+  #checkHeaders(
+    req: Request,
+    res: Response,
+    body: JsonRpcBody,
+  ): Readonly<Record<string, string>> | undefined {
+    const { config } = this.checkpoint;
+    const mirrored = checkMirroredHeaders(req.headers, body);
+    const checked =
+      mirrored === undefined
+        ? checkParamHeaders(
+            req.headers,
+            body,
+            (name) => config.definitions[encodeToolKey(name)]?.inputSchema,
+            detectEra(req.headers) === 'stateless',
+          )
+        : { ok: false as const, problem: mirrored };
+    if (checked.ok) return checked.headers;
+    const first = body.messages[0];
+    const id = first !== undefined && 'id' in first && first.id !== undefined ? first.id : null;
+    this.#logger.warn({ event: 'request.header_mismatch', server: config.name }, checked.problem);
+    replyToClient(req.headers, res, 400, jsonRpcError(id, ErrorCodes.HEADER_MISMATCH, checked.problem));
+    return undefined;
   }
 
   /** Decides each message of a body in order: calls screened, listings expected, the rest forwarded. */

@@ -1,6 +1,6 @@
 import type { RestrictedTool } from '@toolpin/digest';
 import type { ExtraMembers } from '../explain/extraMembers.js';
-import type { OnDriftSetting } from '../config/types.js';
+import type { OnDriftSetting, ValidateConfig } from '../config/types.js';
 
 /** The pin of one listed surface besides tools: its catalog digest and its items by key. */
 export interface SurfacePin {
@@ -35,8 +35,8 @@ export interface PinView {
   readonly instructions?: string;
   /** Key -> the members outside the six that the pin records by value (see explain/extraMembers). */
   readonly extraMembers: Readonly<Record<string, ExtraMembers>>;
-  /** Key -> false for a tool whose calls and results are not checked against its pinned schemas. */
-  readonly validate?: Readonly<Record<string, boolean>>;
+  /** How calls and results are checked against the pinned schemas (read it with validationModeOf). */
+  readonly validate?: ValidateConfig;
   /** A result that does not fit the pinned `outputSchema`: reported (`flag`) or replaced by an error. @default 'flag' */
   readonly onBadOutput?: 'flag' | 'block';
 }

@@ -3,6 +3,7 @@ import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { LRUCache } from 'lru-cache';
 import type { PinView } from '../policy/pinView.js';
+import { validationModeOf } from '../policy/validationMode.js';
 import { problemsFromFindings, type SchemaCheck } from '../policy/schemaProblems.js';
 import { linearRegExp } from './linearRegExp.js';
 import { exceededBudget, usesUniqueItems, type ValidationBudget } from './validationBudget.js';
@@ -130,7 +131,7 @@ export class PinnedSchemas {
    * (`over_budget`: not validated). Never throws.
    */
   check(pin: PinView, key: string, side: SchemaSide, value: unknown): SchemaCheck {
-    if (pin.validate?.[key] === false) return { kind: 'unchecked', why: 'opted_out' };
+    if (validationModeOf(pin, key) === 'off') return { kind: 'unchecked', why: 'opted_out' };
     const definition = pin.definitions[key];
     const digest = pin.pin.tools[key];
     if (definition === undefined || digest === undefined) return { kind: 'unchecked', why: 'no_definition' };

@@ -23,6 +23,11 @@ export interface Exchange {
   /** The client sent a batch: a JSON answer is an array. */
   readonly batch: boolean;
   /**
+   * The `Mcp-Param-*` headers sent upstream, each checked against the argument it mirrors and
+   * written by the gateway (wire/paramHeaders.ts); the client's own are never forwarded.
+   */
+  readonly paramHeaders?: Readonly<Record<string, string>>;
+  /**
    * The span of the (first) request forwarded, when tracing is on: its traceparent goes upstream
    * in place of the client's.
    */

@@ -7,6 +7,7 @@ import { sessionLabel } from '../observe/sessionLabel.js';
 import { injectTrace } from '../observe/tracing.js';
 import { copyEndToEnd } from '../wire/httpHeaders.js';
 import { isUtf8Charset, mcpBodyKind, parseMediaType } from '../wire/mediaType.js';
+import { PARAM_HEADER_PREFIX } from '../wire/paramHeaders.js';
 import { failurePayload, type Exchange, type UpstreamFailureReason } from './exchange.js';
 import {
   expectNoBody,
@@ -47,7 +48,7 @@ const REPRESENTATION = new Set([
 ]);
 
 /**
- * The headers sent upstream: the client's end-to-end ones, the pin's, Host, the gateway's framing,
+ * The headers sent upstream: the client's end-to-end ones (Mcp-Param-* as checked), the pin's, Host, the gateway's framing,
  * and (tracing on) the traceparent of the gateway's span in place of the client's.
  */
 function upstreamHeaders(
@@ -60,7 +61,9 @@ function upstreamHeaders(
   // Hop-by-hop ones stay behind, with those the client's Connection header names.
   const headers = copyEndToEnd(req.headers);
   for (const name of REPRESENTATION) delete headers[name];
-  Object.assign(headers, configured);
+  // Mcp-Param-* go upstream only as the gateway checked and wrote them (exchange.paramHeaders).
+  for (const name in headers) if (name.startsWith(PARAM_HEADER_PREFIX)) delete headers[name];
+  Object.assign(headers, exchange.paramHeaders, configured);
   // The upstream's DNS-rebinding protection checks Host against its own name.
   headers.host = host;
   // The gateway parses what comes back; a compressed answer could not be inspected. Removing

@@ -22,10 +22,23 @@ const REPORT = {
   inputSchema: { type: 'object' },
   outputSchema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
 };
-const TOOLS = [REMOTE, ADD, REPORT];
+const SEARCH = {
+  name: 'search',
+  inputSchema: {
+    type: 'object',
+    properties: { q: { type: 'string' }, verbose: { type: 'boolean' } },
+    required: ['q'],
+    additionalProperties: false,
+  },
+};
+const TOOLS = [REMOTE, ADD, REPORT, SEARCH];
 
 /** The pin `toolpin pin` would write for TOOLS, read back; `definitions: false` drops them (a hand-written pin). */
-function configOf(mode: 'enforce' | 'monitor', definitions = true): ServerConfig {
+function configOf(
+  mode: 'enforce' | 'monitor',
+  definitions = true,
+  validate?: ServerConfig['validate'],
+): ServerConfig {
   const observed = pinFromCatalog(TOOLS, TRACE_PROFILE);
   const text = serializePinFile(
     {
@@ -34,6 +47,7 @@ function configOf(mode: 'enforce' | 'monitor', definitions = true): ServerConfig
       mode,
       pin: observed.pin,
       ...(definitions ? { definitions: observed.definitions } : {}),
+      ...(validate === undefined ? {} : { validate }),
     },
     'json',
   );
@@ -102,6 +116,34 @@ describe('ServerCheckpoint: calls whose pinned schema cannot be checked', () => 
     expect(events('schema.unchecked')).toEqual([
       expect.objectContaining({ tool: 'add', why: 'no_definition' }),
     ]);
+  });
+
+  it('reads null for an optional property as absent by default; validate: strict refuses it as before', () => {
+    const lenient = startGuard(configOf('enforce')).guard;
+    expect(lenient.decideKnownCall(SESSION, 'search', { q: 'x', verbose: null })).toEqual({ kind: 'allow' });
+    // A required property's null, and an undeclared member's, are values still.
+    expect(lenient.decideKnownCall(SESSION, 'search', { q: null })).toMatchObject({
+      kind: 'deny',
+      data: { reason: 'arguments_invalid', problems: [{ pointer: '/q', keyword: 'type' }] },
+    });
+    expect(lenient.decideKnownCall(SESSION, 'search', { q: 'x', other: null })).toMatchObject({
+      data: { reason: 'arguments_invalid', problems: [{ pointer: '', keyword: 'additionalProperties' }] },
+    });
+    // Both readings misfit: the problem reported is that of the arguments with the null read as absent.
+    expect(lenient.decideKnownCall(SESSION, 'search', { q: 1, verbose: null })).toMatchObject({
+      data: { reason: 'arguments_invalid', problems: [{ pointer: '/q', keyword: 'type' }] },
+    });
+    for (const validate of ['strict', { 'tool:search': 'strict' }] as const) {
+      const strict = startGuard(configOf('enforce', true, validate)).guard;
+      expect(strict.decideKnownCall(SESSION, 'search', { q: 'x', verbose: null })).toMatchObject({
+        kind: 'deny',
+        data: { reason: 'arguments_invalid', problems: [{ pointer: '/verbose', keyword: 'type' }] },
+      });
+      expect(strict.decideKnownCall(SESSION, 'search', { q: 'x', verbose: true })).toEqual({ kind: 'allow' });
+    }
+    // strict on another tool leaves this one lenient.
+    const other = startGuard(configOf('enforce', true, { 'tool:add': 'strict' })).guard;
+    expect(other.decideKnownCall(SESSION, 'search', { q: 'x', verbose: null })).toEqual({ kind: 'allow' });
   });
 
   it('checks a call made without arguments as no arguments', () => {

@@ -108,6 +108,15 @@ describe('loading a pin file', () => {
     expectInvalid(rejection({ ...validPin(), validate: { 'tool:echo': 'no' } }), 'validate["tool:echo"]');
   });
 
+  test('reads validate: strict for the whole server, or strict for one tool beside true and false', () => {
+    expect(parseServerConfig({ ...validPin(), validate: 'strict' }, FILE).validate).toBe('strict');
+    const mixed = { 'tool:echo': 'strict', 'tool:add': true, 'tool:search': false };
+    expect(parseServerConfig({ ...validPin(), validate: mixed }, FILE).validate).toEqual(mixed);
+    expectInvalid(rejection({ ...validPin(), validate: 'lenient' }), 'validate');
+    expectInvalid(rejection({ ...validPin(), validate: true }), 'validate');
+    expectInvalid(rejection({ ...validPin(), validate: { 'tool:echo': 'STRICT' } }), 'validate["tool:echo"]');
+  });
+
   test('keeps the members of a definition outside the six apart, pinned by value', () => {
     const meta = { 'ui/resourceUri': 'ui://echo/app.html' };
     const icons = [{ src: 'https://example.com/echo.png', mimeType: 'image/png' }];

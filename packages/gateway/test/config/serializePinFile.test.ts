@@ -37,6 +37,21 @@ describe('serializing a pin file', () => {
   });
 
   test.each(['yaml', 'json'] as const)(
+    'round-trips validate (strict, or a map with strict) through %s',
+    (format) => {
+      for (const validate of ['strict', { 'tool:echo': 'strict', 'tool:add': false }] as const) {
+        const server = parseServerConfig({ ...validPin(), validate }, FILE);
+        const text = serializePinFile(server, format);
+        const document = (format === 'yaml' ? parse(text) : JSON.parse(text)) as Record<string, unknown>;
+        expect(document.validate).toEqual(validate);
+        expect(parsePinFile(text, FILE)).toEqual(server);
+      }
+      // The default (every tool checked, null read as absent) is not written.
+      expect(serializePinFile(parseServerConfig(validPin(), FILE), format)).not.toContain('validate');
+    },
+  );
+
+  test.each(['yaml', 'json'] as const)(
     'writes the same %s bytes whatever the input member order',
     (format) => {
       const server = parseServerConfig(validPin(), FILE);
