@@ -22,7 +22,7 @@ export const MAX_AWAITED = 1024;
  * matched by id on any of its streams), or one sessionless HTTP exchange (a 2026-07-28 request is
  * answered on its own response, whatever ids other callers use). Each request is answered at most
  * once: {@link take} hands its expectation out once; a second message under the same id, or one
- * under an id nothing awaits, finds nothing and is not an answer (docs/boundary.md#answers).
+ * under an id nothing awaits, finds nothing and is not an answer (docs/boundary.md#answers-upstream--client).
  */
 export class AnswerBook {
   readonly #awaited = new Map<string, Expectation>();
