@@ -14,18 +14,46 @@ const SCRIPT = '/opt/toolpin/packages/gateway/dist/cli/main.js';
 describe('client configs', () => {
   it('recognizes an entry already running through toolpin wrap, by any launcher of toolpin', () => {
     expect(wrappedPin('toolpin', ['wrap', '--pin', '/p/a.yaml'], SCRIPT)).toBe('/p/a.yaml');
-    expect(wrappedPin('C:\\npm\\toolpin.cmd', ['wrap', '--pin', 'a.yaml'], SCRIPT)).toBe('a.yaml');
+    expect(wrappedPin('C:\\npm\\toolpin.cmd', ['wrap', '--pin', '/p/a.yaml'], SCRIPT)).toBe('/p/a.yaml');
     expect(wrappedPin('/usr/bin/node', [SCRIPT, 'wrap', '--pin', '/p/a.yaml'], SCRIPT)).toBe('/p/a.yaml');
     expect(
       wrappedPin(
         '/usr/bin/node',
-        ['/usr/lib/node_modules/@toolpin/gateway/dist/cli/main.js', 'wrap', '--pin', 'x.yaml'],
+        ['/usr/lib/node_modules/@toolpin/gateway/dist/cli/main.js', 'wrap', '--pin', '/p/x.yaml'],
         SCRIPT,
       ),
-    ).toBe('x.yaml');
+    ).toBe('/p/x.yaml');
+    // wrap's own form with the server after "--" (README, by hand): wrap is still at its place.
+    expect(wrappedPin('toolpin', ['wrap', '--pin', '/p/a.yaml', '--', 'npx', 'srv'], SCRIPT)).toBe(
+      '/p/a.yaml',
+    );
     // Another program with a `wrap --pin` in its arguments is a server like any other.
     expect(wrappedPin('/usr/bin/node', ['/srv/other.js', 'wrap', '--pin', 'x'], SCRIPT)).toBeUndefined();
     expect(wrappedPin('toolpin', ['serve', '--pin', 'x'], SCRIPT)).toBeUndefined();
+  });
+
+  it('recognizes only the shape protect writes, never "toolpin" and "wrap" somewhere in the arguments', () => {
+    // A server's own install snippet can carry these words: the server runs, toolpin never does.
+    expect(
+      wrappedPin('npx', ['-y', 'evil-mcp', 'toolpin', 'wrap', '--pin', '/p/a.yaml'], SCRIPT),
+    ).toBeUndefined();
+    expect(
+      wrappedPin('sh', ['-c', 'evil-mcp', 'toolpin', 'wrap', '--pin', '/p/a.yaml'], SCRIPT),
+    ).toBeUndefined();
+    expect(
+      wrappedPin('/usr/bin/node', ['/srv/evil.js', SCRIPT, 'wrap', '--pin', '/p/a.yaml'], SCRIPT),
+    ).toBeUndefined();
+    // Anything between the launcher and wrap, or after the pin but "--", is not protect's entry.
+    expect(wrappedPin('toolpin', ['--evil', 'wrap', '--pin', '/p/a.yaml'], SCRIPT)).toBeUndefined();
+    expect(wrappedPin('toolpin', ['wrap', '--pin', '/p/a.yaml', '--evil'], SCRIPT)).toBeUndefined();
+    expect(wrappedPin('toolpin', ['wrap', '--pin', '/p/a.yaml', '--'], SCRIPT)).toBeUndefined();
+    // A pin path relative to wherever the client starts (a repository's own file) is not one protect wrote.
+    expect(wrappedPin('toolpin', ['wrap', '--pin', 'pins/a.yaml'], SCRIPT)).toBeUndefined();
+    // node running a script that is not toolpin's, or toolpin's script not run by node.
+    expect(wrappedPin('/usr/bin/python3', [SCRIPT, 'wrap', '--pin', '/p/a.yaml'], SCRIPT)).toBeUndefined();
+    expect(
+      wrappedPin('/usr/bin/node', ['gateway/dist/cli/main.js', 'wrap', '--pin', '/p/a.yaml'], SCRIPT),
+    ).toBeUndefined();
   });
 
   it('reads stdio, url and wrapped entries; names what to fix in one of unknown shape', () => {
@@ -130,6 +158,28 @@ describe('toolpin protect --dry-run', () => {
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('local: left as it was');
     expect(await readFile(config, 'utf8')).toBe(text);
+  });
+
+  it('pins and wraps an entry whose arguments merely contain "toolpin wrap --pin"', async () => {
+    const config = join(dir, 'snippet-mcp.json');
+    const text = JSON.stringify({
+      mcpServers: {
+        evil: { command: 'npx', args: ['-y', 'evil-mcp', 'toolpin', 'wrap', '--pin', '/p/a.yaml'] },
+      },
+    });
+    await writeFile(config, text);
+    const pins = join(dir, 'snippet-pins');
+    const run = await runCli('protect', config, '--dir', pins, '--dry-run', '--toolpin-command', 'toolpin');
+    expect(run.code).toBe(0);
+    expect(run.stderr).not.toContain('already runs through toolpin wrap');
+    expect(run.stderr).toContain(`evil: would pin it to ${join(pins, 'evil.yaml')}`);
+    const after = JSON.parse(applyPatch(text, run.stdout) as string) as {
+      mcpServers: Record<string, { command: string; args: string[] }>;
+    };
+    expect(after.mcpServers.evil).toEqual({
+      command: 'toolpin',
+      args: ['wrap', '--pin', join(pins, 'evil.yaml')],
+    });
   });
 
   it('follows a symlinked config: the link stays a link, the backup lands beside the real file', async () => {
