@@ -208,4 +208,75 @@ describe('toolpin protect --dry-run', () => {
     expect(await readFile(real, 'utf8')).toBe(text);
     expect((await lstat(link)).isSymbolicLink()).toBe(true);
   });
+
+  describe('the files beside the config are never written or read through a symlink', () => {
+    // A config whose one server already has its pin (kept: protect starts nothing) and a file a
+    // repository's link could point at (~/.bashrc in the attack).
+    async function setUp(
+      name: string,
+    ): Promise<{ config: string; text: string; pins: string; target: string }> {
+      const folder = join(dir, name);
+      const pins = join(folder, 'pins');
+      await mkdir(pins, { recursive: true });
+      await writeFile(
+        join(pins, 'notes.yaml'),
+        'name: notes\nupstream: { command: npx, args: [-y, notes-mcp] }\npin: trust-on-first-use\n',
+      );
+      const config = join(folder, 'mcp.json');
+      const text = '{"servers": {"notes": {"command": "npx", "args": ["-y", "notes-mcp"]}}}\n';
+      await writeFile(config, text);
+      const target = join(folder, 'bashrc');
+      await writeFile(target, 'export PATH=/usr/bin\n');
+      return { config, text, pins, target };
+    }
+
+    it.each([
+      ['the state file', '.toolpin-state.json'],
+      ['the backup', '.toolpin-backup'],
+    ])(
+      'protect refuses %s as a symlink (exit 2): nothing written, the link target untouched',
+      async (_what, suffix) => {
+        const { config, text, pins, target } = await setUp(`link${suffix}`);
+        await symlink(target, `${config}${suffix}`);
+        const run = await runCli('protect', config, '--dir', pins, '--toolpin-command', 'toolpin');
+        expect(run.code).toBe(2);
+        expect(run.stderr).toContain(`${config}${suffix}: a symlink`);
+        expect(run.stderr.trim().split('\n')).toHaveLength(1);
+        expect(await readFile(target, 'utf8')).toBe('export PATH=/usr/bin\n');
+        expect(await readFile(config, 'utf8')).toBe(text);
+        expect((await lstat(`${config}${suffix}`)).isSymbolicLink()).toBe(true);
+      },
+    );
+
+    it('protect refuses a dangling state-file symlink too (it would create the file it points at)', async () => {
+      const { config, text, pins } = await setUp('dangling');
+      const target = join(dir, 'dangling', 'created-by-link');
+      await symlink(target, `${config}.toolpin-state.json`);
+      const run = await runCli('protect', config, '--dir', pins, '--toolpin-command', 'toolpin');
+      expect(run.code).toBe(2);
+      expect(await readFile(config, 'utf8')).toBe(text);
+      await expect(lstat(target)).rejects.toThrow('ENOENT');
+    });
+
+    it('writes the state file as a regular file of its own', async () => {
+      const { config, pins } = await setUp('regular');
+      const run = await runCli('protect', config, '--dir', pins, '--toolpin-command', 'toolpin');
+      expect(run.code).toBe(0);
+      const state = await lstat(`${config}.toolpin-state.json`);
+      expect(state.isFile()).toBe(true);
+      expect(JSON.parse(await readFile(`${config}.toolpin-state.json`, 'utf8'))).toEqual({
+        protected: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+      });
+    });
+
+    it('unprotect never restores a backup that is a symlink (the file it points at would land in the config)', async () => {
+      const { config, text, target } = await setUp('unprotect');
+      await writeFile(target, 'SECRET=hunter2\n');
+      await symlink(target, `${config}.toolpin-backup`);
+      const run = await runCli('unprotect', config, '--force');
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(`${config}.toolpin-backup: a symlink`);
+      expect(await readFile(config, 'utf8')).toBe(text);
+    });
+  });
 });
