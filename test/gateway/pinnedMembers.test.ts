@@ -155,7 +155,14 @@ describe('members outside the digest: pinned by value, stripped when not pinned'
         members: ['_meta'],
         paths: ['/_meta/ui~1resourceUri'],
         text: [
-          { path: '/_meta/ui~1resourceUri', diff: '[-ui://weather/app.html-] [+ui://weather/evil.html+]' },
+          {
+            path: '/_meta/ui~1resourceUri',
+            diff: '[-ui://weather/app.html-] [+ui://weather/evil.html+]',
+            ops: [
+              { op: 'delete', text: 'ui://weather/app.html' },
+              { op: 'insert', text: 'ui://weather/evil.html' },
+            ],
+          },
         ],
       }),
     ]);

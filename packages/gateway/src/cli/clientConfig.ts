@@ -1,3 +1,4 @@
+import { isAbsolute } from 'node:path';
 import { isObject } from '../wire/isObject.js';
 import { CliInputError } from './cliInputError.js';
 
@@ -69,24 +70,47 @@ function stringRecord(value: unknown, where: string): Record<string, string> {
   return value as Record<string, string>;
 }
 
+// A program that is toolpin: `toolpin` as installed (npm's `.cmd`/`.ps1` shims on Windows).
+const TOOLPIN_PROGRAM = /^toolpin(\.cmd|\.exe|\.ps1)?$/i;
+const NODE_PROGRAM = /^node(js)?(\.exe)?$/i;
+// toolpin's own script: the @toolpin/gateway package's, installed or in a checkout.
+const TOOLPIN_SCRIPT = /[\\/](@toolpin[\\/])?gateway[\\/]dist[\\/]cli[\\/]main\.js$/;
+
+function baseName(path: string): string {
+  return path.split(/[\\/]/).pop() ?? '';
+}
+
+/** How many arguments before `wrap` launch toolpin: 0 (`toolpin wrap`), 1 (`node <toolpin's main.js> wrap`), or none. */
+function launcherArgs(command: string, args: readonly string[], launcherScript: string): 0 | 1 | undefined {
+  if (TOOLPIN_PROGRAM.test(baseName(command))) return 0;
+  const script = args[0];
+  if (
+    (command === process.execPath || NODE_PROGRAM.test(baseName(command))) &&
+    script !== undefined &&
+    (script === launcherScript || (isAbsolute(script) && TOOLPIN_SCRIPT.test(script)))
+  )
+    return 1;
+  return undefined;
+}
+
 /**
- * The pin file of an entry that already runs through `toolpin wrap --pin <file>` (written by
- * protect, or by hand), or undefined. The launcher before `wrap` must be toolpin: a program named
- * `toolpin`, or a script of the @toolpin/gateway package (`…/gateway/dist/cli/main.js`).
+ * The pin file of an entry that already runs through toolpin, or undefined. Only the shape protect
+ * writes counts: toolpin launched by the command itself (`toolpin`, or `node` and toolpin's own
+ * `dist/cli/main.js`), then exactly `wrap --pin <absolute pin file>`, and nothing after but wrap's
+ * own `-- <server command …>`. Words anywhere else in the arguments (a server's install snippet can
+ * carry `toolpin wrap --pin x`) never make an entry protected: the server would run unwrapped.
  */
 export function wrappedPin(
   command: string,
   args: readonly string[],
   launcherScript: string,
 ): string | undefined {
-  const at = args.indexOf('wrap');
-  if (at < 0 || args[at + 1] !== '--pin' || typeof args[at + 2] !== 'string') return undefined;
-  const launcher = [command, ...args.slice(0, at)];
-  const isToolpin = (part: string): boolean =>
-    part === launcherScript ||
-    /^toolpin(\.cmd|\.exe|\.ps1)?$/i.test(part.split(/[\\/]/).pop() ?? '') ||
-    /[\\/](@toolpin[\\/])?gateway[\\/]dist[\\/]cli[\\/]main\.js$/.test(part);
-  return launcher.some(isToolpin) ? args[at + 2] : undefined;
+  const at = launcherArgs(command, args, launcherScript);
+  if (at === undefined || args[at] !== 'wrap' || args[at + 1] !== '--pin') return undefined;
+  const pin = args[at + 2];
+  if (pin === undefined || !isAbsolute(pin)) return undefined;
+  const rest = args.slice(at + 3);
+  return rest.length === 0 || (rest[0] === '--' && rest.length > 1) ? pin : undefined;
 }
 
 function readServer(name: string, value: unknown, where: string, launcherScript: string): ClientServer {

@@ -4,7 +4,7 @@ import { explainDrift, type DriftExplanation } from '../explain/explainDrift.js'
 import { explainInstructions, formatInstructionsDrift } from '../explain/explainInstructions.js';
 import { formatDriftExplanation } from '../explain/formatDriftExplanation.js';
 import { PIN_SURFACES } from '../config/pinSurfaces.js';
-import { readDocument } from './readDocument.js';
+import { readDiffFile, type DiffFile } from './readDiffFile.js';
 import { readSurfaceSides, type SurfaceSides } from './readSurfaceSides.js';
 import { CliInputError, reportInputError } from './cliInputError.js';
 import type { CliIo } from './cliIo.js';
@@ -15,11 +15,11 @@ import { ExitCodes } from '../defaults.js';
 /** Options of {@link runDiff}. */
 export interface DiffCommandOptions {
   /**
-   * Catalog file, or pin file (YAML or JSON with `pin: {catalog, tools}`), or a prompts/list or
+   * Catalog file, or pin file (read and verified as `check` reads it), or a prompts/list or
    * resources/templates/list result: every surface both sides hold is compared.
    */
   readonly pinned: string;
-  /** Catalog file, or pin file. */
+  /** Catalog file, or pin file (verified the same way). */
   readonly observed: string;
   /** Profile label for catalog files. @default the pin file's profile, else TRACE_PROFILE */
   readonly profile?: string;
@@ -30,19 +30,17 @@ export interface DiffCommandOptions {
 /** `toolpin diff <pinned> <observed>`: prints how the two catalogs differ; exit 0 equal, 1 drift, 2 bad input. */
 export async function runDiff(options: DiffCommandOptions, io: CliIo): Promise<number> {
   try {
-    const pinnedDocument = readDocument(options.pinned);
-    const observedDocument = readDocument(options.observed);
-    const others = diffSurfaces(
-      readSurfaceSides(pinnedDocument, options.pinned),
-      readSurfaceSides(observedDocument, options.observed),
-    );
+    const pinnedFile = await readDiffFile(options.pinned);
+    const observedFile = await readDiffFile(options.observed);
+    const others = diffSurfaces(readSurfaceSides(pinnedFile), readSurfaceSides(observedFile));
     // Tools are compared when both sides hold them, or when nothing else can be (as before).
-    const withTools = (holdsTools(pinnedDocument) && holdsTools(observedDocument)) || !others.compared;
+    const withTools =
+      (holdsTools(pinnedFile.document) && holdsTools(observedFile.document)) || !others.compared;
     let equal = others.equal;
     let text = '';
     let json: Record<string, unknown> = {};
     if (withTools) {
-      const tools = diffTools(options, pinnedDocument, observedDocument);
+      const tools = diffTools(options, pinnedFile, observedFile);
       equal &&= tools.equal;
       text += tools.text;
       json = tools.json;
@@ -60,11 +58,11 @@ export async function runDiff(options: DiffCommandOptions, io: CliIo): Promise<n
 
 function diffTools(
   options: DiffCommandOptions,
-  pinnedDocument: unknown,
-  observedDocument: unknown,
+  pinnedFile: DiffFile,
+  observedFile: DiffFile,
 ): { equal: boolean; text: string; json: Record<string, unknown> } {
-  const pinned = readCatalogSideOf(pinnedDocument, options.pinned, options.profile);
-  const observed = readCatalogSideOf(observedDocument, options.observed, options.profile ?? pinned.profile);
+  const pinned = readCatalogSideOf(pinnedFile, options.profile);
+  const observed = readCatalogSideOf(observedFile, options.profile ?? pinned.profile);
   if (observed.profile !== pinned.profile) {
     throw new CliInputError(
       `${options.observed} is under profile ${observed.profile} and ${options.pinned} under ${pinned.profile}; digests under different profiles never match`,
@@ -126,7 +124,7 @@ export function registerDiffCommand(program: Command, io: CliIo, done: (code: nu
     .description(
       'compare a pinned catalog or pin file with an observed catalog or pin file: tools, and the prompts, resource templates and instructions both hold',
     )
-    .argument('<pinned>', 'catalog file, or pin file (YAML or JSON with pin: {catalog, tools})')
+    .argument('<pinned>', 'catalog file, or pin file (verified as check reads it)')
     .argument('<observed>', 'catalog file, or pin file')
     .option(
       '--profile <label>',

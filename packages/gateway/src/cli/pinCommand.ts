@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { parsePinFile, serializePinFile, type PinFileInput } from '../config/index.js';
 import { pinFromCatalog, pinFromSurfaces, type ObservedSurfaces } from '../config/pinFromCatalog.js';
 import type { LiveCatalog } from '../transports/fetchLiveCatalog.js';
+import { pinFileMode } from '../config/pinFileMode.js';
 import { writeFileAtomic } from '../config/writeFileAtomic.js';
 import { GatewayError } from '../errors.js';
 import { splitCommandLine } from '../transports/commandLine.js';
@@ -253,10 +254,6 @@ export interface PinWrite {
   readonly describe: string;
 }
 
-function hasEnv(upstream: PinFileInput['upstream']): boolean {
-  return 'env' in upstream && upstream.env !== undefined && Object.keys(upstream.env).length > 0;
-}
-
 /**
  * Writes the pin file of a catalog (`toolpin pin`, `toolpin protect`): every tool digested (a pin
  * that leaves one out would block it forever), every member recorded, the other surfaces by their
@@ -304,9 +301,9 @@ export async function writePin(request: PinWrite, io: CliIo): Promise<number> {
     throw error;
   }
   if (out === undefined) io.stdout.write(text);
-  // A stdio upstream's env (API keys copied from a client config) is readable by its owner only,
+  // A pin holding a secret (an env, a credential in the URL) is readable by its owner only,
   // whatever the folder's mode (an existing ~/.toolpin may be 0755).
-  else await writeFileAtomic(out, text, hasEnv(request.upstream) ? 0o600 : 0o644);
+  else await writeFileAtomic(out, text, pinFileMode(request.upstream));
   const others = [
     ...(pin.prompts === undefined ? [] : [`${Object.keys(pin.prompts.items).length} prompts`]),
     ...(pin.resourceTemplates === undefined

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { constants as fsConstants, existsSync, readFileSync } from 'node:fs';
-import { access, copyFile, mkdir, readFile, realpath, writeFile } from 'node:fs/promises';
+import { access, copyFile, lstat, mkdir, readFile, realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -57,6 +57,21 @@ export function stateFileOf(config: string): string {
 export async function configPathOf(file: string): Promise<string> {
   const absolute = resolve(file);
   return realpath(absolute).catch(() => absolute);
+}
+
+/**
+ * Refuses a file protect keeps beside the config (the backup, the state file) that is a symlink
+ * or anything but a regular file: a repository can ship `.vscode/mcp.json.toolpin-state.json`
+ * pointing at `~/.bashrc`, and writing or restoring through it would change or leak that file.
+ * Checked before anything is written; the writes themselves replace the path, never follow it.
+ */
+export async function refuseLinkedSideFile(file: string): Promise<void> {
+  const stats = await lstat(file).catch(() => undefined);
+  if (stats === undefined || stats.isFile()) return;
+  const what = stats.isSymbolicLink() ? 'a symlink' : 'not a regular file';
+  throw new CliInputError(
+    `${file}: ${what}; toolpin never writes or reads its own files through one: remove it, then run again`,
+  );
 }
 
 /** The SHA-256 of a config's bytes, as the state file records it. */
@@ -318,6 +333,8 @@ async function protect(options: ProtectCommandOptions, io: CliIo): Promise<numbe
   const { bytes, text } = await readConfigText(config);
   const parsed = parseClientConfig(text, config, launcher.script);
   const backup = backupFileOf(config);
+  await refuseLinkedSideFile(backup);
+  await refuseLinkedSideFile(stateFileOf(config));
   if (existsSync(backup) && (await readProtectedDigest(config)) !== configDigest(bytes))
     throw new CliInputError(
       `${config} changed since toolpin protect wrote it: run toolpin unprotect first (--force restores ${backup} over the changes), or delete ${backup} to protect the config as it is now`,
@@ -404,7 +421,7 @@ async function writeProtected(config: string, backup: string, next: string, io: 
   // The first backup is the original: a later protect of the config it wrote keeps it.
   if (!existsSync(backup)) await copyFile(config, backup, fsConstants.COPYFILE_EXCL);
   await writeFileAtomic(config, next);
-  await writeFile(stateFileOf(config), `${JSON.stringify({ protected: configDigest(next) })}\n`);
+  await writeFileAtomic(stateFileOf(config), `${JSON.stringify({ protected: configDigest(next) })}\n`);
   io.stderr.write(`${config}: protected (original kept in ${backup}; toolpin unprotect restores it)\n`);
 }
 

@@ -1,14 +1,9 @@
-import {
-  TRACE_PROFILE,
-  foldCatalog,
-  restrictTool,
-  type CatalogSide,
-  type RestrictedTool,
-} from '@toolpin/digest';
+import { TRACE_PROFILE, restrictTool, type CatalogSide, type RestrictedTool } from '@toolpin/digest';
+import type { ServerConfig } from '../config/index.js';
 import { extraMembersOf, type ExtraMembers } from '../explain/extraMembers.js';
 import { CliInputError } from './cliInputError.js';
 import { digestTools } from './digestTools.js';
-import { readDocument } from './readDocument.js';
+import type { DiffFile } from './readDiffFile.js';
 import { toolsFromDocument } from './toolsFromDocument.js';
 import { isObject } from '../wire/isObject.js';
 
@@ -19,8 +14,6 @@ export type CatalogSideResult = CatalogSide & {
   /** Key -> members outside the six: as served (a catalog), or pinned by value (a pin file's definitions). */
   extraMembers?: Record<string, ExtraMembers>;
 };
-
-const DIGEST = /^sha256:[0-9a-f]{64}$/;
 
 function sideFromCatalog(document: unknown, path: string, profile: string): CatalogSideResult {
   const tools = toolsFromDocument(document, path);
@@ -41,89 +34,26 @@ function sideFromCatalog(document: unknown, path: string, profile: string): Cata
   return { profile, catalog: result.catalog, tools: result.keyed, definitions, extraMembers };
 }
 
-function pinProfile(document: Record<string, unknown>, path: string, requested: string | undefined): string {
-  const declared = document.profile;
-  if (declared !== undefined && typeof declared !== 'string')
-    throw new CliInputError(`${path}: profile must be a string`);
-  if (declared !== undefined && requested !== undefined && declared !== requested) {
-    throw new CliInputError(`${path}: the pin is under profile ${declared}, not ${requested}`);
-  }
-  return declared ?? requested ?? TRACE_PROFILE;
-}
-
-/** A pin file's map of key to digest (`pin.tools`, a surface's `items`). Throws CliInputError naming the field. */
-export function digestsOf(value: unknown, field: string, path: string): Record<string, string> {
-  if (!isObject(value)) throw new CliInputError(`${path}: ${field} must be a mapping of key to digest`);
-  const digests: Record<string, string> = {};
-  for (const [key, digest] of Object.entries(value)) {
-    if (typeof digest !== 'string' || !DIGEST.test(digest)) {
-      throw new CliInputError(
-        `${path}: ${field}["${key}"] must be "sha256:" followed by 64 lowercase hex digits`,
-      );
-    }
-    digests[key] = digest;
-  }
-  return digests;
-}
-
-function pinTools(pin: Record<string, unknown>, path: string): Record<string, string> {
-  return digestsOf(pin.tools, 'pin.tools', path);
-}
-
-function sideFromPin(
-  document: Record<string, unknown>,
-  path: string,
-  requested: string | undefined,
-): CatalogSideResult {
-  const profile = pinProfile(document, path, requested);
-  const pin = document.pin;
-  if (!isObject(pin)) throw new CliInputError(`${path}: pin must be a mapping with catalog and tools`);
-  if (typeof pin.catalog !== 'string' || !DIGEST.test(pin.catalog)) {
-    throw new CliInputError(`${path}: pin.catalog must be "sha256:" followed by 64 lowercase hex digits`);
-  }
-  const tools = pinTools(pin, path);
-  const entries = Object.entries(tools).map(([key, digest]) => ({ key, digest }));
-  // Up to 500 entries the fold rules cannot apply again, so the pinned catalog must be the fold
-  // of the pinned tools; a mismatch means the file was edited by hand or corrupted.
-  if (entries.length <= 500 && foldCatalog(entries, { profile }).digest !== pin.catalog) {
-    throw new CliInputError(`${path}: pin.catalog is not the catalog digest of pin.tools under ${profile}`);
-  }
-  const side: CatalogSideResult = { profile, catalog: pin.catalog, tools };
-  if (document.definitions !== undefined) {
-    if (!isObject(document.definitions)) throw new CliInputError(`${path}: definitions must be a mapping`);
-    const definitions: Record<string, RestrictedTool> = {};
-    const extraMembers: Record<string, ExtraMembers> = {};
-    for (const [key, definition] of Object.entries(document.definitions)) {
-      if (!isObject(definition)) throw new CliInputError(`${path}: definitions["${key}"] must be a mapping`);
-      // Prompts and templates are read by readSurfaceSides.
-      if (!key.startsWith('tool:')) continue;
-      definitions[key] = restrictTool(definition);
-      const extras = extraMembersOf(definition);
-      if (extras !== undefined) extraMembers[key] = extras;
-    }
-    side.definitions = definitions;
-    side.extraMembers = extraMembers;
-  }
-  return side;
+function sideFromPin(server: ServerConfig, path: string, requested: string | undefined): CatalogSideResult {
+  if (requested !== undefined && server.profile !== requested)
+    throw new CliInputError(`${path}: the pin is under profile ${server.profile}, not ${requested}`);
+  return {
+    profile: server.profile,
+    catalog: server.pin.catalog,
+    tools: { ...server.pin.tools },
+    definitions: { ...server.definitions },
+    extraMembers: { ...server.extraMembers },
+  };
 }
 
 /**
  * Reads one side of `toolpin diff`: a catalog file (bare tools array, tools/list result or JSON-RPC
- * response), digested under `profile` (default TRACE_PROFILE); or a pin file (YAML or JSON with a
- * top-level `pin: {catalog, tools}`, optional `definitions` and `profile`). Throws CliInputError.
+ * response), digested under `profile` (default TRACE_PROFILE); or a pin file, as the verifying
+ * loader read it (readDiffFile). Throws CliInputError.
  */
-export function readCatalogSide(path: string, profile: string | undefined): CatalogSideResult {
-  return readCatalogSideOf(readDocument(path), path, profile);
-}
-
-/** {@link readCatalogSide} of a document already read. */
-export function readCatalogSideOf(
-  document: unknown,
-  path: string,
-  profile: string | undefined,
-): CatalogSideResult {
-  if (isObject(document) && document.pin !== undefined) return sideFromPin(document, path, profile);
-  return sideFromCatalog(document, path, profile ?? TRACE_PROFILE);
+export function readCatalogSideOf(file: DiffFile, profile: string | undefined): CatalogSideResult {
+  if (file.server !== undefined) return sideFromPin(file.server, file.path, profile);
+  return sideFromCatalog(file.document, file.path, profile ?? TRACE_PROFILE);
 }
 
 /** True when a document holds tools: a pin file, a tools array, or a tools/list result (or response). */

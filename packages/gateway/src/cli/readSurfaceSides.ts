@@ -1,8 +1,9 @@
-import { digestInstructions, foldCatalog, MAX_CATALOG_ENTRIES } from '@toolpin/digest';
 import type { InstructionsSide } from '../explain/explainInstructions.js';
 import { PIN_SURFACES, pinSurfaceItems, type PinnedSurface, type PinSurface } from '../config/pinSurfaces.js';
+import type { ServerConfig } from '../config/index.js';
+import { instructionsText } from '../config/planSurfaceUpdate.js';
 import { CliInputError } from './cliInputError.js';
-import { digestsOf } from './readCatalogSide.js';
+import type { DiffFile } from './readDiffFile.js';
 import { isObject } from '../wire/isObject.js';
 
 /** One surface beside tools on one side of `toolpin diff`: its catalog digest, digests and definitions. */
@@ -33,60 +34,36 @@ function fromListing(surface: PinSurface, items: unknown[], path: string): Surfa
   }
 }
 
-function fromPin(
-  surface: PinSurface,
-  document: Record<string, unknown>,
-  path: string,
-): SurfaceSide | undefined {
-  const pin = document.pin as Record<string, unknown>;
-  const section = pin[surface.section];
+function fromPin(surface: PinSurface, server: ServerConfig): SurfaceSide | undefined {
+  const section = server.pin[surface.section];
   if (section === undefined) return undefined;
-  if (!isObject(section) || typeof section.catalog !== 'string')
-    throw new CliInputError(`${path}: pin.${surface.section} must be a mapping with catalog and items`);
-  const tools = digestsOf(section.items, `pin.${surface.section}.items`, path);
-  const entries = Object.entries(tools).map(([key, digest]) => ({ key, digest }));
-  // As for tools: up to 500 entries the catalog must be the fold of the items (else hand-edited).
-  const fold = foldCatalog(entries, { profile: surface.label, overflowKey: surface.overflowKey });
-  if (entries.length <= MAX_CATALOG_ENTRIES && fold.digest !== section.catalog)
-    throw new CliInputError(`${path}: pin.${surface.section}.catalog is not the fold of its items`);
-  const definitions: Record<string, Record<string, unknown>> = {};
-  const written = isObject(document.definitions) ? document.definitions : {};
-  for (const [key, definition] of Object.entries(written))
-    if (key.startsWith(surface.prefix) && isObject(definition))
-      definitions[key] = surface.restrict(definition);
-  return { catalog: section.catalog, tools, definitions };
+  return {
+    catalog: section.catalog,
+    tools: { ...section.items },
+    definitions: { ...server[surface.definitions] },
+  };
 }
 
 /**
  * The prompts, resource templates and instructions one side of `toolpin diff` holds: a pin file's
- * sections (with their definitions and the instructions text), or a `prompts/list` /
- * `resources/templates/list` result (digested under their profiles). Throws CliInputError.
+ * sections (with their definitions and the instructions text), as the verifying loader read them
+ * (readDiffFile); or a `prompts/list` / `resources/templates/list` result (digested under their
+ * profiles). Throws CliInputError.
  */
-export function readSurfaceSides(document: unknown, path: string): SurfaceSides {
+export function readSurfaceSides(file: DiffFile): SurfaceSides {
   const sides: { -readonly [K in keyof SurfaceSides]: SurfaceSides[K] } = {};
-  const isPin = isObject(document) && isObject(document.pin);
+  const { server } = file;
   for (const surface of PIN_SURFACES) {
-    if (isPin) {
-      const side = fromPin(surface, document as Record<string, unknown>, path);
+    if (server !== undefined) {
+      const side = fromPin(surface, server);
       if (side !== undefined) sides[surface.section] = side;
       continue;
     }
-    const items = listedItems(document, surface.section);
-    if (items !== undefined) sides[surface.section] = fromListing(surface, items, path);
+    const items = listedItems(file.document, surface.section);
+    if (items !== undefined) sides[surface.section] = fromListing(surface, items, file.path);
   }
-  if (isPin) {
-    const pin = (document as { pin: Record<string, unknown> }).pin;
-    const text = (document as { instructions?: unknown }).instructions;
-    if (typeof pin.instructions === 'string')
-      sides.instructions = {
-        digest: pin.instructions,
-        text:
-          typeof text === 'string'
-            ? text
-            : pin.instructions === digestInstructions(undefined)
-              ? null
-              : undefined,
-      };
-  }
+  const digest = server?.pin.instructions;
+  if (digest !== undefined)
+    sides.instructions = { digest, text: instructionsText(digest, server?.instructions) };
   return sides;
 }

@@ -10,6 +10,7 @@ import {
   type PinFileInput,
   type ServerConfig,
 } from '../config/index.js';
+import { pinFileMode } from '../config/pinFileMode.js';
 import { writeFileAtomic } from '../config/writeFileAtomic.js';
 import { DEFAULT_PINS_FOLDER } from '../defaults.js';
 import { GatewayError } from '../errors.js';
@@ -125,8 +126,9 @@ export async function resolveServeSource(
   const name = options.name;
   const out = resolve(options.out ?? defaultFirstUsePinFile(name));
   const format = out.toLowerCase().endsWith('.json') ? 'json' : 'yaml';
+  const upstream = upstreamOf(options);
   const text = serializePinFile(
-    { name, upstream: upstreamOf(options), pin: { catalog: '', tools: {} }, trustOnFirstUse: true },
+    { name, upstream, pin: { catalog: '', tools: {} }, trustOnFirstUse: true },
     format,
   );
   const wanted = parsePinFile(text, out);
@@ -146,7 +148,7 @@ export async function resolveServeSource(
   }
   try {
     await mkdir(dirname(out), { recursive: true });
-    await writeFileAtomic(out, text);
+    await writeFileAtomic(out, text, pinFileMode(upstream));
   } catch (error) {
     throw new CliInputError(
       `--out ${out}: cannot write the pin file (${(error as NodeJS.ErrnoException).code ?? 'error'})`,

@@ -10,6 +10,7 @@ import {
   configDigest,
   configPathOf,
   readProtectedDigest,
+  refuseLinkedSideFile,
   stateFileOf,
 } from './protectCommand.js';
 
@@ -24,6 +25,8 @@ export interface UnprotectCommandOptions {
 async function unprotect(options: UnprotectCommandOptions, io: CliIo): Promise<number> {
   const config = await configPathOf(options.config);
   const backup = backupFileOf(config);
+  await refuseLinkedSideFile(backup);
+  await refuseLinkedSideFile(stateFileOf(config));
   if (!existsSync(backup))
     throw new CliInputError(
       `${config}: no backup ${backup} to restore (was it protected by toolpin protect?)`,

@@ -66,8 +66,11 @@ export function explainSurfaceDrift(
   return explainDrift(pinned, seen, { members: surface.members });
 }
 
-// `null`: the side says the server sends no instructions; undefined: only the digest is known.
-function instructionsText(digest: string, text: string | undefined): string | null | undefined {
+/**
+ * The instructions text a side shows beside its digest: the recorded text; `null` when the digest
+ * says the server sends no instructions; undefined when only the digest is known.
+ */
+export function instructionsText(digest: string, text: string | undefined): string | null | undefined {
   if (text !== undefined) return text;
   return digest === digestInstructions(undefined) ? null : undefined;
 }

@@ -11,6 +11,8 @@ export type {
   TextChange,
   ExplainSide,
 } from '../explain/explainDrift.js';
+/** One operation of a text change's word diff (`TextChange.ops`): what a renderer reads instead of the markers. */
+export type { WordDiffOp } from '../explain/wordDiff.js';
 /** Drift severity (docs/drift-severity.md): each changed path of a drifted definition judged high or low, with its rule. */
 export { judgeDriftSeverity } from '../explain/driftSeverity.js';
 export type {

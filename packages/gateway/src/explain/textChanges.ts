@@ -1,12 +1,14 @@
 import type { RestrictedTool } from '@toolpin/digest';
-import { diffWords } from './wordDiff.js';
+import { diffWordOps, formatWordDiff, type WordDiffOp } from './wordDiff.js';
 
 /** A word-level diff of one changed text value, at its JSON Pointer in the definition. */
 export interface TextChange {
   /** RFC 6901 pointer, e.g. `/description` or `/inputSchema/properties/q/description`. */
   readonly path: string;
-  /** `… unchanged words [-deleted-] [+inserted+] …` (see diffWords). */
+  /** `… unchanged words [-deleted-] [+inserted+] …`, for people (formatWordDiff of `ops`). */
   readonly diff: string;
+  /** The diff's operations (diffWordOps): what renderers read; server text is only ever a run's `text`. */
+  readonly ops: readonly WordDiffOp[];
 }
 
 /** Options of {@link textChanges}. */
@@ -51,14 +53,14 @@ export function textChanges(
     const before = valueAt(pinned, path);
     const after = valueAt(observed, path);
     if (before === after) continue;
-    let diff: string;
-    if (isText(before) && isText(after)) diff = diffWords(before ?? '', after ?? '');
+    let ops: WordDiffOp[];
+    if (isText(before) && isText(after)) ops = diffWordOps(before ?? '', after ?? '');
     else if (options.values === true) {
       // A whole object that appeared or vanished around a text already shown says nothing more.
       if (changes.some((change) => change.path.startsWith(`${path}/`))) continue;
-      diff = diffWords(JSON.stringify(before) ?? '', JSON.stringify(after) ?? '');
+      ops = diffWordOps(JSON.stringify(before) ?? '', JSON.stringify(after) ?? '');
     } else continue;
-    if (diff !== '') changes.push({ path, diff });
+    if (ops.length > 0) changes.push({ path, diff: formatWordDiff(ops), ops });
   }
   return changes;
 }

@@ -90,38 +90,97 @@ function lcsOps(a: readonly string[], b: readonly string[]): Op[] {
   return ops;
 }
 
-function showRun(words: readonly string[], maxChars: number): string {
-  const text = words.map(showWord).join(' ');
-  if (text.length <= maxChars) return text;
-  return `${text.slice(0, maxChars)}…(+${text.length - maxChars} chars)`;
+/**
+ * One run of a word diff, as shown: words joined by one space, invisible characters escaped
+ * (`\u{200b}`). Renderers (the terminal's `[-…-]`/`[+…+]`, the review page's `<del>`/`<ins>`) work
+ * from these operations, never from markers in text: server text is only ever a run's `text`.
+ */
+export type WordDiffOp =
+  /** Unchanged, inserted or deleted words; `cut`: characters of the run left out past the limit. */
+  | { readonly op: 'equal' | 'insert' | 'delete'; readonly text: string; readonly cut?: number }
+  /** Unchanged words left out between the context kept around changes (shown `…`). */
+  | { readonly op: 'elided' }
+  /** The texts differ in whitespace only. */
+  | { readonly op: 'whitespace' };
+
+function showWords(words: readonly string[]): string {
+  return words.map(showWord).join(' ');
 }
 
-function showSame(words: readonly string[], first: boolean, last: boolean, context: number): string[] {
-  if (first && last) return words.map(showWord);
-  if (first)
-    return words.length > context ? ['…', ...words.slice(-context).map(showWord)] : words.map(showWord);
-  if (last)
-    return words.length > context ? [...words.slice(0, context).map(showWord), '…'] : words.map(showWord);
-  if (words.length <= 2 * context) return words.map(showWord);
-  return [...words.slice(0, context).map(showWord), '…', ...words.slice(-context).map(showWord)];
+function runOp(op: 'insert' | 'delete', words: readonly string[], maxChars: number): WordDiffOp {
+  const text = showWords(words);
+  if (text.length <= maxChars) return { op, text };
+  return { op, text: text.slice(0, maxChars), cut: text.length - maxChars };
+}
+
+function sameOps(words: readonly string[], first: boolean, last: boolean, context: number): WordDiffOp[] {
+  const equal = (part: readonly string[]): WordDiffOp[] =>
+    part.length === 0 ? [] : [{ op: 'equal', text: showWords(part) }];
+  const head = first ? 0 : context;
+  const tail = last ? 0 : context;
+  if ((first && last) || words.length <= head + tail) return equal(words);
+  return [...equal(words.slice(0, head)), { op: 'elided' }, ...equal(words.slice(words.length - tail))];
 }
 
 /**
- * A short word-level diff of two texts: unchanged words around each change, deletions as
- * `[-old words-]`, insertions as `[+new words+]`, long unchanged runs elided with `…`. Words are
- * compared after splitting on whitespace; a change of whitespace alone is reported as such, and
- * invisible characters are shown escaped (`\u{200b}`).
+ * The operations of a short word-level diff of two texts: unchanged words around each change
+ * (`context` on each side, the rest `elided`), deleted and inserted runs (cut past `maxRunChars`).
+ * Words are compared after splitting on whitespace; a change of whitespace alone is one
+ * `whitespace` operation, equal texts give none.
  */
-export function diffWords(before: string, after: string, options: WordDiffOptions = {}): string {
+export function diffWordOps(before: string, after: string, options: WordDiffOptions = {}): WordDiffOp[] {
   const context = options.context ?? 3;
   const maxRunChars = options.maxRunChars ?? 400;
   const ops = diffWordLists(splitWords(before), splitWords(after));
-  if (ops.every((op) => op.kind === 'same')) return before === after ? '' : '[whitespace changed]';
-  const parts: string[] = [];
-  ops.forEach((op, index) => {
-    if (op.kind === 'same') parts.push(...showSame(op.words, index === 0, index === ops.length - 1, context));
-    else if (op.kind === 'del') parts.push(`[-${showRun(op.words, maxRunChars)}-]`);
-    else parts.push(`[+${showRun(op.words, maxRunChars)}+]`);
+  if (ops.every((op) => op.kind === 'same')) return before === after ? [] : [{ op: 'whitespace' }];
+  return ops.flatMap((op, index) => {
+    if (op.kind === 'same') return sameOps(op.words, index === 0, index === ops.length - 1, context);
+    return [runOp(op.kind === 'del' ? 'delete' : 'insert', op.words, maxRunChars)];
   });
-  return parts.join(' ');
+}
+
+// Server text can hold `[-`, `-]`, `[+` and `+]`: a `\` is put between the bracket and the sign
+// (and after a run's last `[`, before its first `]`, which would meet the markers around it), so
+// the markers of a printed diff are only ever toolpin's.
+function escapeMarkers(text: string): string {
+  return text
+    .replace(/\[(?=[-+])/g, '[\\')
+    .replace(/([-+])\]/g, '$1\\]')
+    .replace(/\[$/, '[\\')
+    .replace(/^\]/, '\\]');
+}
+
+function showOp(op: WordDiffOp): string {
+  switch (op.op) {
+    case 'elided':
+      return '…';
+    case 'whitespace':
+      return '[whitespace changed]';
+    case 'equal':
+      return escapeMarkers(op.text);
+    default: {
+      const cut = op.cut === undefined ? '' : `…(+${op.cut} chars)`;
+      const sign = op.op === 'insert' ? '+' : '-';
+      return `[${sign}${escapeMarkers(op.text)}${cut}${sign}]`;
+    }
+  }
+}
+
+/**
+ * A word diff's operations as one line of text: deletions as `[-old words-]`, insertions as
+ * `[+new words+]`, left-out unchanged words as `…`. A marker inside server text is escaped
+ * (`[\-`, `-\]`), so every `[-`, `-]`, `[+`, `+]` of the line is a marker.
+ */
+export function formatWordDiff(ops: readonly WordDiffOp[]): string {
+  return ops.map(showOp).join(' ');
+}
+
+/**
+ * A short word-level diff of two texts as one line (see {@link diffWordOps} and
+ * {@link formatWordDiff}): unchanged words around each change, deletions as `[-old words-]`,
+ * insertions as `[+new words+]`, long unchanged runs elided with `…`; a change of whitespace alone
+ * is `[whitespace changed]`, equal texts give ''.
+ */
+export function diffWords(before: string, after: string, options: WordDiffOptions = {}): string {
+  return formatWordDiff(diffWordOps(before, after, options));
 }

@@ -1,4 +1,5 @@
 import { escapeInvisible } from '../explain/escapeInvisible.js';
+import type { WordDiffOp } from '../explain/wordDiff.js';
 
 const ENTITIES: Readonly<Record<string, string>> = {
   '&': '&amp;',
@@ -17,14 +18,29 @@ export function showText(text: string): string {
   return escapeInvisible(text).replace(/[&<>"']/g, (char) => ENTITIES[char] ?? char);
 }
 
+function showOp(op: WordDiffOp): string {
+  switch (op.op) {
+    case 'elided':
+      return '…';
+    case 'whitespace':
+      return '<em>whitespace changed</em>';
+    case 'equal':
+      return showText(op.text);
+    default: {
+      const tag = op.op === 'insert' ? 'ins' : 'del';
+      const cut = op.cut === undefined ? '' : `<small>…(+${op.cut} chars)</small>`;
+      return `<${tag}>${showText(op.text)}${cut}</${tag}>`;
+    }
+  }
+}
+
 /**
- * A word diff of explain/wordDiff.ts (`[-old-] [+new+]`) as HTML: the text is escaped first, then
- * the runs are marked up (`<del>`, `<ins>`), so a marker can never open markup of its own.
+ * A word diff (explain/wordDiff.ts) as HTML, built from its operations: each run's text escaped
+ * (showText) inside its own `<del>` or `<ins>`. Nothing in server text is read as a marker, so a
+ * description holding `x+] [-…-] [+y` is shown as the inserted text it is.
  */
-export function showWordDiff(diff: string): string {
-  return showText(diff)
-    .replace(/\[-(.*?)-\]/gsu, '<del>$1</del>')
-    .replace(/\[\+(.*?)\+\]/gsu, '<ins>$1</ins>');
+export function showWordDiff(ops: readonly WordDiffOp[]): string {
+  return ops.map(showOp).join(' ');
 }
 
 /** A JSON value, indented, as HTML text (`undefined`: absent). */

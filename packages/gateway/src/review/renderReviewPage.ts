@@ -126,7 +126,7 @@ function renderFinding(server: string, item: ReviewItem, actions: ReviewActions)
   const text = (finding.text ?? [])
     .map(
       (change) =>
-        `<div class="worddiff"><code>${showText(change.path)}</code>: ${showWordDiff(change.diff)}</div>`,
+        `<div class="worddiff"><code>${showText(change.path)}</code>: ${showWordDiff(change.ops)}</div>`,
     )
     .join('');
   const members = (finding.members ?? []).map((member) => `<mark>${showText(member)}</mark>`).join(', ');

@@ -167,7 +167,7 @@ async function itemPage(context: ReviewContext, req: Request, res: Response): Pr
   const text = (entry.text ?? [])
     .map(
       (change) =>
-        `<div class="worddiff"><code>${showText(change.path)}</code>: ${showWordDiff(change.diff)}</div>`,
+        `<div class="worddiff"><code>${showText(change.path)}</code>: ${showWordDiff(change.ops)}</div>`,
     )
     .join('');
   const body = `<main><p><a href="/ui">Back</a></p><h2>${showText(server.name)} / ${showText(entry.tool ?? entry.key)}: ${entry.kind}, severity ${entry.severity}</h2>

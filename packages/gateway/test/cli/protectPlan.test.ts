@@ -14,18 +14,46 @@ const SCRIPT = '/opt/toolpin/packages/gateway/dist/cli/main.js';
 describe('client configs', () => {
   it('recognizes an entry already running through toolpin wrap, by any launcher of toolpin', () => {
     expect(wrappedPin('toolpin', ['wrap', '--pin', '/p/a.yaml'], SCRIPT)).toBe('/p/a.yaml');
-    expect(wrappedPin('C:\\npm\\toolpin.cmd', ['wrap', '--pin', 'a.yaml'], SCRIPT)).toBe('a.yaml');
+    expect(wrappedPin('C:\\npm\\toolpin.cmd', ['wrap', '--pin', '/p/a.yaml'], SCRIPT)).toBe('/p/a.yaml');
     expect(wrappedPin('/usr/bin/node', [SCRIPT, 'wrap', '--pin', '/p/a.yaml'], SCRIPT)).toBe('/p/a.yaml');
     expect(
       wrappedPin(
         '/usr/bin/node',
-        ['/usr/lib/node_modules/@toolpin/gateway/dist/cli/main.js', 'wrap', '--pin', 'x.yaml'],
+        ['/usr/lib/node_modules/@toolpin/gateway/dist/cli/main.js', 'wrap', '--pin', '/p/x.yaml'],
         SCRIPT,
       ),
-    ).toBe('x.yaml');
+    ).toBe('/p/x.yaml');
+    // wrap's own form with the server after "--" (README, by hand): wrap is still at its place.
+    expect(wrappedPin('toolpin', ['wrap', '--pin', '/p/a.yaml', '--', 'npx', 'srv'], SCRIPT)).toBe(
+      '/p/a.yaml',
+    );
     // Another program with a `wrap --pin` in its arguments is a server like any other.
     expect(wrappedPin('/usr/bin/node', ['/srv/other.js', 'wrap', '--pin', 'x'], SCRIPT)).toBeUndefined();
     expect(wrappedPin('toolpin', ['serve', '--pin', 'x'], SCRIPT)).toBeUndefined();
+  });
+
+  it('recognizes only the shape protect writes, never "toolpin" and "wrap" somewhere in the arguments', () => {
+    // A server's own install snippet can carry these words: the server runs, toolpin never does.
+    expect(
+      wrappedPin('npx', ['-y', 'evil-mcp', 'toolpin', 'wrap', '--pin', '/p/a.yaml'], SCRIPT),
+    ).toBeUndefined();
+    expect(
+      wrappedPin('sh', ['-c', 'evil-mcp', 'toolpin', 'wrap', '--pin', '/p/a.yaml'], SCRIPT),
+    ).toBeUndefined();
+    expect(
+      wrappedPin('/usr/bin/node', ['/srv/evil.js', SCRIPT, 'wrap', '--pin', '/p/a.yaml'], SCRIPT),
+    ).toBeUndefined();
+    // Anything between the launcher and wrap, or after the pin but "--", is not protect's entry.
+    expect(wrappedPin('toolpin', ['--evil', 'wrap', '--pin', '/p/a.yaml'], SCRIPT)).toBeUndefined();
+    expect(wrappedPin('toolpin', ['wrap', '--pin', '/p/a.yaml', '--evil'], SCRIPT)).toBeUndefined();
+    expect(wrappedPin('toolpin', ['wrap', '--pin', '/p/a.yaml', '--'], SCRIPT)).toBeUndefined();
+    // A pin path relative to wherever the client starts (a repository's own file) is not one protect wrote.
+    expect(wrappedPin('toolpin', ['wrap', '--pin', 'pins/a.yaml'], SCRIPT)).toBeUndefined();
+    // node running a script that is not toolpin's, or toolpin's script not run by node.
+    expect(wrappedPin('/usr/bin/python3', [SCRIPT, 'wrap', '--pin', '/p/a.yaml'], SCRIPT)).toBeUndefined();
+    expect(
+      wrappedPin('/usr/bin/node', ['gateway/dist/cli/main.js', 'wrap', '--pin', '/p/a.yaml'], SCRIPT),
+    ).toBeUndefined();
   });
 
   it('reads stdio, url and wrapped entries; names what to fix in one of unknown shape', () => {
@@ -132,6 +160,28 @@ describe('toolpin protect --dry-run', () => {
     expect(await readFile(config, 'utf8')).toBe(text);
   });
 
+  it('pins and wraps an entry whose arguments merely contain "toolpin wrap --pin"', async () => {
+    const config = join(dir, 'snippet-mcp.json');
+    const text = JSON.stringify({
+      mcpServers: {
+        evil: { command: 'npx', args: ['-y', 'evil-mcp', 'toolpin', 'wrap', '--pin', '/p/a.yaml'] },
+      },
+    });
+    await writeFile(config, text);
+    const pins = join(dir, 'snippet-pins');
+    const run = await runCli('protect', config, '--dir', pins, '--dry-run', '--toolpin-command', 'toolpin');
+    expect(run.code).toBe(0);
+    expect(run.stderr).not.toContain('already runs through toolpin wrap');
+    expect(run.stderr).toContain(`evil: would pin it to ${join(pins, 'evil.yaml')}`);
+    const after = JSON.parse(applyPatch(text, run.stdout) as string) as {
+      mcpServers: Record<string, { command: string; args: string[] }>;
+    };
+    expect(after.mcpServers.evil).toEqual({
+      command: 'toolpin',
+      args: ['wrap', '--pin', join(pins, 'evil.yaml')],
+    });
+  });
+
   it('follows a symlinked config: the link stays a link, the backup lands beside the real file', async () => {
     const pins = join(dir, 'kept');
     await mkdir(pins);
@@ -157,5 +207,76 @@ describe('toolpin protect --dry-run', () => {
     expect((await runCli('unprotect', link)).code).toBe(0);
     expect(await readFile(real, 'utf8')).toBe(text);
     expect((await lstat(link)).isSymbolicLink()).toBe(true);
+  });
+
+  describe('the files beside the config are never written or read through a symlink', () => {
+    // A config whose one server already has its pin (kept: protect starts nothing) and a file a
+    // repository's link could point at (~/.bashrc in the attack).
+    async function setUp(
+      name: string,
+    ): Promise<{ config: string; text: string; pins: string; target: string }> {
+      const folder = join(dir, name);
+      const pins = join(folder, 'pins');
+      await mkdir(pins, { recursive: true });
+      await writeFile(
+        join(pins, 'notes.yaml'),
+        'name: notes\nupstream: { command: npx, args: [-y, notes-mcp] }\npin: trust-on-first-use\n',
+      );
+      const config = join(folder, 'mcp.json');
+      const text = '{"servers": {"notes": {"command": "npx", "args": ["-y", "notes-mcp"]}}}\n';
+      await writeFile(config, text);
+      const target = join(folder, 'bashrc');
+      await writeFile(target, 'export PATH=/usr/bin\n');
+      return { config, text, pins, target };
+    }
+
+    it.each([
+      ['the state file', '.toolpin-state.json'],
+      ['the backup', '.toolpin-backup'],
+    ])(
+      'protect refuses %s as a symlink (exit 2): nothing written, the link target untouched',
+      async (_what, suffix) => {
+        const { config, text, pins, target } = await setUp(`link${suffix}`);
+        await symlink(target, `${config}${suffix}`);
+        const run = await runCli('protect', config, '--dir', pins, '--toolpin-command', 'toolpin');
+        expect(run.code).toBe(2);
+        expect(run.stderr).toContain(`${config}${suffix}: a symlink`);
+        expect(run.stderr.trim().split('\n')).toHaveLength(1);
+        expect(await readFile(target, 'utf8')).toBe('export PATH=/usr/bin\n');
+        expect(await readFile(config, 'utf8')).toBe(text);
+        expect((await lstat(`${config}${suffix}`)).isSymbolicLink()).toBe(true);
+      },
+    );
+
+    it('protect refuses a dangling state-file symlink too (it would create the file it points at)', async () => {
+      const { config, text, pins } = await setUp('dangling');
+      const target = join(dir, 'dangling', 'created-by-link');
+      await symlink(target, `${config}.toolpin-state.json`);
+      const run = await runCli('protect', config, '--dir', pins, '--toolpin-command', 'toolpin');
+      expect(run.code).toBe(2);
+      expect(await readFile(config, 'utf8')).toBe(text);
+      await expect(lstat(target)).rejects.toThrow('ENOENT');
+    });
+
+    it('writes the state file as a regular file of its own', async () => {
+      const { config, pins } = await setUp('regular');
+      const run = await runCli('protect', config, '--dir', pins, '--toolpin-command', 'toolpin');
+      expect(run.code).toBe(0);
+      const state = await lstat(`${config}.toolpin-state.json`);
+      expect(state.isFile()).toBe(true);
+      expect(JSON.parse(await readFile(`${config}.toolpin-state.json`, 'utf8'))).toEqual({
+        protected: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+      });
+    });
+
+    it('unprotect never restores a backup that is a symlink (the file it points at would land in the config)', async () => {
+      const { config, text, target } = await setUp('unprotect');
+      await writeFile(target, 'SECRET=hunter2\n');
+      await symlink(target, `${config}.toolpin-backup`);
+      const run = await runCli('unprotect', config, '--force');
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(`${config}.toolpin-backup: a symlink`);
+      expect(await readFile(config, 'utf8')).toBe(text);
+    });
   });
 });

@@ -1,6 +1,7 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { resolveServeSource } from '../../src/cli/serveSource.js';
 import { CLIENT_INFO } from '../../src/defaults.js';
 import { fixture, runCli } from './runCli.js';
 
@@ -50,6 +51,35 @@ describe('files the CLI writes and reads', () => {
     );
     expect(run.code).toBe(0);
     expect(await readFile(out, 'utf8')).toContain('name: deepwiki');
+  });
+
+  it.each([
+    ['a credential parameter', 'query.yaml', 'https://mcp.example/mcp?api_key=k-123'],
+    ['userinfo', 'userinfo.yaml', 'https://user:pw-123@mcp.example/mcp'],
+  ])('pin --out writes a pin whose upstream URL carries %s owner-only (0600)', async (_what, file, url) => {
+    const out = join(dir, file);
+    const run = await runCli(
+      'pin',
+      '--from-file',
+      fixture('deepwiki-tools-list.json'),
+      '--upstream',
+      url,
+      '--name',
+      'deepwiki',
+      '--out',
+      out,
+    );
+    expect(run.code).toBe(0);
+    expect((await stat(out)).mode & 0o777).toBe(0o600);
+  });
+
+  it('serve --name writes a first-use pin whose URL carries credentials owner-only (0600)', async () => {
+    const out = join(dir, 'first-use', 'remote.yaml');
+    await resolveServeSource(
+      { name: 'remote', url: 'https://mcp.example/mcp?token=t-123', out },
+      () => undefined,
+    );
+    expect((await stat(out)).mode & 0o777).toBe(0o600);
   });
 
   it('check --json says unknown on stdout for a pin file it cannot read', async () => {

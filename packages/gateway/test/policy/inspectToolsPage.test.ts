@@ -58,6 +58,10 @@ describe('inspectToolsPage: members outside the digest', () => {
           {
             path: '/_meta/ui~1resourceUri',
             diff: '[-ui://weather/app.html-] [+ui://weather/evil.html+]',
+            ops: [
+              { op: 'delete', text: 'ui://weather/app.html' },
+              { op: 'insert', text: 'ui://weather/evil.html' },
+            ],
           },
         ],
         severity: 'high',
