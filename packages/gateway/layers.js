@@ -28,7 +28,11 @@ export const GATEWAY_FLOORS = Object.freeze([
     role: 'parsing, validating, serializing and writing gateway and pin files (no watchers, no logging)',
   },
   { name: 'policy', kind: 'folder', role: 'pure decisions over a pin and observations (no I/O, no logger)' },
-  { name: 'state', kind: 'folder', role: 'per-session catalogs, the answer books, the session store, the digester cache' },
+  {
+    name: 'state',
+    kind: 'folder',
+    role: 'per-session catalogs, the answer books, the session store, the digester cache',
+  },
   { name: 'observe', kind: 'folder', role: 'logs, alerts, metrics, status, webhooks' },
   { name: 'checkpoint', kind: 'folder', role: 'ServerCheckpoint: the one decision path per server' },
   {
