@@ -220,6 +220,14 @@ describe('property: how an upstream interleaves its answers never gets an unappr
         if (leaked.length > 0) throw new Error(`leaked to a client:\n${leaked.join('\n---\n')}`);
         if (received.some((text) => text.includes(PROMPT.description) || text.includes(INSTRUCTIONS)))
           honestDelivered++;
+        // Sessionless callers never take each other's answers: each reads a result for its request
+        // whenever its exchange carried one a client reads (under the own id, a message event).
+        const answered = s.pieces.some((p) => p.id === 'own' && (s.body === 'json' || !p.typed));
+        if (s.sessionless && answered) {
+          const results = received.slice(0, -1).filter((text) => /"result":/.test(text));
+          if (results.length !== s.callers)
+            throw new Error(`${s.callers - results.length} of ${s.callers} callers got no result`);
+        }
         const sent = (JSON.parse(`{"n":${s.number}}`) as { n: number }).n;
         for (const args of argumentsReceived()) {
           const n = (args as { n?: unknown } | undefined)?.n;
