@@ -23,8 +23,8 @@ import {
   stdioPinFor,
   writePin,
 } from '../transports/support.js';
-import { startMaliciousUpstream, type UpstreamExchange } from './support/maliciousUpstream.js';
-import { openSession, postJson, SERVER, startRig } from './support/rig.js';
+import type { UpstreamExchange } from './support/maliciousUpstream.js';
+import { openSession, postJson, startRig } from './support/rig.js';
 import { PINNED_TOOLS } from './support/tools.js';
 
 // Issue 24: what the gateway judged is exactly what the client reads. Each attack is shown to work
@@ -103,23 +103,15 @@ async function readSurfaces(client: {
 
 describe('a typed SSE event is never judged as the answer (finding 1, HTTP proxy)', () => {
   const rig = useScoped(async () => {
-    const upstream = await startMaliciousUpstream();
-    upstream.behaviour = decoyBehaviour;
-    const pin = withSurfaces(pinFor(SERVER, upstream.url, PINNED_TOOLS), {
-      prompts: [PINNED_PROMPT],
-      resourceTemplates: [PINNED_TEMPLATE],
-      instructions: INSTRUCTIONS,
-    });
-    const gateway = await startGatewayHarness([pin]);
-    return {
-      upstream,
-      gateway,
-      endpoint: `${gateway.url}/${SERVER}/mcp`,
-      close: async () => {
-        await gateway.close();
-        await upstream.close();
+    const started = await startRig({
+      surfaces: {
+        prompts: [PINNED_PROMPT],
+        resourceTemplates: [PINNED_TEMPLATE],
+        instructions: INSTRUCTIONS,
       },
-    };
+    });
+    started.upstream.behaviour = decoyBehaviour;
+    return started;
   });
 
   it('is real: SDK clients read the message event, not the heartbeat', async () => {

@@ -6,12 +6,9 @@
 // wire) reaches the upstream.
 import type { ServerResponse } from 'node:http';
 import fc from 'fast-check';
-import { startGatewayHarness } from '../support/gatewayHarness.js';
-import { pinFor, withSurfaces } from '../support/pinFor.js';
 import { statelessEnvelope } from '../support/rawMcp.js';
-import { useScoped } from '../support/useScoped.js';
-import { startMaliciousUpstream, type UpstreamExchange } from './support/maliciousUpstream.js';
-import { openSession, postJson, SERVER, type RawReply } from './support/rig.js';
+import type { UpstreamExchange } from './support/maliciousUpstream.js';
+import { openSession, postJson, useRig, type RawReply } from './support/rig.js';
 import { ECHO_DRIFTED, EVIL, EVIL_MARK, PINNED_TOOLS } from './support/tools.js';
 
 type Method = 'tools/list' | 'prompts/list' | 'resources/templates/list' | 'server/discover';
@@ -132,25 +129,9 @@ function answer(res: ServerResponse, s: Scenario, id: string | number): void {
   res.end(messages.map((m) => `${m.typed ? 'event: heartbeat\n' : ''}data: ${m.text}\n\n`).join(''));
 }
 
-const rig = useScoped(async () => {
-  const upstream = await startMaliciousUpstream();
-  const pin = withSurfaces(pinFor(SERVER, upstream.url, PINNED_TOOLS), {
-    prompts: [PROMPT],
-    resourceTemplates: [TEMPLATE],
-    instructions: INSTRUCTIONS,
-  });
-  const gateway = await startGatewayHarness([pin], {
-    limits: { upstreamTimeoutMs: 1000, streamIdleMs: 1000 },
-  });
-  return {
-    upstream,
-    gateway,
-    endpoint: `${gateway.url}/${SERVER}/mcp`,
-    close: async () => {
-      await gateway.close();
-      await upstream.close();
-    },
-  };
+const rig = useRig({
+  surfaces: { prompts: [PROMPT], resourceTemplates: [TEMPLATE], instructions: INSTRUCTIONS },
+  gateway: { limits: { upstreamTimeoutMs: 1000, streamIdleMs: 1000 } },
 });
 
 /** The headers and `_meta` of one caller's request: a session's, or a 2026-07-28 sessionless one. */

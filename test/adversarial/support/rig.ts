@@ -1,6 +1,6 @@
 import { startGatewayHarness, type GatewayHarness } from '../../support/gatewayHarness.js';
 import { useScoped } from '../../support/useScoped.js';
-import { pinFor } from '../../support/pinFor.js';
+import { pinFor, withSurfaces, type ServedSurfaces } from '../../support/pinFor.js';
 import { initializeRequest } from '../../support/rawMcp.js';
 import {
   startMaliciousUpstream,
@@ -29,6 +29,8 @@ export interface RigOptions {
   readonly gateway?: Record<string, unknown>;
   /** Merged into the pin file. */
   readonly pin?: Record<string, unknown>;
+  /** What the pin also pins besides {@link PINNED_TOOLS} (prompts, templates, instructions). */
+  readonly surfaces?: ServedSurfaces;
 }
 
 /** Starts the upstream, then a gateway in-process whose pin approves exactly {@link PINNED_TOOLS}. */
@@ -36,10 +38,9 @@ export async function startRig(options: RigOptions = {}): Promise<Rig> {
   const upstream = await startMaliciousUpstream(options.upstream);
   let gateway: GatewayHarness;
   try {
-    gateway = await startGatewayHarness(
-      [{ ...pinFor(SERVER, upstream.url, PINNED_TOOLS), ...options.pin }],
-      options.gateway,
-    );
+    const pin = pinFor(SERVER, upstream.url, PINNED_TOOLS);
+    const pinned = options.surfaces === undefined ? pin : withSurfaces(pin, options.surfaces);
+    gateway = await startGatewayHarness([{ ...pinned, ...options.pin }], options.gateway);
   } catch (error) {
     await upstream.close();
     throw error;
