@@ -262,13 +262,14 @@ export class ServerCheckpoint {
       if (typeof method === 'string') this.#markStale(sessionKey, surfacesChangedBy(method));
       return { replaced: isObject(message) ? ownEnvelope(message as unknown as JsonRpcMessage) : message };
     }
-    // An error under a null id answers no request (the upstream could not read one): relayed as such.
-    if (message.id === null) return { replaced: ownEnvelope(message) };
     const answers = this.#book(sessionKey, book);
-    const { key, id } = answerKey(answers, message.id);
+    // An error under a null id (the upstream could not read a request) answers request 0 where 0
+    // awaits its answer (the SDK's clients read it as Number(null)); else no request: relayed as such.
+    if (message.id === null && !answers.awaits(idKey(0))) return { replaced: ownEnvelope(message) };
+    const { key, id } = answerKey(answers, message.id ?? 0);
     const expected = answers.take(key);
     if (expected === undefined) {
-      this.#dropUnsolicited(sessionKey, message.id);
+      this.#dropUnsolicited(sessionKey, id);
       return { replaced: DROPPED };
     }
     const answer = ownEnvelope({ ...message, id }) as JsonRpcResponse;
@@ -349,20 +350,20 @@ export class ServerCheckpoint {
       if (pin === undefined) continue;
       const items = result[spec.member];
       const kept = Array.isArray(items) ? inspectToolsPage(pin, items, this.#digester, spec).kept : [];
-      if (Array.isArray(items) && kept.length === items.length && kept.every((item, i) => item === items[i]))
-        continue;
       screened ??= { ...result };
       screened[spec.member] = kept;
-      this.#logger.warn(
-        {
-          event: 'upstream.unexpected_items',
-          server: this.#config.name,
-          session: sessionLabel(sessionKey),
-          surface: spec.surface,
-          removed: Array.isArray(items) ? items.length - kept.length : 1,
-        },
-        `an answer carried ${spec.member} its request did not ask for: only verified items are kept`,
-      );
+      const removed = Array.isArray(items) ? items.length - kept.length : 1;
+      if (removed > 0)
+        this.#logger.warn(
+          {
+            event: 'upstream.unexpected_items',
+            server: this.#config.name,
+            session: sessionLabel(sessionKey),
+            surface: spec.surface,
+            removed,
+          },
+          `an answer carried ${spec.member} its request did not ask for: only verified items are kept`,
+        );
     }
     const out = screened === undefined ? answer : { ...answer, result: screened };
     if (handled === 'instructions' || !('instructions' in (screened ?? result))) return out;

@@ -92,6 +92,21 @@ describe('calls and results at the edges', () => {
     expect(fitting).toMatchObject({ kind: 'allow', flagged: { reason: 'tool_drifted', severity: 'low' } });
   });
 
+  it('reads an error under a null id as the answer to request 0 when 0 awaits one (Number(null) is 0)', () => {
+    const guard = guardServing(configOf(PINNED, { onBadOutput: 'block' }), PINNED);
+    const nullError = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'x' } });
+    // Nothing awaits 0: an error that answers no request, relayed as such.
+    expect(answered(guard, nullError)).toMatchObject({ id: null, error: { code: -32700 } });
+    guard.expectResult('s', 0, 'report');
+    expect(answered(guard, nullError)).toMatchObject({ id: 0, error: { code: -32700 } });
+    // Request 0 is answered: the upstream's later result for it is not a second answer.
+    expect(guard.inspectUpstreamText('s', result(0, { n: 'evil' }))).toEqual({
+      ok: true,
+      batch: false,
+      out: [],
+    });
+  });
+
   it('answers each call once: a second answer under its id is dropped, never relayed', () => {
     const guard = guardServing(configOf(PINNED, { onBadOutput: 'block' }), PINNED);
     guard.expectResult('s', 1, 'report');
