@@ -329,6 +329,39 @@ describe('one answer per request, bound to its exchange (findings 1 and 11, raw 
     ]);
   });
 
+  it('answers a request the JSON body left out once: its late answer on the session stream is dropped', async () => {
+    const session = await openSession(rig.endpoint);
+    const stream = fetch(rig.endpoint, {
+      headers: { ...session, accept: 'text/event-stream' },
+      signal: AbortSignal.timeout(5000),
+    });
+    await rig.upstream.waitForGetStream();
+    rig.upstream.behaviour = ({ res, message }) => {
+      if (message.method !== 'ping') return false;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('[]');
+      return true;
+    };
+    const reply = await postJson(rig.endpoint, { jsonrpc: '2.0', id: 'p-late', method: 'ping' }, session);
+    expect(JSON.parse(reply.body)).toMatchObject([
+      { id: 'p-late', error: { data: { reason: 'unanswered' } } },
+    ]);
+    rig.upstream.catalog = 'drifted';
+    const late = { jsonrpc: '2.0', id: 'p-late', result: { tools: rig.upstream.tools() } };
+    rig.upstream.pushOnGetStreams(`data: ${JSON.stringify(late)}\n\n`);
+    const sentinel = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
+    rig.upstream.pushOnGetStreams(`data: ${JSON.stringify(sentinel)}\n\n`);
+    const reader = (await stream).body!.getReader();
+    let text = '';
+    while (!text.includes('list_changed')) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += Buffer.from(value).toString('utf8');
+    }
+    await reader.cancel();
+    expect(text).not.toContain('p-late');
+  });
+
   it('reads a reused id after a cut-off request as the newer request (finding 11)', async () => {
     const session = await openSession(rig.endpoint);
     let held: ServerResponse | undefined;

@@ -129,20 +129,18 @@ export async function relayJsonResponse(
   sendJson(res, status, headers, body);
 }
 
-/** Errors for the forwarded requests that no response in `out` answers. */
+/**
+ * Errors for the forwarded requests that no response in `out` answers. The gateway answers them
+ * itself: their expectations are forgotten, so a later answer on another stream is not a second one.
+ */
 function unanswered(exchange: Exchange, out: readonly unknown[]): JsonRpcResponse[] {
   if (exchange.requestIds.length === 0) return [];
   const answered = new Set(out.filter(isResponse).map((message) => idKey(message.id)));
-  return exchange.requestIds
-    .filter((id) => !answered.has(idKey(id)))
-    .map((id) =>
-      upstreamFailure(
-        exchange,
-        id,
-        'unanswered',
-        'toolpin: the upstream answer left this request unanswered',
-      ),
-    );
+  const left = exchange.requestIds.filter((id) => !answered.has(idKey(id)));
+  exchange.checkpoint.forgetAnswers(exchange.sessionKey, left, exchange.answers);
+  return left.map((id) =>
+    upstreamFailure(exchange, id, 'unanswered', 'toolpin: the upstream answer left this request unanswered'),
+  );
 }
 
 /**
