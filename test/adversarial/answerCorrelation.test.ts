@@ -24,7 +24,8 @@ import {
   writePin,
 } from '../transports/support.js';
 import type { UpstreamExchange } from './support/maliciousUpstream.js';
-import { openSession, postJson, startRig } from './support/rig.js';
+import { RawConnection, rawRequest } from './support/rawClient.js';
+import { openSession, postJson, startRig, type Rig } from './support/rig.js';
 import { PINNED_TOOLS } from './support/tools.js';
 
 // Issue 24: what the gateway judged is exactly what the client reads. Each attack is shown to work
@@ -98,6 +99,27 @@ async function readSurfaces(client: {
     instructions: client.getInstructions(),
     prompts: (await client.listPrompts()).prompts.map((prompt) => prompt.name),
     templates: (await client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate),
+  };
+}
+
+/**
+ * Opens the session's GET stream on a raw connection, with exactly the session's headers (the same
+ * caller as its POSTs), and returns what it received once `sentinel` arrived.
+ */
+async function sessionStream(
+  endpoint: string,
+  session: Record<string, string>,
+  upstream: Rig['upstream'],
+): Promise<{ until(sentinel: string): Promise<string>; close(): void }> {
+  const stream = await RawConnection.open(endpoint);
+  stream.write(rawRequest('GET', endpoint, [['Accept', 'text/event-stream'], ...Object.entries(session)]));
+  await upstream.waitForGetStream();
+  return {
+    until: async (sentinel) => {
+      await stream.waitFor((c) => c.received.includes(sentinel) || c.closed, 'the stream sentinel', 3000);
+      return stream.received;
+    },
+    close: () => stream.close(),
   };
 }
 
@@ -304,25 +326,24 @@ describe('one answer per request, bound to its exchange (findings 1 and 11, raw 
     const session = await openSession(rig.endpoint);
     const before = rig.gateway.events('upstream.invalid_message').length;
     rig.upstream.catalog = 'drifted';
-    const stream = fetch(rig.endpoint, {
-      headers: { ...session, accept: 'text/event-stream' },
-      signal: AbortSignal.timeout(5000),
-    });
-    await rig.upstream.waitForGetStream();
+    const stream = await sessionStream(rig.endpoint, session, rig.upstream);
+    // A listing the session asked for, so that "nobody-asked" is not merely another session's id.
+    rig.upstream.behaviour = ({ res, message }) => {
+      if (message.method !== 'tools/list') return false;
+      res.writeHead(202).end();
+      return true;
+    };
+    await postJson(rig.endpoint, { jsonrpc: '2.0', id: 'asked', method: 'tools/list' }, session);
     const unsolicited = { jsonrpc: '2.0', id: 'nobody-asked', result: { tools: rig.upstream.tools() } };
-    rig.upstream.pushOnGetStreams(`data: ${JSON.stringify(unsolicited)}\n\n`);
-    rig.upstream.pushOnGetStreams(
-      `data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })}\n\n`,
-    );
-    const response = await stream;
-    const reader = response.body!.getReader();
-    let text = '';
-    while (!text.includes('list_changed')) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += Buffer.from(value).toString('utf8');
-    }
-    await reader.cancel();
+    const asked = { jsonrpc: '2.0', id: 'asked', result: { tools: rig.upstream.tools() } };
+    const changed = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
+    for (const message of [unsolicited, asked, changed])
+      rig.upstream.pushOnGetStreams(`data: ${JSON.stringify(message)}\n\n`);
+    const text = await stream.until('list_changed');
+    stream.close();
+    // The awaited listing is judged (the drifted tools filtered), the unsolicited one dropped.
+    expect(text).toContain('"id":"asked"');
+    expect(text).not.toContain('DRIFT-7f3a');
     expect(text).not.toContain('nobody-asked');
     expect(rig.gateway.events('upstream.invalid_message').slice(before)).toEqual([
       expect.objectContaining({ reason: 'unsolicited', answered: false }),
@@ -331,11 +352,7 @@ describe('one answer per request, bound to its exchange (findings 1 and 11, raw 
 
   it('answers a request the JSON body left out once: its late answer on the session stream is dropped', async () => {
     const session = await openSession(rig.endpoint);
-    const stream = fetch(rig.endpoint, {
-      headers: { ...session, accept: 'text/event-stream' },
-      signal: AbortSignal.timeout(5000),
-    });
-    await rig.upstream.waitForGetStream();
+    const stream = await sessionStream(rig.endpoint, session, rig.upstream);
     rig.upstream.behaviour = ({ res, message }) => {
       if (message.method !== 'ping') return false;
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -346,24 +363,18 @@ describe('one answer per request, bound to its exchange (findings 1 and 11, raw 
     expect(JSON.parse(reply.body)).toMatchObject([
       { id: 'p-late', error: { data: { reason: 'unanswered' } } },
     ]);
-    rig.upstream.catalog = 'drifted';
-    const late = { jsonrpc: '2.0', id: 'p-late', result: { tools: rig.upstream.tools() } };
-    rig.upstream.pushOnGetStreams(`data: ${JSON.stringify(late)}\n\n`);
+    const late = { jsonrpc: '2.0', id: 'p-late', result: {} };
     const sentinel = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
+    rig.upstream.pushOnGetStreams(`data: ${JSON.stringify(late)}\n\n`);
     rig.upstream.pushOnGetStreams(`data: ${JSON.stringify(sentinel)}\n\n`);
-    const reader = (await stream).body!.getReader();
-    let text = '';
-    while (!text.includes('list_changed')) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += Buffer.from(value).toString('utf8');
-    }
-    await reader.cancel();
+    const text = await stream.until('list_changed');
+    stream.close();
     expect(text).not.toContain('p-late');
   });
 
   it('reads a reused id after a cut-off request as the newer request (finding 11)', async () => {
     const session = await openSession(rig.endpoint);
+    const drifts = rig.gateway.events('catalog.drift').length;
     let held: ServerResponse | undefined;
     rig.upstream.behaviour = ({ res, message }) => {
       if (message.method !== 'tools/list' || held !== undefined) return false;
@@ -386,7 +397,7 @@ describe('one answer per request, bound to its exchange (findings 1 and 11, raw 
       id: 9,
       result: { content: [{ type: 'text', text: 'echo: x' }] },
     });
-    expect(rig.gateway.events('catalog.drift')).toEqual([]);
+    expect(rig.gateway.events('catalog.drift').slice(drifts)).toEqual([]);
     held?.end();
   });
 });
