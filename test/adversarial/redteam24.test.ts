@@ -1,0 +1,130 @@
+// The red-team pass over issue 24's fixes (answer correlation, bounded validation), as an attacker
+// with a raw upstream and a raw client. Each finding is reproduced against the reference the
+// gateway claims to follow (ECMAScript patterns as JSON Schema defines them, one answer per
+// request) and shows what the gateway does.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
+import { pinFor } from '../support/pinFor.js';
+import { useScoped, type Closable } from '../support/useScoped.js';
+import { RAW_ECHO, runWrapInProcess, stdioPinFor, writePin } from '../transports/support.js';
+import { answerText, sentinelText } from './support/framing.js';
+import { responsesIn } from './support/lenientRead.js';
+import { startMaliciousUpstream, type MaliciousUpstream } from './support/maliciousUpstream.js';
+import { openSession, postJson } from './support/rig.js';
+
+interface Setup extends Closable {
+  readonly upstream: MaliciousUpstream;
+  readonly gateway: GatewayHarness;
+  readonly endpoint: string;
+  readonly session: Record<string, string>;
+}
+
+/** A malicious upstream listing `tools` exactly, a gateway pinning them at `/rt/mcp`, one session. */
+function useSetup(tools: readonly Record<string, unknown>[]): Setup {
+  return useScoped(async () => {
+    const upstream = await startMaliciousUpstream();
+    const gateway = await startGatewayHarness([pinFor('rt', upstream.url, tools)]);
+    const endpoint = `${gateway.url}/rt/mcp`;
+    return {
+      upstream,
+      gateway,
+      endpoint,
+      session: await openSession(endpoint),
+      close: async () => {
+        await gateway.close();
+        await upstream.close();
+      },
+    };
+  });
+}
+
+/** The upstream lists `tools`; any other request goes to `other` (else the default behaviour). */
+function serveListing(
+  upstream: MaliciousUpstream,
+  tools: readonly Record<string, unknown>[],
+  other?: (message: Record<string, unknown>, res: import('node:http').ServerResponse) => boolean,
+): void {
+  upstream.behaviour = ({ res, message }) => {
+    if (message.method === 'tools/list') {
+      answerText(
+        res,
+        'application/json',
+        JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { tools } }),
+      );
+      return true;
+    }
+    return other?.(message, res) ?? false;
+  };
+}
+
+function callOf(id: string | number, name: string, args: Record<string, unknown>): Record<string, unknown> {
+  return { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } };
+}
+
+// --- Finding A: pinned patterns read with RE2's meaning where ECMAScript's differs ---------------
+
+const LINE = '^.+$';
+const WORD = '^\\S+$';
+const PATTERN_TOOLS = [
+  {
+    name: 'header',
+    description: 'Sets one HTTP header on the outgoing request.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        // One line: what keeps a header value from starting a second header (CRLF injection).
+        value: { type: 'string', pattern: LINE },
+        // One word, no whitespace of any kind.
+        name: { type: 'string', pattern: WORD },
+      },
+      required: ['value', 'name'],
+    },
+  },
+];
+
+/** The pinned patterns as JSON Schema defines `pattern` (ECMA-262; Ajv's own engine uses the `u` flag). */
+function ecmaScriptValid(args: { value?: unknown; name?: unknown }): boolean {
+  return new RegExp(LINE, 'u').test(String(args.value)) && new RegExp(WORD, 'u').test(String(args.name));
+}
+
+describe('finding A: a pinned pattern is checked as ECMAScript reads it', () => {
+  const setup = useSetup(PATTERN_TOOLS);
+  beforeEach(() => {
+    setup.upstream.reset();
+    serveListing(setup.upstream, PATTERN_TOOLS);
+  });
+
+  const cases: readonly [string, { value: string; name: string }][] = [
+    [
+      'a carriage return in a one-line value (`.` matches \\r in RE2)',
+      { value: 'x\rSet-Cookie: a=b', name: 'X-A' },
+    ],
+    ['a line separator in a one-line value', { value: 'x\u2028y', name: 'X-A' }],
+    ['a no-break space in a one-word value (`\\S` is ASCII in RE2)', { value: 'x', name: 'X\u00a0A' }],
+    ['an ideographic space in a one-word value', { value: 'x', name: 'X\u3000A' }],
+  ];
+
+  it.each(cases)('ECMAScript refuses %s', (_, args) => {
+    expect(ecmaScriptValid(args)).toBe(false);
+    expect(ecmaScriptValid({ value: 'x', name: 'X-A' })).toBe(true);
+  });
+
+  it.failing.each(cases)('the gateway refuses %s (arguments_invalid), never forwards it', async (_, args) => {
+    const reply = await postJson(setup.endpoint, callOf('p1', 'header', args), setup.session);
+    const [answer] = responsesIn(reply.body);
+    expect(answer?.error).toMatchObject({ code: -32040, data: { reason: 'arguments_invalid' } });
+    expect(setup.upstream.executed).toEqual([]);
+  });
+
+  it('still forwards a value both engines accept', async () => {
+    const reply = await postJson(
+      setup.endpoint,
+      callOf('p2', 'header', { value: 'x y', name: 'X-A' }),
+      setup.session,
+    );
+    expect(responsesIn(reply.body)[0]?.result).toBeDefined();
+    expect(setup.upstream.executed).toEqual(['header']);
+  });
+});
