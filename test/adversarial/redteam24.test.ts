@@ -2,14 +2,10 @@
 // with a raw upstream and a raw client. Each finding is reproduced against the reference the
 // gateway claims to follow (ECMAScript patterns as JSON Schema defines them, one answer per
 // request) and shows what the gateway does.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { pinFor } from '../support/pinFor.js';
 import { useScoped, type Closable } from '../support/useScoped.js';
-import { RAW_ECHO, runWrapInProcess, stdioPinFor, writePin } from '../transports/support.js';
-import { answerText, sentinelText } from './support/framing.js';
+import { answerText } from './support/framing.js';
 import { responsesIn } from './support/lenientRead.js';
 import { startMaliciousUpstream, type MaliciousUpstream } from './support/maliciousUpstream.js';
 import { openSession, postJson } from './support/rig.js';
@@ -66,6 +62,7 @@ function callOf(id: string | number, name: string, args: Record<string, unknown>
 // --- Finding A: pinned patterns read with RE2's meaning where ECMAScript's differs ---------------
 
 const LINE = '^.+$';
+const PYTHON_HEX = '(?i)^[a-f0-9]+$';
 const WORD = '^\\S+$';
 const PATTERN_TOOLS = [
   {
@@ -81,6 +78,12 @@ const PATTERN_TOOLS = [
       },
       required: ['value', 'name'],
     },
+  },
+  {
+    name: 'hex',
+    description: 'Looks an object up by its hex id.',
+    // Python's spelling: ECMAScript refuses `(?i)`, RE2 reads it as case-insensitive.
+    inputSchema: { type: 'object', properties: { id: { type: 'string', pattern: PYTHON_HEX } } },
   },
 ];
 
@@ -111,10 +114,20 @@ describe('finding A: a pinned pattern is checked as ECMAScript reads it', () => 
     expect(ecmaScriptValid({ value: 'x', name: 'X-A' })).toBe(true);
   });
 
-  it.failing.each(cases)('the gateway refuses %s (arguments_invalid), never forwards it', async (_, args) => {
+  it.each(cases)('the gateway refuses %s (arguments_invalid), never forwards it', async (_, args) => {
     const reply = await postJson(setup.endpoint, callOf('p1', 'header', args), setup.session);
     const [answer] = responsesIn(reply.body);
     expect(answer?.error).toMatchObject({ code: -32040, data: { reason: 'arguments_invalid' } });
+    expect(setup.upstream.executed).toEqual([]);
+  });
+
+  it('refuses a pattern ECMAScript cannot read (unverifiable), where RE2 read it its own way', async () => {
+    expect(() => new RegExp(PYTHON_HEX, 'u')).toThrow(SyntaxError);
+    const reply = await postJson(setup.endpoint, callOf('p3', 'hex', { id: 'ABC' }), setup.session);
+    expect(responsesIn(reply.body)[0]?.error).toMatchObject({
+      code: -32040,
+      data: { reason: 'unverifiable' },
+    });
     expect(setup.upstream.executed).toEqual([]);
   });
 
