@@ -5,10 +5,12 @@
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { pinFor } from '../support/pinFor.js';
 import { useScoped, type Closable } from '../support/useScoped.js';
-import { answerText } from './support/framing.js';
+import { answerText, sentinelText } from './support/framing.js';
 import { responsesIn } from './support/lenientRead.js';
 import { startMaliciousUpstream, type MaliciousUpstream } from './support/maliciousUpstream.js';
+import { RawConnection, rawRequest } from './support/rawClient.js';
 import { openSession, postJson } from './support/rig.js';
+import { ECHO } from './support/tools.js';
 
 interface Setup extends Closable {
   readonly upstream: MaliciousUpstream;
@@ -139,5 +141,72 @@ describe('finding A: a pinned pattern is checked as ECMAScript reads it', () => 
     );
     expect(responsesIn(reply.body)[0]?.result).toBeDefined();
     expect(setup.upstream.executed).toEqual(['header']);
+  });
+});
+
+// --- Finding B: one request, two answers (an -32042 the gateway wrote, then the upstream's) -------
+
+/**
+ * Opens the session's GET stream on the gateway over a raw connection with exactly the session's
+ * headers (the caller's identity is every forwarded header: the POSTs and this stream are one
+ * caller), and waits until the upstream holds its own GET stream open.
+ */
+async function openGetStream(setup: Setup): Promise<RawConnection> {
+  const connection = await RawConnection.open(setup.endpoint);
+  const headers = Object.entries({ ...setup.session, Accept: 'text/event-stream' });
+  connection.write(rawRequest('GET', setup.endpoint, headers));
+  await setup.upstream.waitForGetStream();
+  return connection;
+}
+
+/** Everything the GET stream carried once `until` appeared on it. */
+async function readUntil(connection: RawConnection, until: string): Promise<string> {
+  await connection.waitFor((c) => c.received.includes(until), until);
+  connection.close();
+  return connection.received;
+}
+
+describe('finding B: the gateway answers a request it declared unanswered a second time', () => {
+  const setup = useSetup([ECHO]);
+  beforeEach(() => setup.upstream.reset());
+
+  it.failing('the late answer on the session stream is dropped after -32042 unanswered', async () => {
+    const { upstream, endpoint, session } = setup;
+    const late = { jsonrpc: '2.0', id: 'd1', result: { content: [{ type: 'text', text: 'LATE-ANSWER' }] } };
+    upstream.behaviour = ({ res, message }) => {
+      if (message.method !== 'tools/call') return false;
+      // A valid JSON body that answers nothing: the gateway answers d1 itself (-32042 unanswered)…
+      answerText(res, 'application/json', sentinelText('not-the-answer'));
+      // …and the upstream answers d1 afterwards on the session's GET stream.
+      setTimeout(
+        () => upstream.pushOnGetStreams(`data: ${JSON.stringify(late)}\n\ndata: ${sentinelText('end')}\n\n`),
+        100,
+      );
+      return true;
+    };
+    const stream = await openGetStream(setup);
+    const reply = await postJson(endpoint, callOf('d1', 'echo', { text: 'x' }), session);
+    const answers = responsesIn(reply.body).filter((message) => message.id === 'd1');
+    expect(answers).toEqual([expect.objectContaining({ error: expect.objectContaining({ code: -32042 }) })]);
+    const streamed = await readUntil(stream, '"end"');
+    // One request, one answer: the second (the upstream's late one) must not reach the client.
+    expect(streamed).not.toContain('LATE-ANSWER');
+  });
+
+  it.failing('an answer on the session stream first, then -32042 unanswered on the POST', async () => {
+    const { upstream, endpoint, session } = setup;
+    const early = { jsonrpc: '2.0', id: 'd2', result: { content: [{ type: 'text', text: 'EARLY-ANSWER' }] } };
+    upstream.behaviour = ({ res, message }) => {
+      if (message.method !== 'tools/call') return false;
+      upstream.pushOnGetStreams(`data: ${JSON.stringify(early)}\n\ndata: ${sentinelText('end')}\n\n`);
+      setTimeout(() => answerText(res, 'application/json', sentinelText('not-the-answer')), 100);
+      return true;
+    };
+    const stream = await openGetStream(setup);
+    const reply = await postJson(endpoint, callOf('d2', 'echo', { text: 'x' }), session);
+    const streamed = await readUntil(stream, '"end"');
+    expect(streamed).toContain('EARLY-ANSWER');
+    // d2 was answered on the session stream: the POST must not answer it again.
+    expect(responsesIn(reply.body).filter((message) => message.id === 'd2')).toEqual([]);
   });
 });
