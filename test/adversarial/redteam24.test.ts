@@ -170,7 +170,7 @@ describe('finding B: the gateway answers a request it declared unanswered a seco
   const setup = useSetup([ECHO]);
   beforeEach(() => setup.upstream.reset());
 
-  it.failing('the late answer on the session stream is dropped after -32042 unanswered', async () => {
+  it('the late answer on the session stream is dropped after -32042 unanswered', async () => {
     const { upstream, endpoint, session } = setup;
     const late = { jsonrpc: '2.0', id: 'd1', result: { content: [{ type: 'text', text: 'LATE-ANSWER' }] } };
     upstream.behaviour = ({ res, message }) => {
@@ -193,7 +193,7 @@ describe('finding B: the gateway answers a request it declared unanswered a seco
     expect(streamed).not.toContain('LATE-ANSWER');
   });
 
-  it.failing('an answer on the session stream first, then -32042 unanswered on the POST', async () => {
+  it('an answer on the session stream first, then -32042 unanswered on the POST', async () => {
     const { upstream, endpoint, session } = setup;
     const early = { jsonrpc: '2.0', id: 'd2', result: { content: [{ type: 'text', text: 'EARLY-ANSWER' }] } };
     upstream.behaviour = ({ res, message }) => {

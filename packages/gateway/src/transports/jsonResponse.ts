@@ -129,12 +129,16 @@ export async function relayJsonResponse(
   sendJson(res, status, headers, body);
 }
 
-/** Errors for the forwarded requests that no response in `out` answers. */
+/**
+ * Errors for the forwarded requests that no response in `out` answers and that are still owed an
+ * answer (one answered on another stream of the session is not answered again).
+ */
 function unanswered(exchange: Exchange, out: readonly unknown[]): JsonRpcResponse[] {
   if (exchange.requestIds.length === 0) return [];
   const answered = new Set(out.filter(isResponse).map((message) => idKey(message.id)));
-  return exchange.requestIds
-    .filter((id) => !answered.has(idKey(id)))
+  const left = exchange.requestIds.filter((id) => !answered.has(idKey(id)));
+  return exchange.checkpoint
+    .forgetAnswers(exchange.sessionKey, left, exchange.answers)
     .map((id) =>
       upstreamFailure(
         exchange,
