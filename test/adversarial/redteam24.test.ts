@@ -2,9 +2,14 @@
 // with a raw upstream and a raw client. Each finding is reproduced against the reference the
 // gateway claims to follow (ECMAScript patterns as JSON Schema defines them, one answer per
 // request) and shows what the gateway does.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { pinFor } from '../support/pinFor.js';
+import { initializeRequest } from '../support/rawMcp.js';
 import { useScoped, type Closable } from '../support/useScoped.js';
+import { RAW_ECHO, runWrapInProcess, stdioPinFor, writePin } from '../transports/support.js';
 import { answerText, sentinelText } from './support/framing.js';
 import { responsesIn } from './support/lenientRead.js';
 import { startMaliciousUpstream, type MaliciousUpstream } from './support/maliciousUpstream.js';
@@ -209,4 +214,69 @@ describe('finding B: the gateway answers a request it declared unanswered a seco
     // d2 was answered on the session stream: the POST must not answer it again.
     expect(responsesIn(reply.body).filter((message) => message.id === 'd2')).toEqual([]);
   });
+});
+
+// --- Finding C: the bridge answers -32042 for an invalid line, then relays the valid one ---------
+
+/** A stdio server that answers every tools/call twice: an invalid line (result beside `error: null`), then a valid one. */
+const TWICE_SERVER = `
+const echo = ${JSON.stringify(RAW_ECHO)};
+let buffer = '';
+process.stdin.on('data', (chunk) => {
+  buffer += chunk;
+  for (let at = buffer.indexOf('\\n'); at !== -1; at = buffer.indexOf('\\n')) {
+    const line = buffer.slice(0, at);
+    buffer = buffer.slice(at + 1);
+    const m = JSON.parse(line);
+    const out = (value) => process.stdout.write(JSON.stringify(value) + '\\n');
+    if (m.method === 'initialize')
+      out({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'twice', version: '1' } } });
+    else if (m.method === 'tools/list') out({ jsonrpc: '2.0', id: m.id, result: { tools: [echo] } });
+    else if (m.method === 'tools/call') {
+      out({ jsonrpc: '2.0', id: m.id, result: { content: [] }, error: null });
+      out({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'SECOND-ANSWER' }] } });
+    }
+  }
+});
+process.stdin.on('end', () => process.exit(0));
+`;
+
+describe('finding C: wrap (the message bridge) answers one request twice', () => {
+  it.failing(
+    'an invalid line answered -32042, then the valid line under the same id is dropped',
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'toolpin-rt24-'));
+      const command = [process.execPath, '-e', TWICE_SERVER];
+      const pinFile = await writePin(dir, stdioPinFor('twice', command, [RAW_ECHO]));
+      const wrap = runWrapInProcess(pinFile, undefined);
+      let received = '';
+      wrap.stdout.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+      const send = (message: unknown): void => void wrap.stdin.write(`${JSON.stringify(message)}\n`);
+      const answersTo = (id: number): Record<string, unknown>[] =>
+        received
+          .split('\n')
+          .filter((line) => line !== '')
+          .map((line) => JSON.parse(line) as Record<string, unknown>)
+          .filter((message) => message.id === id);
+      const until = async (done: () => boolean): Promise<void> => {
+        for (let waited = 0; !done() && waited < 5000; waited += 20)
+          await new Promise((r) => setTimeout(r, 20));
+      };
+      try {
+        send(initializeRequest(0));
+        await until(() => answersTo(0).length > 0);
+        send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+        send(callOf(5, 'echo', { text: 'x' }));
+        await until(() => received.includes('SECOND-ANSWER') || answersTo(5).length > 1);
+        await new Promise((r) => setTimeout(r, 200));
+        const answers = answersTo(5);
+        expect(answers[0]?.error).toMatchObject({ code: -32042, data: { reason: 'invalid_message' } });
+        // One request, one answer.
+        expect(answers).toHaveLength(1);
+      } finally {
+        await wrap.end();
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });
