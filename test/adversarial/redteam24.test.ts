@@ -242,41 +242,38 @@ process.stdin.on('end', () => process.exit(0));
 `;
 
 describe('finding C: wrap (the message bridge) answers one request twice', () => {
-  it.failing(
-    'an invalid line answered -32042, then the valid line under the same id is dropped',
-    async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'toolpin-rt24-'));
-      const command = [process.execPath, '-e', TWICE_SERVER];
-      const pinFile = await writePin(dir, stdioPinFor('twice', command, [RAW_ECHO]));
-      const wrap = runWrapInProcess(pinFile, undefined);
-      let received = '';
-      wrap.stdout.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
-      const send = (message: unknown): void => void wrap.stdin.write(`${JSON.stringify(message)}\n`);
-      const answersTo = (id: number): Record<string, unknown>[] =>
-        received
-          .split('\n')
-          .filter((line) => line !== '')
-          .map((line) => JSON.parse(line) as Record<string, unknown>)
-          .filter((message) => message.id === id);
-      const until = async (done: () => boolean): Promise<void> => {
-        for (let waited = 0; !done() && waited < 5000; waited += 20)
-          await new Promise((r) => setTimeout(r, 20));
-      };
-      try {
-        send(initializeRequest(0));
-        await until(() => answersTo(0).length > 0);
-        send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-        send(callOf(5, 'echo', { text: 'x' }));
-        await until(() => received.includes('SECOND-ANSWER') || answersTo(5).length > 1);
-        await new Promise((r) => setTimeout(r, 200));
-        const answers = answersTo(5);
-        expect(answers[0]?.error).toMatchObject({ code: -32042, data: { reason: 'invalid_message' } });
-        // One request, one answer.
-        expect(answers).toHaveLength(1);
-      } finally {
-        await wrap.end();
-        await rm(dir, { recursive: true, force: true });
-      }
-    },
-  );
+  it('an invalid line answered -32042, then the valid line under the same id is dropped', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'toolpin-rt24-'));
+    const command = [process.execPath, '-e', TWICE_SERVER];
+    const pinFile = await writePin(dir, stdioPinFor('twice', command, [RAW_ECHO]));
+    const wrap = runWrapInProcess(pinFile, undefined);
+    let received = '';
+    wrap.stdout.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+    const send = (message: unknown): void => void wrap.stdin.write(`${JSON.stringify(message)}\n`);
+    const answersTo = (id: number): Record<string, unknown>[] =>
+      received
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .filter((message) => message.id === id);
+    const until = async (done: () => boolean): Promise<void> => {
+      for (let waited = 0; !done() && waited < 5000; waited += 20)
+        await new Promise((r) => setTimeout(r, 20));
+    };
+    try {
+      send(initializeRequest(0));
+      await until(() => answersTo(0).length > 0);
+      send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      send(callOf(5, 'echo', { text: 'x' }));
+      await until(() => received.includes('SECOND-ANSWER') || answersTo(5).length > 1);
+      await new Promise((r) => setTimeout(r, 200));
+      const answers = answersTo(5);
+      expect(answers[0]?.error).toMatchObject({ code: -32042, data: { reason: 'invalid_message' } });
+      // One request, one answer.
+      expect(answers).toHaveLength(1);
+    } finally {
+      await wrap.end();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
