@@ -265,7 +265,7 @@ describe('finding C: wrap (the message bridge) answers one request twice', () =>
       await until(() => answersTo(0).length > 0);
       send({ jsonrpc: '2.0', method: 'notifications/initialized' });
       send(callOf(5, 'echo', { text: 'x' }));
-      await until(() => received.includes('SECOND-ANSWER') || answersTo(5).length > 1);
+      await until(() => answersTo(5).length > 0);
       await new Promise((r) => setTimeout(r, 200));
       const answers = answersTo(5);
       expect(answers[0]?.error).toMatchObject({ code: -32042, data: { reason: 'invalid_message' } });
@@ -275,5 +275,27 @@ describe('finding C: wrap (the message bridge) answers one request twice', () =>
       await wrap.end();
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+// --- Finding D (open): integers past 2^53 do not survive the gateway's round trip ----------------
+
+describe('finding D: an id or argument past 2^53 is changed on its way through', () => {
+  const setup = useSetup([ECHO]);
+  beforeEach(() => setup.upstream.reset());
+  // Two ids a client (Python, Go: exact integers) tells apart become one: 2^53 + 1 is sent as 2^53,
+  // and the answer comes back under an id the client never used. Not refused at parse as 1e400 is.
+  const call = (id: string): string =>
+    `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo","arguments":{"text":"x","n":${id}}}}`;
+
+  it('reproduced directly: the upstream receives the exact text', async () => {
+    await postJson(setup.upstream.url, call('9007199254740993'), setup.session);
+    expect(setup.upstream.requests.at(-1)?.text).toContain('"id":9007199254740993');
+  });
+
+  it.failing('is refused at parse (or sent as written), never sent as another number', async () => {
+    const reply = await postJson(setup.endpoint, call('9007199254740993'), setup.session);
+    const sent = setup.upstream.requests.find((request) => request.text.includes('tools/call'));
+    expect(sent === undefined ? reply.body : sent.text).not.toContain('9007199254740992');
   });
 });
