@@ -213,14 +213,17 @@ export class ServerCheckpoint {
   }
 
   /**
-   * Forgets the awaited answers of requests the gateway answered itself (a refusal of the upstream's
-   * answer, a timeout): a late answer under their ids is then dropped, and no later request under
-   * the same id inherits their expectation.
+   * Forgets the awaited answers of requests the gateway answers itself (a refusal of the upstream's
+   * answer, a timeout, an answer the upstream left out): a late answer under their ids is then
+   * dropped, and no later request under the same id inherits their expectation. Returns the ids
+   * still owed an answer, the only ones the gateway may answer: a request already answered (on
+   * another stream of its session) is never answered twice. Every id when the scope has no book.
    */
-  forgetAnswers(sessionKey: string, ids: readonly JsonRpcId[], book?: AnswerBook): void {
-    if (ids.length === 0) return;
+  forgetAnswers(sessionKey: string, ids: readonly JsonRpcId[], book?: AnswerBook): JsonRpcId[] {
+    if (ids.length === 0) return [];
     const answers = book ?? this.#sessions.peek(`${this.#config.name}\n${sessionKey}`)?.answers;
-    for (const id of ids) if (id !== null) answers?.take(idKey(id));
+    if (answers === undefined) return [...ids];
+    return ids.filter((id) => id !== null && answers.take(idKey(id)) !== undefined);
   }
 
   /**

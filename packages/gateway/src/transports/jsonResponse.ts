@@ -130,17 +130,23 @@ export async function relayJsonResponse(
 }
 
 /**
- * Errors for the forwarded requests that no response in `out` answers. The gateway answers them
- * itself: their expectations are forgotten, so a later answer on another stream is not a second one.
+ * Errors for the forwarded requests that no response in `out` answers and that are still owed an
+ * answer (one answered on another stream of the session is not answered again).
  */
 function unanswered(exchange: Exchange, out: readonly unknown[]): JsonRpcResponse[] {
   if (exchange.requestIds.length === 0) return [];
   const answered = new Set(out.filter(isResponse).map((message) => idKey(message.id)));
   const left = exchange.requestIds.filter((id) => !answered.has(idKey(id)));
-  exchange.checkpoint.forgetAnswers(exchange.sessionKey, left, exchange.answers);
-  return left.map((id) =>
-    upstreamFailure(exchange, id, 'unanswered', 'toolpin: the upstream answer left this request unanswered'),
-  );
+  return exchange.checkpoint
+    .forgetAnswers(exchange.sessionKey, left, exchange.answers)
+    .map((id) =>
+      upstreamFailure(
+        exchange,
+        id,
+        'unanswered',
+        'toolpin: the upstream answer left this request unanswered',
+      ),
+    );
 }
 
 /**

@@ -330,6 +330,8 @@ export class MessageBridge {
       if (this.#own.settle(refusal)) answered = true;
       else if (this.#inFlight.delete(idKey(id))) {
         answered = true;
+        // Answered now: a valid message under the same id later is a second answer, dropped.
+        this.#options.checkpoint.forgetAnswers(this.#options.sessionKey, [id]);
         this.#toClient(refusal, id);
       }
     }

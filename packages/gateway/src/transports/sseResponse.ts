@@ -185,9 +185,9 @@ class SseStreamRelay {
     if (this.#ended || this.#clientGone || res.writableEnded) return;
     this.#ended = true;
     const { checkpoint, sessionKey } = this.#exchange;
-    checkpoint.forgetAnswers(sessionKey, [...this.#unanswered.values()], this.#exchange.answers);
-    for (const id of this.#unanswered.values())
-      res.write(encodeSseMessage(upstreamFailure(this.#exchange, id, reason, message)));
+    // Only the requests still owed an answer: one answered on another stream is not answered twice.
+    const owed = checkpoint.forgetAnswers(sessionKey, [...this.#unanswered.values()], this.#exchange.answers);
+    for (const id of owed) res.write(encodeSseMessage(upstreamFailure(this.#exchange, id, reason, message)));
     res.end();
     this.#upstream.destroy();
   }

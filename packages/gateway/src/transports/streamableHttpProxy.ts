@@ -359,13 +359,19 @@ class StreamableHttpForwarder {
     headers: OutgoingHttpHeaders = {},
   ): void {
     exchange.checkpoint.distrust(exchange.sessionKey);
-    // The gateway answers these requests itself: no later call under their ids inherits a check.
-    exchange.checkpoint.forgetAnswers(exchange.sessionKey, exchange.requestIds, exchange.answers);
+    // The gateway answers these requests itself: no later call under their ids inherits a check,
+    // and a request already answered on another stream of the session is not answered again.
+    const owed = exchange.checkpoint.forgetAnswers(
+      exchange.sessionKey,
+      exchange.requestIds,
+      exchange.answers,
+    );
     if (res.headersSent) {
       res.end();
       return;
     }
-    sendJson(res, status, headers, JSON.stringify(failurePayload(exchange, reason, message, extra)));
+    const payload = failurePayload({ ...exchange, requestIds: owed }, reason, message, extra);
+    sendJson(res, status, headers, JSON.stringify(payload));
   }
 
   #log(exchange: Exchange, event: string, err: string, message: string): void {
