@@ -65,6 +65,17 @@ export function isResponse(message: unknown): message is JsonRpcResponse {
   return isObject(message) && !('method' in message) && ('result' in message || 'error' in message);
 }
 
+/**
+ * A numeric id beyond ±(2^53 − 1): JSON readers disagree on it (JavaScript reads 2^53 + 1 as 2^53,
+ * Python and Go exactly), so two ids one side tells apart could be one to the other, and an answer
+ * could be matched to the wrong request. Refused like an id of the wrong type.
+ */
+function unsafeId(id: unknown): boolean {
+  return typeof id === 'number' && Math.abs(id) > Number.MAX_SAFE_INTEGER;
+}
+
+const UNSAFE_ID = 'a numeric id beyond 2^53 - 1, which JSON readers do not read alike';
+
 /** Why a value is not a JSON-RPC 2.0 message, or undefined when it is one. */
 export function messageProblem(value: unknown): string | undefined {
   if (!isObject(value)) return 'not a JSON object';
@@ -78,6 +89,7 @@ export function messageProblem(value: unknown): string | undefined {
       return 'params is neither an object nor an array';
     if ('id' in value && typeof id !== 'string' && typeof id !== 'number')
       return 'a request id is neither a string nor a number';
+    if (unsafeId(id)) return UNSAFE_ID;
     return undefined;
   }
   // A response: exactly one of result and error (a present key counts, whatever its value).
@@ -86,6 +98,7 @@ export function messageProblem(value: unknown): string | undefined {
   if (hasResult === hasError) return 'a response needs exactly one of result and error';
   if (!('id' in value) || (typeof id !== 'string' && typeof id !== 'number' && id !== null))
     return 'a response id is neither a string, a number nor null';
+  if (unsafeId(id)) return UNSAFE_ID;
   if (hasResult && id === null) return 'a result answers no request (null id)';
   if (hasError) {
     const error = value.error;
