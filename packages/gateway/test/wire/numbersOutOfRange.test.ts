@@ -57,6 +57,18 @@ describe('numbers that do not survive a round trip', () => {
     });
   });
 
+  it('refuses a numeric id beyond 2^53 - 1 from a client, and drops one from an upstream', () => {
+    const unsafe = '{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}';
+    expect(parseJsonRpcBody(unsafe)).toMatchObject({ ok: false, code: -32600, id: null });
+    expect(parseJsonRpcBody(unsafe.replace('9007199254740993', '9007199254740991')).ok).toBe(true);
+    expect(
+      checkUpstreamMessage(JSON.parse('{"jsonrpc":"2.0","id":-9007199254740993,"result":{}}')),
+    ).toMatchObject({
+      reason: 'invalid_message',
+      problem: expect.stringContaining('2^53'),
+    });
+  });
+
   it('measures depth and finiteness in one walk, without recursion', () => {
     let deep: unknown = 1;
     for (let level = 0; level < MAX_JSON_DEPTH + 1; level++) deep = [deep];
