@@ -94,7 +94,8 @@ function compileSchema(schema: unknown, metered = false): ValidateFunction | str
     return 'a schema must be an object or a boolean';
   const dialect = dialectOf(schema);
   if (!DIALECT_NAMES.has(dialect)) return dialect;
-  const problem = referenceProblem(schema);
+  // (A metered copy is compiled from a schema that compiled as written.)
+  const problem = metered ? undefined : referenceProblem(schema);
   if (problem !== undefined) return problem;
   const ajv = instanceFor(dialect as Dialect, metered);
   const compiled = rooted(metered ? meteredCopy(schema) : schema);

@@ -140,10 +140,10 @@ function allObjects(value: unknown): Schema[] {
   const found: Schema[] = [];
   const stack = [value];
   while (stack.length > 0) {
-    const node = stack.pop();
-    if (typeof node !== 'object' || node === null) continue;
+    const node = stack.pop() as object;
     if (!Array.isArray(node)) found.push(node as Schema);
-    stack.push(...Object.values(node));
+    for (const child of Object.values(node))
+      if (typeof child === 'object' && child !== null) stack.push(child);
   }
   return found;
 }
@@ -156,6 +156,7 @@ function allObjects(value: unknown): Schema[] {
  * sees as one. No real schema does this; such a schema is uncompilable.
  */
 export function referenceProblem(root: unknown): string | undefined {
+  if (typeof root !== 'object' || root === null) return undefined;
   const schemas = allSchemaObjects(root);
   const known = new Set(schemas);
   for (const object of allObjects(root)) {
