@@ -3,6 +3,8 @@
 //    integer ≥ 1, and JSON.stringify writes it as null: the upstream ran a call nobody checked.
 // 4: a pinned `pattern` with nested quantifiers (and `uniqueItems` over 16,000 objects) made one
 //    check take seconds on the event loop, freezing every route and /healthz.
+// 4 (follow-up): a pinned schema recursing through two branches (anyOf of two subschemas that both
+//    recurse) costs time exponential in the argument's nesting; it is metered and refused.
 // Each is reproduced against the upstream directly, then refused through the gateway (raw bytes).
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { pinFor } from '../support/pinFor.js';
@@ -21,6 +23,21 @@ const LIMIT_SCHEMA = {
   properties: { limit: { type: 'integer', minimum: 1 } },
   required: ['limit'],
 };
+// A schema recursing through two branches: both recurse into the same member before either
+// fails, so Ajv applies it 2^depth times (22 levels of a 300-byte argument: 49 s on the event loop).
+const BRANCHING_NODE = {
+  anyOf: [
+    { type: 'object', properties: { next: { $ref: '#/$defs/node' } } },
+    { type: 'object', properties: { next: { $ref: '#/$defs/node' } }, required: ['next'] },
+  ],
+};
+const BRANCHING_SCHEMA = { $defs: { node: BRANCHING_NODE }, $ref: '#/$defs/node' };
+// A legitimate recursive schema: a tree of named nodes, recursing once per child (`$ref: "#"`).
+const TREE_SCHEMA = {
+  type: 'object',
+  properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#' } } },
+  required: ['name'],
+};
 const TOOLS = [
   { name: 'list', description: 'Lists items.', inputSchema: LIMIT_SCHEMA },
   {
@@ -34,7 +51,37 @@ const TOOLS = [
     description: 'Tags items.',
     inputSchema: { type: 'object', properties: { tags: { type: 'array', uniqueItems: true } } },
   },
+  {
+    name: 'walk',
+    description: 'Walks a chain.',
+    inputSchema: BRANCHING_SCHEMA,
+    outputSchema: BRANCHING_SCHEMA,
+  },
+  { name: 'plant', description: 'Plants a tree.', inputSchema: TREE_SCHEMA, outputSchema: TREE_SCHEMA },
 ];
+
+/** `{"next": {"next": … 1}}`: `depth` levels, a leaf neither branch accepts. */
+/** An answer whose structuredContent fits both recursive output schemas. */
+const FITTING_RESULT = (id: unknown) =>
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    result: { content: [], structuredContent: { name: 'r', children: [] } },
+  });
+
+function chain(depth: number): unknown {
+  let value: unknown = 1;
+  for (let i = 0; i < depth; i++) value = { next: value };
+  return value;
+}
+
+/** A tree of `width` children per node, `depth` levels. */
+function tree(depth: number, width: number): unknown {
+  return {
+    name: `n${depth}`,
+    children: depth === 0 ? [] : Array.from({ length: width }, () => tree(depth - 1, width)),
+  };
+}
 
 /** The call of finding 3, byte for byte: JSON.stringify could never write 1e400. */
 function limitCall(id: string, extraParams = ''): string {
@@ -259,5 +306,114 @@ describe('finding 4: validation is bounded and never freezes the gateway', () =>
     });
     expect(seen.healthz).toBe(200);
     expect(seen.healthzMs).toBeLessThan(1000);
+  });
+});
+
+describe('a pinned schema recursing through two branches: validation is metered, never exponential', () => {
+  const setup = useSetup();
+  beforeEach(() => setup.upstream.reset());
+
+  it('reproduced directly: the upstream takes the 24-level argument', async () => {
+    serveTools(setup.upstream);
+    const call = { name: 'walk', arguments: chain(24) };
+    const direct = await postJson(setup.upstream.url, {
+      jsonrpc: '2.0',
+      id: 'd',
+      method: 'tools/call',
+      params: call,
+    });
+    expect(direct.status).toBe(200);
+    expect(setup.upstream.executed).toEqual(['walk']);
+  });
+
+  it('refuses it as unverifiable (bound: evaluations), not run, while /healthz answers', async () => {
+    serveTools(setup.upstream);
+    const started = performance.now();
+    const call = postJson(
+      setup.endpoint,
+      { jsonrpc: '2.0', id: 'w1', method: 'tools/call', params: { name: 'walk', arguments: chain(24) } },
+      setup.session,
+    );
+    const health = await fetch(`${setup.gateway.running.adminUrl}/healthz`);
+    const healthzMs = performance.now() - started;
+    const reply = await call;
+    expect(errorOf(reply.body)).toMatchObject({
+      code: -32040,
+      message: expect.stringContaining('would cost too much to check'),
+      data: { reason: 'unverifiable', tool: 'walk', bound: 'evaluations' },
+    });
+    expect(health.status).toBe(200);
+    // Not a speed test: unbounded, this argument holds the event loop for minutes.
+    expect(healthzMs).toBeLessThan(5000);
+    expect(setup.upstream.executed).toEqual([]);
+  });
+
+  it('still validates the same schema on a shallow argument (allowed) and refuses a misfit', async () => {
+    serveTools(setup.upstream, FITTING_RESULT);
+    const fits = await postJson(
+      setup.endpoint,
+      {
+        jsonrpc: '2.0',
+        id: 'w2',
+        method: 'tools/call',
+        params: { name: 'walk', arguments: { next: { next: {} } } },
+      },
+      setup.session,
+    );
+    expect(errorOf(fits.body)).toBeUndefined();
+    const misfit = await postJson(
+      setup.endpoint,
+      { jsonrpc: '2.0', id: 'w3', method: 'tools/call', params: { name: 'walk', arguments: chain(3) } },
+      setup.session,
+    );
+    expect(errorOf(misfit.body)).toMatchObject({ code: -32040, data: { reason: 'arguments_invalid' } });
+    expect(setup.upstream.executed).toEqual(['walk']);
+  });
+
+  it('allows a legitimate recursive tree ($ref "#", 1,365 nodes) and refuses one missing a name', async () => {
+    serveTools(setup.upstream, FITTING_RESULT);
+    const planted = await postJson(
+      setup.endpoint,
+      { jsonrpc: '2.0', id: 't1', method: 'tools/call', params: { name: 'plant', arguments: tree(5, 4) } },
+      setup.session,
+    );
+    expect(errorOf(planted.body)).toBeUndefined();
+    expect(setup.upstream.executed).toEqual(['plant']);
+    const nameless = { name: 'root', children: [{ name: 'a', children: [{ children: [] }] }] };
+    const refused = await postJson(
+      setup.endpoint,
+      { jsonrpc: '2.0', id: 't2', method: 'tools/call', params: { name: 'plant', arguments: nameless } },
+      setup.session,
+    );
+    expect(errorOf(refused.body)).toMatchObject({
+      code: -32040,
+      data: {
+        reason: 'arguments_invalid',
+        problems: [{ pointer: '/children/0/children/0/name', keyword: 'required' }],
+      },
+    });
+  });
+
+  it('refuses the same nesting in structuredContent (onBadOutput: block) while /healthz answers', async () => {
+    serveTools(setup.upstream, (id) =>
+      JSON.stringify({ jsonrpc: '2.0', id, result: { content: [], structuredContent: chain(24) } }),
+    );
+    const started = performance.now();
+    const call = postJson(
+      setup.endpoint,
+      { jsonrpc: '2.0', id: 'o2', method: 'tools/call', params: { name: 'walk', arguments: {} } },
+      setup.session,
+    );
+    const health = await fetch(`${setup.gateway.running.adminUrl}/healthz`);
+    const healthzMs = performance.now() - started;
+    const reply = await call;
+    expect(setup.upstream.executed).toEqual(['walk']);
+    expect(errorOf(reply.body)).toMatchObject({
+      code: -32040,
+      data: { reason: 'unverifiable', tool: 'walk', bound: 'evaluations' },
+    });
+    expect(reply.body).not.toContain('"next"');
+    expect(health.status).toBe(200);
+    expect(healthzMs).toBeLessThan(5000);
   });
 });

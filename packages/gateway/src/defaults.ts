@@ -93,3 +93,22 @@ export const DEFAULT_MAX_CHECKED_BYTES = 4 * 1024 * 1024;
  * most; past it the value is not validated but refused as unverifiable.
  */
 export const DEFAULT_MAX_UNIQUE_ITEMS_WORK = 16 * 1024 * 1024;
+
+/**
+ * Bound on the work of validating one value against a pinned schema, beside
+ * {@link DEFAULT_VALIDATION_WORK_FACTOR} × the value's weight: each application of a subschema to
+ * a value counts 1 plus the value's items, members or characters (`const`, `enum` and
+ * `uniqueItems` count what they compare, gathered errors count 4 each). A schema that applies its
+ * subschemas to one value many times (a `$ref` recursing under `anyOf`, an `allOf` of the same
+ * definition twice) costs this much at most on a small value, a few milliseconds of CPU; past it
+ * the value is refused as unverifiable (docs/boundary.md#validation-bounds).
+ */
+export const DEFAULT_MAX_VALIDATION_WORK = 1024 * 1024;
+
+/**
+ * Work validating a value may cost per unit of its own weight (1 per value, plus its items,
+ * members or characters: looking at every part of it once): a schema may look at each part of
+ * a value this many times over. A large value may cost more than a small one, but only in
+ * proportion (linear time, as validating it against a plain schema), never exponentially.
+ */
+export const DEFAULT_VALIDATION_WORK_FACTOR = 4;

@@ -106,10 +106,7 @@ export function refusalMessage(pin: PinView, data: DenyData, context: RefusalCon
     case 'wrong_subject':
       return `toolpin blocked ${subject}: the server answering as ${pin.name} shares no ${item} with its pin, so it is not the approved server; check the upstream in ${file}.`;
     case 'unverifiable':
-      if (data.bound !== undefined)
-        return context.result === true
-          ? `toolpin blocked the result of ${subject}: its structuredContent is too large to check against the outputSchema approved for it.`
-          : `toolpin blocked ${subject}: the call's arguments are too large to check against the inputSchema approved for it; send smaller arguments.`;
+      if (data.bound !== undefined) return overBudgetMessage(subject, data.bound, context.result === true);
       return `toolpin blocked ${subject}: it could not verify the definition of this ${item} (as served, or its pinned schema); ${approveItem}.`;
     case 'catalog_unavailable':
       return `toolpin blocked ${subject}: it could not get the ${item} list of ${pin.name} to check the ${item === 'tool' ? 'call' : 'request'} against the pin; try again later.`;
@@ -118,4 +115,14 @@ export function refusalMessage(pin: PinView, data: DenyData, context: RefusalCon
     case 'output_invalid':
       return `toolpin blocked the result of ${subject}: its structuredContent does not fit the outputSchema approved for it.`;
   }
+}
+
+/** Why a value was not checked against its pinned schema: too large, or too costly for that schema. */
+function overBudgetMessage(subject: string, bound: string, result: boolean): string {
+  // `evaluations`: the schema applies its subschemas to the value too many times (a recursion
+  // through branches), which a smaller or less nested value avoids.
+  const costly = bound === 'evaluations';
+  return result
+    ? `toolpin blocked the result of ${subject}: its structuredContent ${costly ? 'would cost too much' : 'is too large'} to check against the outputSchema approved for it.`
+    : `toolpin blocked ${subject}: the call's arguments ${costly ? 'would cost too much' : 'are too large'} to check against the inputSchema approved for it; send smaller${costly ? ', less nested' : ''} arguments.`;
 }

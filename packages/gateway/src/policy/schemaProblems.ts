@@ -23,9 +23,10 @@ export interface ValidatorFinding {
 
 /**
  * Which validation budget a value would exceed (docs/boundary.md#validation-bounds): `bytes`, its
- * JSON size; `unique_items`, the pairs of array items `uniqueItems` would compare.
+ * JSON size; `unique_items`, the pairs of array items `uniqueItems` would compare; `evaluations`,
+ * the applications of the schema's subschemas to the value (a recursive schema's branches).
  */
-export type ValidationBound = 'bytes' | 'unique_items';
+export type ValidationBound = 'bytes' | 'unique_items' | 'evaluations';
 
 /** The result of checking a value against a pinned schema. */
 export type SchemaCheck =

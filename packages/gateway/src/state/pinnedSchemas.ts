@@ -5,8 +5,11 @@ import { LRUCache } from 'lru-cache';
 import type { PinView } from '../policy/pinView.js';
 import { validationModeOf } from '../policy/validationMode.js';
 import { problemsFromFindings, type SchemaCheck } from '../policy/schemaProblems.js';
+import { DEFAULT_MAX_CHECKED_BYTES, DEFAULT_VALIDATION_WORK_FACTOR } from '../defaults.js';
 import { linearRegExp } from './linearRegExp.js';
-import { exceededBudget, usesUniqueItems, type ValidationBudget } from './validationBudget.js';
+import { addMeter, meteredCopy, validateMetered } from './meteredValidation.js';
+import { costProfile, referenceProblem, type CostProfile } from './schemaCost.js';
+import { usesUniqueItems, weighValue, workAllowed, type ValidationBudget } from './validationBudget.js';
 
 /** Which schema of a pinned definition: `inputSchema` (the call's arguments) or `outputSchema` (its result). */
 export type SchemaSide = 'input' | 'output';
@@ -67,11 +70,13 @@ const OPTIONS = {
   logger: false,
 } as const;
 
-// One validator instance per dialect, created on first use (each costs tens of milliseconds).
-const instances = new Map<Dialect, Ajv>();
+// One validator instance per dialect, and one that meters (meteredValidation.ts), created on first
+// use (each costs tens of milliseconds).
+const instances = new Map<string, Ajv>();
 
-function instanceFor(dialect: Dialect): Ajv {
-  let ajv = instances.get(dialect);
+function instanceFor(dialect: Dialect, metered: boolean): Ajv {
+  const name = `${dialect}${metered ? ' metered' : ''}`;
+  let ajv = instances.get(name);
   if (ajv === undefined) {
     ajv =
       dialect === '2020-12'
@@ -79,19 +84,28 @@ function instanceFor(dialect: Dialect): Ajv {
         : dialect === '2019-09'
           ? new Ajv2019(OPTIONS)
           : new Ajv(OPTIONS);
-    instances.set(dialect, ajv);
+    if (metered) addMeter(ajv);
+    instances.set(name, ajv);
   }
   return ajv;
 }
 
-function compileSchema(schema: unknown): ValidateFunction | string {
+function compileSchema(schema: unknown, metered = false): ValidateFunction | string {
   if (typeof schema !== 'boolean' && (typeof schema !== 'object' || schema === null || Array.isArray(schema)))
     return 'a schema must be an object or a boolean';
   const dialect = dialectOf(schema);
   if (!DIALECT_NAMES.has(dialect)) return dialect;
-  const ajv = instanceFor(dialect as Dialect);
+  // (A metered copy is compiled from a schema that compiled as written.)
+  const problem = metered ? undefined : referenceProblem(schema);
+  if (problem !== undefined) return problem;
+  const ajv = instanceFor(dialect as Dialect, metered);
+  const compiled = rooted(metered ? meteredCopy(schema) : schema);
   try {
-    return ajv.compile(schema as AnySchema);
+    const validate = ajv.compile(compiled as AnySchema);
+    // An $async schema's validator answers a promise: every value would look valid.
+    return (validate as { $async?: boolean }).$async === true
+      ? 'an $async schema (it cannot be checked before the call is decided)'
+      : validate;
   } catch (error) {
     const missing = (error as { missingRef?: unknown }).missingRef;
     const problem =
@@ -103,22 +117,47 @@ function compileSchema(schema: unknown): ValidateFunction | string {
     return problem.length <= MAX_PROBLEM_LENGTH ? problem : `${problem.slice(0, MAX_PROBLEM_LENGTH)}…`;
   } finally {
     // The compiled function keeps what it needs; the instance must not keep every schema ever seen.
-    if (typeof schema === 'object') ajv.removeSchema(schema as object);
+    if (typeof compiled === 'object') ajv.removeSchema(compiled as object);
   }
 }
 
+/** A URI naming a pinned schema that names none: never fetched, never registered. */
+const ROOT_ID = 'urn:toolpin:pinned-schema';
+
+/**
+ * The schema with a base URI: Ajv resolves `$ref: "#"` (the root, the usual spelling of a
+ * recursive schema) only in a schema with an `$id` when schemas are compiled apart.
+ */
+function rooted(schema: unknown): unknown {
+  if (typeof schema !== 'object' || schema === null || '$id' in schema) return schema;
+  return { ...schema, $id: ROOT_ID };
+}
+
 const DIALECT_NAMES: ReadonlySet<string> = new Set(DIALECTS.values());
+
+/** The metered validator of a compiled schema, compiled on first need. */
+function meteredOf(entry: Compiled): ValidateFunction | string {
+  entry.metered ??= compileSchema(entry.schema, true);
+  return entry.metered;
+}
 
 /**
  * The pinned schemas of every server, compiled once per pinned digest and kept in a bounded cache.
  * Checks a call's arguments against the pinned `inputSchema` and a result's `structuredContent`
  * against the pinned `outputSchema` (the pin file's definitions, never the live catalog).
  */
+/** A pinned schema compiled: as written, and (when a value needs it) metered. */
+interface Compiled {
+  readonly schema: unknown;
+  readonly validate: ValidateFunction;
+  readonly uniqueItems: boolean;
+  /** What validating may cost depth by depth; undefined when it cannot be worked out (always metered). */
+  readonly profile: CostProfile | undefined;
+  metered?: ValidateFunction | string;
+}
+
 export class PinnedSchemas {
-  readonly #compiled: LRUCache<
-    string,
-    { readonly validate: ValidateFunction; readonly uniqueItems: boolean } | { readonly problem: string }
-  >;
+  readonly #compiled: LRUCache<string, Compiled | { readonly problem: string }>;
   readonly #budget: ValidationBudget;
 
   constructor(options: PinnedSchemasOptions = {}) {
@@ -141,20 +180,37 @@ export class PinnedSchemas {
     const cacheKey = `${pin.profile}\n${digest}\n${side}`;
     let entry = this.#compiled.get(cacheKey);
     if (entry === undefined) {
-      const compiled = compileSchema(schema);
-      entry =
-        typeof compiled === 'string'
-          ? { problem: compiled }
-          : { validate: compiled, uniqueItems: usesUniqueItems(schema) };
+      entry = this.#compile(schema);
       this.#compiled.set(cacheKey, entry);
     }
     if ('problem' in entry) return { kind: 'uncompilable', problem: entry.problem };
     // Validation runs on the event loop: a value whose check would cost more than its budget is
     // not checked at all (every other session waits while one runs).
-    const bound = exceededBudget(value, entry.uniqueItems, this.#budget);
-    if (bound !== undefined) return { kind: 'over_budget', bound };
-    if (entry.validate(value)) return { kind: 'fits' };
-    return { kind: 'misfit', problems: problemsFromFindings(entry.validate.errors ?? []) };
+    const weighed = weighValue(value, entry.uniqueItems, this.#budget, entry.profile);
+    if (weighed.bound !== undefined) return { kind: 'over_budget', bound: weighed.bound };
+    const maxWork = workAllowed(weighed.weight, this.#budget);
+    // Within the bound worked out from the schema, validated as written; past it (a schema that
+    // may apply its subschemas to one value many times), metered: refused once the work runs out.
+    const validate = weighed.work <= maxWork ? entry.validate : meteredOf(entry);
+    if (typeof validate === 'string') return { kind: 'uncompilable', problem: validate };
+    const valid = validate === entry.validate ? validate(value) : validateMetered(validate, value, maxWork);
+    if (valid === undefined) return { kind: 'over_budget', bound: 'evaluations' };
+    if (valid) return { kind: 'fits' };
+    return { kind: 'misfit', problems: problemsFromFindings(validate.errors ?? []) };
+  }
+
+  #compile(schema: unknown): Compiled | { readonly problem: string } {
+    const compiled = compileSchema(schema);
+    if (typeof compiled === 'string') return { problem: compiled };
+    // Counts past what the largest value may be allowed are as good as Infinity.
+    const cap = workAllowed(DEFAULT_MAX_CHECKED_BYTES, this.#budget);
+    const factor = this.#budget.workFactor ?? DEFAULT_VALIDATION_WORK_FACTOR;
+    return {
+      schema,
+      validate: compiled,
+      uniqueItems: usesUniqueItems(schema),
+      profile: costProfile(schema, cap, factor),
+    };
   }
 
   /** How many compiled schemas are cached. */

@@ -72,6 +72,21 @@ describe('validation budgets', () => {
     });
   });
 
+  it('says a call or result too costly for its schema (bound: evaluations) would cost too much to check', () => {
+    const pin = pinnedConfig([plainTool()]);
+    const over = { kind: 'over_budget', bound: 'evaluations' } as const;
+    expect(decideArguments(pin, 'echo', over)).toMatchObject({
+      kind: 'deny',
+      message: expect.stringContaining('would cost too much to check against the inputSchema'),
+      data: { reason: 'unverifiable', tool: 'echo', bound: 'evaluations' },
+    });
+    expect(decideOutput({ ...pin, onBadOutput: 'block' }, 'echo', over)).toMatchObject({
+      kind: 'deny',
+      message: expect.stringContaining('structuredContent would cost too much to check'),
+      data: { reason: 'unverifiable', bound: 'evaluations' },
+    });
+  });
+
   it('treats a result too large to check as onBadOutput says: flagged by default, blocked under block', () => {
     const over = { kind: 'over_budget', bound: 'bytes' } as const;
     expect(decideOutput(pinnedConfig([plainTool()]), 'echo', over)).toMatchObject({
