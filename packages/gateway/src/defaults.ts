@@ -93,3 +93,6 @@ export const DEFAULT_MAX_CHECKED_BYTES = 4 * 1024 * 1024;
  * most; past it the value is not validated but refused as unverifiable.
  */
 export const DEFAULT_MAX_UNIQUE_ITEMS_WORK = 16 * 1024 * 1024;
+
+/** How long an aggregate member that could not be started is left down before it is tried again, in ms. */
+export const AGGREGATE_MEMBER_RETRY_MS = 5_000;
