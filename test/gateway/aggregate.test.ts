@@ -276,4 +276,29 @@ describe('the aggregate route /mcp: one server for HTTP, legacy SSE and stdio me
     // The next request that needs it starts a new child, judged on its own listing.
     expect(textOf(await client.callTool({ name: 'local__add', arguments: { a: 1, b: 1 } }))).toBe('2');
   });
+
+  it('2026-07-28: a member’s list_changed reaches subscriptions/listen; only its drifted tool leaves', async () => {
+    const client = await connectV2Client(`${gateway.url}/mcp`, {
+      negotiation: { pin: '2026-07-28' },
+      headers: { authorization: 'Bearer listener' },
+    });
+    clients.push(client);
+    let changed: () => void = () => {};
+    const announced = new Promise<void>((resolve) => (changed = resolve));
+    client.setNotificationHandler('notifications/tools/list_changed', () => changed());
+    const subscription = await client.listen({ toolsListChanged: true });
+    try {
+      await client.listTools();
+      // The stdio member rewrites its echo and announces it (this credential's own child).
+      await client.callTool({ name: 'local__rug-pull', arguments: {} });
+      await announced;
+    } finally {
+      await subscription.close();
+    }
+    const names = (await client.listTools()).tools.map((tool) => tool.name);
+    expect(names).not.toContain('local__echo');
+    expect(names).toEqual(expect.arrayContaining(['local__add', 'web__echo', 'old__echo']));
+    const drifted = await refusal(client.callTool({ name: 'local__echo', arguments: { text: 'x' } }));
+    expect(drifted).toMatchObject({ code: -32040, data: { reason: 'tool_drifted', server: 'local' } });
+  });
 });
