@@ -14,7 +14,7 @@ import {
 import { freePort } from '../peers/freePort.js';
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { pinFor, withSurfaces } from '../support/pinFor.js';
-import { postRaw, statelessEnvelope } from '../support/rawMcp.js';
+import { openRawSession, postRaw, statelessEnvelope } from '../support/rawMcp.js';
 import { fixtureCommand, listStdioSurfaces, stdioPinFor, type StdioSurfaces } from '../transports/support.js';
 
 /** A tool `web` serves under a name that reads as another member's namespaced tool. */
@@ -300,5 +300,23 @@ describe('the aggregate route /mcp: one server for HTTP, legacy SSE and stdio me
     expect(names).toEqual(expect.arrayContaining(['local__add', 'web__echo', 'old__echo']));
     const drifted = await refusal(client.callTool({ name: 'local__echo', arguments: { text: 'x' } }));
     expect(drifted).toMatchObject({ code: -32040, data: { reason: 'tool_drifted', server: 'local' } });
+  });
+
+  it('takes requests by the framing rules of every route; a session is bound to its credential', async () => {
+    const url = `${gateway.url}/mcp`;
+    expect((await fetch(url, { method: 'PUT' })).status).toBe(405);
+    const bad = await fetch(url, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{}' });
+    expect(bad.status).toBe(415);
+    const noSession = await postRaw(url, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+    expect(noSession.status).toBe(400);
+    expect(noSession.messages[0]).toMatchObject({ error: { code: -32000 } });
+    const headers = await openRawSession(url, { authorization: 'Bearer one' });
+    const list = { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} };
+    expect((await postRaw(url, list, headers)).status).toBe(200);
+    const stolen = await postRaw(url, list, { ...headers, authorization: 'Bearer two' });
+    expect(stolen.status).toBe(404);
+    // A path below /mcp is not the aggregate (it would be a server named "mcp").
+    expect((await fetch(`${gateway.url}/mcp/sse`)).status).toBe(404);
+    await fetch(url, { method: 'DELETE', headers });
   });
 });
