@@ -50,6 +50,9 @@ export const DEFAULT_STREAM_IDLE_MS = 300_000;
 /** Longest the last answers of a session whose upstream ended may take to reach the client, in ms. */
 export const CLIENT_FLUSH_MS = 1000;
 
+/** How long an aggregate member that could not be started is left down before it is tried again, in ms. */
+export const AGGREGATE_MEMBER_RETRY_MS = 5_000;
+
 /** The folder of pin files a command writes to when given none, under the user's home (`~/.toolpin`). */
 export const DEFAULT_PINS_FOLDER = '.toolpin';
 
@@ -93,6 +96,3 @@ export const DEFAULT_MAX_CHECKED_BYTES = 4 * 1024 * 1024;
  * most; past it the value is not validated but refused as unverifiable.
  */
 export const DEFAULT_MAX_UNIQUE_ITEMS_WORK = 16 * 1024 * 1024;
-
-/** How long an aggregate member that could not be started is left down before it is tried again, in ms. */
-export const AGGREGATE_MEMBER_RETRY_MS = 5_000;
