@@ -50,6 +50,9 @@ export const DEFAULT_STREAM_IDLE_MS = 300_000;
 /** Longest the last answers of a session whose upstream ended may take to reach the client, in ms. */
 export const CLIENT_FLUSH_MS = 1000;
 
+/** How long an aggregate member that could not be started is left down before it is tried again, in ms. */
+export const AGGREGATE_MEMBER_RETRY_MS = 5_000;
+
 /** The folder of pin files a command writes to when given none, under the user's home (`~/.toolpin`). */
 export const DEFAULT_PINS_FOLDER = '.toolpin';
 

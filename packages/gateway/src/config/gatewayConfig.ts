@@ -2,11 +2,12 @@ import { dirname, resolve } from 'node:path';
 import { GatewayError } from '../errors.js';
 import { fromZodError, invalidField } from './configError.js';
 import { deepFreeze } from './deepFreeze.js';
+import { planAggregate } from './aggregateNamespace.js';
 import { gatewayFileSchema, type GatewayFileData } from './gatewaySchema.js';
 import { readDocumentFile } from './readDocument.js';
 import { loadPinFile } from './pinFile.js';
 import { loadServersDir } from './serversDir.js';
-import type { GatewayConfig, ServerConfig, TelemetryConfig } from './types.js';
+import type { AggregateConfig, GatewayConfig, ServerConfig, TelemetryConfig } from './types.js';
 
 /**
  * Reads the gateway file, then every pin file of its servers folder (resolved against the gateway
@@ -85,6 +86,7 @@ function toGatewayConfig(data: GatewayFileData, sources: LoadedSources): Gateway
     ...(data.cors === undefined ? {} : { cors: data.cors }),
     ...(data.telemetry === undefined ? {} : { telemetry: telemetryOf(data.telemetry) }),
     ...(sources.pinFile === undefined ? {} : { pinFile: sources.pinFile }),
+    ...(data.aggregate === undefined ? {} : { aggregate: aggregateOf(data.aggregate, sources) }),
   };
   const { file, serversDir, servers } = sources;
   return deepFreeze({ file, listen, admin, serversDir, limits, sessions, log, servers, ...optional });
@@ -98,6 +100,30 @@ function telemetryOf(block: NonNullable<GatewayFileData['telemetry']>): Telemetr
     ...(endpoint === undefined ? {} : { endpoint }),
     ...(serviceName === undefined ? {} : { serviceName }),
   };
+}
+
+/**
+ * The `aggregate` block with only the keys written, refused when it cannot be served as written:
+ * a member it names that is not there or verifies tokens, prefixes that could make two members'
+ * names one (docs/aggregate.md).
+ */
+function aggregateOf(
+  block: NonNullable<GatewayFileData['aggregate']>,
+  sources: LoadedSources,
+): AggregateConfig {
+  const { servers, separator, prefixes, instructions } = block;
+  const aggregate: AggregateConfig = {
+    separator,
+    ...(servers === undefined ? {} : { servers }),
+    ...(prefixes === undefined ? {} : { prefixes }),
+    ...(instructions === undefined ? {} : { instructions }),
+  };
+  const problem = planAggregate(aggregate, sources.servers).problems[0];
+  if (problem !== undefined)
+    throw invalidField('GW_CONFIG_INVALID', sources.file, problem.field, problem.expected, {
+      note: problem.note,
+    });
+  return aggregate;
 }
 
 /** Validates the parsed gateway file; `file` names it in errors. Throws GatewayError GW_CONFIG_INVALID. */

@@ -45,6 +45,26 @@ export const telemetrySchema = z.strictObject({
   serviceName: z.string().min(1).optional(),
 });
 
+/** A prefix or separator of the aggregate's names: the characters of an MCP tool name. */
+const toolNameChars = /^[A-Za-z0-9_.-]+$/;
+
+/**
+ * The `aggregate` block: one MCP server at `/mcp` whose items are the verified items of its member
+ * servers, namespaced `<prefix><separator><name>` (docs/aggregate.md). Absent: no `/mcp` route.
+ */
+export const aggregateSchema = z.strictObject({
+  // The member servers, by name; absent: every server of the folder (resource-server routes aside).
+  servers: z.array(z.string().min(1)).min(1, 'at least one server').optional(),
+  // Between a member's prefix and an item's own name.
+  separator: z.string().min(1).max(8).regex(toolNameChars, 'letters, digits, "_", "." or "-"').default('__'),
+  // A member's prefix when it is not the server's name.
+  prefixes: z
+    .record(z.string(), z.string().min(1).max(64).regex(toolNameChars, 'letters, digits, "_", "." or "-"'))
+    .optional(),
+  // Said first in the aggregate's instructions, before each member's.
+  instructions: z.string().optional(),
+});
+
 /** The gateway file, before its servers folder is loaded. Blocks marked optional default as documented. */
 export const gatewayFileSchema = z.strictObject({
   listen: z
@@ -95,6 +115,7 @@ export const gatewayFileSchema = z.strictObject({
   shutdown: z.strictObject({ graceMs: z.int().min(0).default(10_000) }).optional(),
   cors: corsSchema.optional(),
   telemetry: telemetrySchema.optional(),
+  aggregate: aggregateSchema.optional(),
 });
 
 /** The schema's output: a gateway file with defaults applied. */

@@ -15,6 +15,7 @@ export type {
   ServerConfig,
   GatewayConfig,
   CorsConfig,
+  AggregateConfig,
   TelemetryConfig,
   LogLevel,
   PinFileInput,
@@ -25,6 +26,14 @@ export type {
 } from './types.js';
 /** The members of a definition outside the six the digest covers, pinned by value. */
 export type { ExtraMembers, PinnedDefinition } from '../explain/extraMembers.js';
+/** The aggregate route's members and names (docs/aggregate.md). */
+export { planAggregate, namespacedName, resolveNamespaced } from './aggregateNamespace.js';
+export type {
+  AggregateMember,
+  AggregateNamespace,
+  AggregatePlan,
+  AggregateProblem,
+} from './aggregateNamespace.js';
 /** `onDrift` as one action per severity. */
 export { driftPolicyOf, driftActionFor } from './driftPolicy.js';
 /** Parse one pin file: from an object (embedding), from text, or from disk. */

@@ -232,11 +232,25 @@ export interface GatewayConfig {
   readonly cors?: CorsConfig;
   /** OpenTelemetry traces (docs/telemetry.md); absent: the OTEL_* environment variables decide. */
   readonly telemetry?: TelemetryConfig;
+  /** The aggregate route `/mcp` (docs/aggregate.md); absent: not served. */
+  readonly aggregate?: AggregateConfig;
   /**
    * Set when one pin file is served without a gateway file (`toolpin serve --pin`): `file` is that
    * pin file, `serversDir` its folder, and only this file of the folder is served and reloaded.
    */
   readonly pinFile?: string;
+}
+
+/** The gateway file's `aggregate` block (docs/aggregate.md). */
+export interface AggregateConfig {
+  /** The member servers, by name; absent: every server (resource-server routes aside). */
+  readonly servers?: readonly string[];
+  /** Between a member's prefix and an item's own name. @default '__' */
+  readonly separator: string;
+  /** A member's prefix when it is not the server's name. */
+  readonly prefixes?: Readonly<Record<string, string>>;
+  /** Said first in the aggregate's instructions, before each member's. */
+  readonly instructions?: string;
 }
 
 /** The gateway file's `cors` block (docs/operations.md, docs/boundary.md). */

@@ -2,7 +2,12 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { context } from '@opentelemetry/api';
 import express, { type Express, type NextFunction, type Request, type Response, type Router } from 'express';
-import { upstreamIdentity, type GatewayConfig, type ServerConfig } from '../config/index.js';
+import {
+  upstreamIdentity,
+  type AggregateConfig,
+  type GatewayConfig,
+  type ServerConfig,
+} from '../config/index.js';
 import { Alerts } from '../observe/alerts.js';
 import { createLogger, type GatewayLogger } from '../observe/logger.js';
 import { continueClientTrace, tracingActive } from '../observe/tracing.js';
@@ -13,6 +18,8 @@ import { formatUrl } from './drainableServer.js';
 import { servesWithoutExpress, type PinGuardRouter } from './pinGuard.js';
 import { RouteGates } from './routeGates.js';
 import { createServerRoutes, type ServerRoutesOptions } from './serverRoutes.js';
+import type { AggregateRouteOptions } from './aggregateFront.js';
+import { lazyAggregateRoute, type LazyAggregateRoute } from './aggregateRoute.js';
 
 /** Options of {@link createGateway}. */
 export interface CreateGatewayOptions {
@@ -53,8 +60,12 @@ export function createGateway(config: GatewayConfig, options: CreateGatewayOptio
   const closers = new Map<string, () => Promise<void>>();
   // resource-server routes verify tokens before anything else of any of their fronts (docs/oauth.md).
   const gates = new RouteGates(logger);
+  const aggregate =
+    config.aggregate === undefined
+      ? undefined
+      : lazyAggregateRoute(aggregateRouteOptions(config.aggregate, routes, logger, routesOptions));
   const gateway: Gateway = {
-    app: createGatewayApp(config, logger, { routes, legacyRoutes, gates }),
+    app: createGatewayApp(config, logger, { routes, legacyRoutes, gates, aggregate }),
     logger,
     alerts,
     sessions,
@@ -83,11 +94,33 @@ export function createGateway(config: GatewayConfig, options: CreateGatewayOptio
       closers.delete(name);
     },
     async close() {
-      await Promise.all([...closers.values()].map((close) => close()));
+      await Promise.all(
+        [...closers.values(), ...(aggregate === undefined ? [] : [aggregate.close])].map((close) => close()),
+      );
     },
   };
   for (const server of config.servers) gateway.upsertServer(server);
   return gateway;
+}
+
+/** What the aggregate route is built from: the live routes' checkpoints and the servers' bounds. */
+function aggregateRouteOptions(
+  block: AggregateConfig,
+  routes: ReadonlyMap<string, PinGuardRouter>,
+  logger: GatewayLogger,
+  shared: ServerRoutesOptions,
+): AggregateRouteOptions {
+  return {
+    block,
+    checkpoints: () => new Map([...routes].map(([name, route]) => [name, route.checkpoint])),
+    logger,
+    maxBodyBytes: shared.maxBodyBytes,
+    timeoutMs: shared.upstreamTimeoutMs,
+    streamIdleMs: shared.streamIdleMs,
+    idleMs: shared.idleMs ?? 300_000,
+    ...(shared.bridgedPerClient === undefined ? {} : { bridgedPerClient: shared.bridgedPerClient }),
+    ...(shared.bridgedPerAddress === undefined ? {} : { bridgedPerAddress: shared.bridgedPerAddress }),
+  };
 }
 
 /** What every server's routes share: the gateway's state and the bounds of its config. */
@@ -119,12 +152,15 @@ function createGatewayApp(
     readonly routes: ReadonlyMap<string, PinGuardRouter>;
     readonly legacyRoutes: ReadonlyMap<string, Router>;
     readonly gates: RouteGates;
+    readonly aggregate: LazyAggregateRoute | undefined;
   },
 ): Express {
-  const { routes, legacyRoutes, gates } = live;
+  const { routes, legacyRoutes, gates, aggregate } = live;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // The aggregate route, `/mcp` exactly (docs/aggregate.md): before the servers' routes.
+  if (aggregate !== undefined) app.use('/mcp', aggregate.handle);
   // One dynamic route, so servers can come and go on reload without rebuilding the app.
   app.use('/:server/mcp', (req: Request, res: Response, next: NextFunction) => {
     const name = String(req.params.server);
@@ -152,7 +188,10 @@ function createGatewayApp(
     res.status(404).json({
       error: 'not_found',
       message: `No MCP server is routed at ${req.path}`,
-      servers: [...routes.keys()].map((name) => `/${name}/mcp`),
+      servers: [
+        ...(aggregate === undefined ? [] : ['/mcp']),
+        ...[...routes.keys()].map((name) => `/${name}/mcp`),
+      ],
     });
   });
   return app;

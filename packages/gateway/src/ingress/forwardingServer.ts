@@ -32,6 +32,14 @@ export interface ForwardingServerOptions {
 
 type Params = Record<string, unknown> | undefined;
 
+/**
+ * What forwarding one request needs of the client's request: the signal that cancels it upstream,
+ * and how to relay its progress (an SDK server handler's context is one).
+ */
+export interface ForwardContext {
+  readonly mcpReq: Pick<ServerContext['mcpReq'], 'signal' | 'notify'>;
+}
+
 /** The upstream's JSON-RPC message without the v1 SDK's "MCP error <code>: " prefix. */
 function upstreamMessage(error: McpError): string {
   const prefix = `MCP error ${String(error.code)}: `;
@@ -104,8 +112,11 @@ export function createForwardingServer(options: ForwardingServerOptions): Server
   return server;
 }
 
-/** Forwards the requests of one forwarding server, through the server's checkpoint. */
-class Forwarder {
+/**
+ * Forwards requests to one shared upstream through the server's checkpoint: the forwarding server
+ * of a bridged route, and each member of the aggregate (ingress/aggregateServer.ts).
+ */
+export class Forwarder {
   readonly #options: ForwardingServerOptions;
 
   constructor(options: ForwardingServerOptions) {
@@ -113,7 +124,7 @@ class Forwarder {
   }
 
   /** One request, in its span when tracing is on (ended with the answer, or the error's code). */
-  async forward(request: JSONRPCRequest, ctx: ServerContext): Promise<Record<string, unknown>> {
+  async forward(request: JSONRPCRequest, ctx: ForwardContext): Promise<Record<string, unknown>> {
     const traced = traceRequest('stateless', this.#options.checkpoint.config.name, request);
     if (traced === undefined) return this.#forward(request, ctx);
     try {
@@ -132,7 +143,7 @@ class Forwarder {
    * awaited in a book of its own: the credential's other callers may use the same ids at the same
    * time, and this answer is the one that comes back for this request, judged as what it asked for.
    */
-  async #forward(request: JSONRPCRequest, ctx: ServerContext): Promise<Record<string, unknown>> {
+  async #forward(request: JSONRPCRequest, ctx: ForwardContext): Promise<Record<string, unknown>> {
     const { checkpoint, sessionKey } = this.#options;
     const params = request.params as Params;
     checkpoint.alerts.telemetry.onRequest(checkpoint.config.name, request.method);
@@ -164,7 +175,7 @@ class Forwarder {
   }
 
   /** Sends the request upstream, relaying its progress; a failure is the client's JSON-RPC error. */
-  #send(request: JSONRPCRequest, params: Params, ctx: ServerContext): Promise<Record<string, unknown>> {
+  #send(request: JSONRPCRequest, params: Params, ctx: ForwardContext): Promise<Record<string, unknown>> {
     const { checkpoint, upstream } = this.#options;
     const token = (params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
     return upstream

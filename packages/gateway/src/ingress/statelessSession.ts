@@ -46,6 +46,42 @@ function logUpstreamError(
   else logger.warn({ event: 'upstream.error', ...fields }, errorSummary(error));
 }
 
+/**
+ * Starts a server's upstream for the gateway's own client (one credential's 2026-07-28 clients, or
+ * one member of an aggregate) and initializes it; its notifications go to `deliver`, its failures
+ * are logged under `sessionKey`. Rejects, after logging why, when it cannot be started.
+ */
+export async function openSharedUpstream(
+  options: Pick<
+    StatelessSessionOptions,
+    'checkpoint' | 'logger' | 'headers' | 'timeoutMs' | 'streamIdleMs' | 'graceMs'
+  >,
+  sessionKey: string,
+  deliver: (method: string, params: Record<string, unknown> | undefined) => void,
+): Promise<SharedUpstream> {
+  const { logger } = options;
+  const config = options.checkpoint.config;
+  const fields = { server: config.name, session: sessionLabel(sessionKey) };
+  try {
+    return await SharedUpstream.open({
+      connection: openSessionUpstream(options, sessionKey, options.headers),
+      timeoutMs: options.timeoutMs,
+      ...(config.clientCapabilities === undefined ? {} : { capabilities: config.clientCapabilities }),
+      ...(options.streamIdleMs === undefined ? {} : { streamIdleMs: options.streamIdleMs }),
+      onNotification: deliver,
+      onError: (error) => logUpstreamError(logger, fields, error),
+      server: config.name,
+      onInvalid: (invalid) => logInvalidMessage(logger, fields, invalid, invalid.id !== undefined),
+    });
+  } catch (error) {
+    logger.error(
+      { event: 'upstream.start_failed', ...fields, err: errorSummary(error) },
+      'upstream could not be started',
+    );
+    throw error;
+  }
+}
+
 /** The v2 SDK's classification of a request without a session: true when it is not 2026-07-28 traffic. */
 export async function isLegacyHttpRequest(req: Request, body: unknown): Promise<boolean> {
   return isLegacyRequest(await toWebRequest(req, body), body);
@@ -91,34 +127,23 @@ export class StatelessSession {
 
   /** Starts the upstream and initializes it; rejects, after logging why, when it cannot be started. */
   static async open(options: StatelessSessionOptions): Promise<StatelessSession> {
-    const { logger } = options;
-    const config = options.checkpoint.config;
     const sessionKey = `${options.credential}:upstream:${randomUUID()}`;
-    const fields = { server: config.name, session: sessionLabel(sessionKey) };
     // A notification sent before initialize completes has no listener yet to reach.
     let deliver: (method: string, params: Record<string, unknown> | undefined) => void = () => undefined;
-    let upstream: SharedUpstream;
-    try {
-      upstream = await SharedUpstream.open({
-        connection: openSessionUpstream(options, sessionKey, options.headers),
-        timeoutMs: options.timeoutMs,
-        ...(config.clientCapabilities === undefined ? {} : { capabilities: config.clientCapabilities }),
-        ...(options.streamIdleMs === undefined ? {} : { streamIdleMs: options.streamIdleMs }),
-        onNotification: (method, params) => deliver(method, params),
-        onError: (error) => logUpstreamError(logger, fields, error),
-        server: config.name,
-        onInvalid: (invalid) => logInvalidMessage(logger, fields, invalid, invalid.id !== undefined),
-      });
-    } catch (error) {
-      logger.error(
-        { event: 'upstream.start_failed', ...fields, err: errorSummary(error) },
-        'upstream could not be started',
-      );
-      throw error;
-    }
+    const upstream = await openSharedUpstream(options, sessionKey, (method, params) =>
+      deliver(method, params),
+    );
     const session = new StatelessSession(options, sessionKey, upstream);
     deliver = (method, params) => session.#fromUpstream(method, params);
-    logger.info({ event: 'session.opened', ...fields, era: '2026-07-28' }, 'stateless upstream opened');
+    options.logger.info(
+      {
+        event: 'session.opened',
+        server: options.checkpoint.config.name,
+        session: sessionLabel(sessionKey),
+        era: '2026-07-28',
+      },
+      'stateless upstream opened',
+    );
     return session;
   }
 

@@ -4,6 +4,8 @@ export const ErrorCodes = {
   PARSE_ERROR: -32700,
   /** Not a JSON-RPC 2.0 message (JSON-RPC 2.0). */
   INVALID_REQUEST: -32600,
+  /** A method the server does not serve (JSON-RPC 2.0): the aggregate's answer to one it does not carry. */
+  METHOD_NOT_FOUND: -32601,
   /** Invalid method parameters (JSON-RPC 2.0), e.g. a tools/call without a tool name. */
   INVALID_PARAMS: -32602,
   /** The gateway failed on its own side (JSON-RPC 2.0). */
