@@ -21,6 +21,8 @@ import {
 } from './commonOptions.js';
 import { comparePinWithLive, type PinnedLiveCatalog } from '../transports/pinnedLiveCatalog.js';
 import { readPinFileForCli } from './readPinFileForCli.js';
+import type { PinnedArtifact } from '../config/types.js';
+import { compareArtifacts, describeArtifact } from '../policy/artifactDrift.js';
 import { reportUncheckedSchemas } from './reportUncheckedSchemas.js';
 import { DEFAULT_TIMEOUT_MS, ExitCodes } from '../defaults.js';
 
@@ -173,9 +175,14 @@ async function approve(options: ApproveCommandOptions, io: CliIo): Promise<numbe
     ...(options.instructions === true ? { instructions: true } : {}),
   });
   if (!planned.ok) throw new CliInputError(planned.message);
-  const { plan } = planned;
+  const whole = [options.tool, options.prompt, options.template].every((names) => (names ?? []).length === 0);
+  const artifact = artifactApproval(live, whole && !lowOnly && options.instructions !== true, io);
+  const plan: PinUpdatePlan =
+    artifact === undefined
+      ? planned.plan
+      : { ...planned.plan, pin: { ...planned.plan.pin, artifact: artifact.to } };
   const leftOver = lowOnly ? highLeftOver(plan) : '';
-  const approved = approvedChanges(plan);
+  const approved = [...approvedChanges(plan), ...(artifact === undefined ? [] : [artifact.approved])];
   if (approved.length === 0 && plan.recorded.length === 0) {
     const why = lowOnly
       ? `no low-severity drift in the live catalog of ${live.server.name}`
@@ -184,6 +191,7 @@ async function approve(options: ApproveCommandOptions, io: CliIo): Promise<numbe
     return ExitCodes.OK;
   }
   io.stdout.write(formatPlan(plan));
+  if (artifact !== undefined) io.stdout.write(`${artifact.approved.line}\n`);
   io.stdout.write(leftOver);
   const changes = [...approved.map((entry) => entry.line), ...plan.recorded.map(describeRecorded)];
   io.stdout.write(`to approve in ${live.file}:\n${changes.map((change) => `  ${change}\n`).join('')}`);
@@ -194,6 +202,41 @@ async function approve(options: ApproveCommandOptions, io: CliIo): Promise<numbe
   const written = await rewritePinFile(live.file, plan, { expected: live.text });
   reportApproved(live, plan, written, io);
   return ExitCodes.OK;
+}
+
+/**
+ * The artifact a whole approval records (docs/pin-lifecycle.md#the-artifact): the one the command
+ * resolves to now, when it differs from the pin's or the pin has none. An approval of named items
+ * leaves it, and says so; a pinned artifact that cannot be resolved now cannot be approved.
+ */
+function artifactApproval(
+  live: PinnedLiveCatalog,
+  whole: boolean,
+  io: CliIo,
+): { to: PinnedArtifact; approved: Approved } | undefined {
+  const artifact = live.artifact;
+  if (artifact === undefined) return undefined;
+  if (artifact.observed === undefined) {
+    if (artifact.pinned !== undefined)
+      throw new CliInputError(
+        `cannot tell: the artifact cannot be resolved: ${artifact.problem ?? 'unknown'}`,
+      );
+    io.stderr.write(`note: the artifact is not recorded: ${artifact.problem ?? 'unknown'}\n`);
+    return undefined;
+  }
+  const comparison = artifact.comparison;
+  if (comparison?.equal === true) return undefined;
+  if (!whole) {
+    io.stderr.write(
+      `note: the artifact differs from the pin (${describeArtifact(artifact.observed)}); approve it with toolpin approve ${live.file} (no --tool, --prompt, --template, --instructions or --low)\n`,
+    );
+    return undefined;
+  }
+  const line =
+    comparison === undefined
+      ? `pin the artifact ${describeArtifact(artifact.observed)}`
+      : `artifact_drifted ${comparison.summary} [high]`;
+  return { to: artifact.observed, approved: { line, severity: 'high', alone: '' } };
 }
 
 /** Warns of the items that cannot be approved, and notes the surfaces the pin leaves unpinned. */
@@ -245,6 +288,10 @@ function reportApproved(
     (line) => io.stderr.write(line),
   );
   let summary = `approved: wrote ${live.file}\n  catalog ${live.server.pin.catalog} -> ${written.pin.catalog}\n`;
+  const before = live.server.pin.artifact;
+  const after = written.pin.artifact;
+  if (after !== undefined && (before === undefined || !compareArtifacts(before, after).equal))
+    summary += `  artifact ${before === undefined ? '-' : describeArtifact(before)} -> ${describeArtifact(after)}\n`;
   for (const surface of PIN_SURFACES) {
     const before = live.server.pin[surface.section]?.catalog;
     const after = written.pin[surface.section]?.catalog;

@@ -41,6 +41,7 @@ export function parseServerConfig(value: unknown, file: string): ServerConfig {
         ? {}
         : { resourceTemplates: surfacePinOf(data.pin.resourceTemplates) }),
       ...(data.pin.instructions === undefined ? {} : { instructions: data.pin.instructions }),
+      ...(data.pin.artifact === undefined ? {} : { artifact: data.pin.artifact }),
     },
     definitions,
     promptDefinitions: mapValues(data.definitions.prompts, restrictPrompt),

@@ -75,6 +75,11 @@ function plannedPinMismatch(
       server.pin.resourceTemplates?.catalog,
     ],
     ['pin.instructions', update.pin.instructions, server.pin.instructions],
+    [
+      'pin.artifact',
+      update.pin.artifact === undefined ? undefined : JSON.stringify(update.pin.artifact),
+      JSON.stringify(server.pin.artifact),
+    ],
   ];
   for (const [field, want, got] of planned)
     if (want !== undefined && want !== got) return { field, planned: want };

@@ -93,7 +93,44 @@ export interface PinConfig {
   readonly resourceTemplates?: SurfacePinConfig;
   /** digestInstructions of the pinned instructions (the digest of none pins their absence); absent: not pinned. */
   readonly instructions?: string;
+  /**
+   * What serves the catalog (docs/pin-lifecycle.md#the-artifact): a package, a file, an image, or
+   * what an HTTP server states. Beside the digests, never folded into `catalog`. Absent: not pinned.
+   */
+  readonly artifact?: PinnedArtifact;
 }
+
+/** An npm package run by `npx` or `pnpm dlx`, as npm resolved it: exact version and registry integrity (SRI). */
+export interface NpmArtifact {
+  readonly kind: 'npm';
+  readonly package: string;
+  readonly version: string;
+  readonly integrity: string;
+}
+
+/** A local program or script: its absolute path and the SHA-256 of its bytes (for `node x.js`, the entry file). */
+export interface FileArtifact {
+  readonly kind: 'file';
+  readonly path: string;
+  readonly sha256: string;
+}
+
+/** The image of a `docker run`: the reference as written and the image id (`sha256:…`) it resolved to. */
+export interface DockerArtifact {
+  readonly kind: 'docker';
+  readonly image: string;
+  readonly id: string;
+}
+
+/** An HTTP upstream: what it states (initialize's `serverInfo`), pinned by value. */
+export interface ServerInfoArtifact {
+  readonly kind: 'server';
+  readonly name: string;
+  readonly version: string;
+}
+
+/** What a pin records of the code behind its catalog (see {@link PinConfig.artifact}). */
+export type PinnedArtifact = NpmArtifact | FileArtifact | DockerArtifact | ServerInfoArtifact;
 
 /** An alert event a webhook can subscribe to. */
 export type AlertEventName = 'catalog.verified' | 'catalog.drift' | 'call.blocked' | 'call.flagged';
