@@ -3,7 +3,11 @@ import type { Command } from 'commander';
 import { planPinUpdate, type PinUpdatePlan } from '../config/planPinUpdate.js';
 import { PIN_SURFACES } from '../config/pinSurfaces.js';
 import { formatInstructionsDrift } from '../explain/explainInstructions.js';
-import { rewritePinFile } from '../config/rewritePinFile.js';
+import { rewritePinFile, signPinText } from '../config/rewritePinFile.js';
+import { readFile } from 'node:fs/promises';
+import type { PinSigner } from '../config/pinSignature.js';
+import { writeFileAtomic } from '../config/writeFileAtomic.js';
+import { loadPinSigner } from './pinSigner.js';
 import type { ServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { escapeInvisible } from '../explain/escapeInvisible.js';
@@ -48,6 +52,8 @@ export interface ApproveCommandOptions {
   readonly timeout?: string;
   /** Client capabilities declared at initialize, as JSON. */
   readonly capabilities?: string;
+  /** Sign the approved pin with this private key (`toolpin key --new`): docs/pin-lifecycle.md#signed-approvals. */
+  readonly sign?: string;
 }
 
 // A tool is named as before; a prompt or template says what it is, since names may repeat across surfaces.
@@ -163,6 +169,7 @@ function approvalQuestions(approved: readonly Approved[], others: number, file: 
 async function approve(options: ApproveCommandOptions, io: CliIo): Promise<number> {
   const headers = parseHeaderOptions(options.header);
   const timeout = parseTimeout(options.timeout, DEFAULT_TIMEOUT_MS);
+  const signer = options.sign === undefined ? undefined : await loadPinSigner(options.sign);
   const pinFile = await readPinFileForCli(options.file);
   const capabilities = parseCapabilities(options.capabilities);
   const live = await comparePinWithLive(pinFile, headers, { timeoutMs: timeout, capabilities });
@@ -188,6 +195,8 @@ async function approve(options: ApproveCommandOptions, io: CliIo): Promise<numbe
       ? `no low-severity drift in the live catalog of ${live.server.name}`
       : `the live catalog of ${live.server.name} matches ${live.file}`;
     io.stdout.write(`nothing to approve: ${why}\n${leftOver}`);
+    // The pin as it is, reviewed against the live server: signed as it stands.
+    if (signer !== undefined) await signAsItIs(live, signer, io);
     return ExitCodes.OK;
   }
   io.stdout.write(formatPlan(plan));
@@ -199,8 +208,20 @@ async function approve(options: ApproveCommandOptions, io: CliIo): Promise<numbe
     const refused = await confirmApproval(approved, plan, live.file, io);
     if (refused !== undefined) return refused;
   }
-  const written = await rewritePinFile(live.file, plan, { expected: live.text });
+  const written = await rewritePinFile(live.file, plan, {
+    expected: live.text,
+    ...(signer === undefined ? {} : { sign: signer.sign }),
+  });
   reportApproved(live, plan, written, io);
+  if (signer !== undefined) io.stdout.write(`  signed by ${signer.kid}\n`);
+  else if (
+    live.server.signedBy !== undefined ||
+    /^signature:/m.test(live.text) ||
+    /"signature":/.test(live.text)
+  )
+    io.stderr.write(
+      'note: the signature was removed (it signed the content before); sign again with --sign <key>\n',
+    );
   return ExitCodes.OK;
 }
 
@@ -237,6 +258,25 @@ function artifactApproval(
       ? `pin the artifact ${describeArtifact(artifact.observed)}`
       : `artifact_drifted ${comparison.summary} [high]`;
   return { to: artifact.observed, approved: { line, severity: 'high', alone: '' } };
+}
+
+/** `approve --sign` with nothing to approve: the file's content signed as it stands (only if unchanged since read). */
+async function signAsItIs(
+  live: PinnedLiveCatalog,
+  signer: { sign: PinSigner; kid: string },
+  io: CliIo,
+): Promise<void> {
+  const { text } = await signPinText(live.text, live.file, signer.sign);
+  if ((await readFile(live.file, 'utf8')) !== live.text)
+    throw new GatewayError(
+      'GW_PIN_FILE_CHANGED',
+      `Pin file ${live.file} changed since it was read; nothing was written`,
+      {
+        file: live.file,
+      },
+    );
+  await writeFileAtomic(live.file, text);
+  io.stdout.write(`signed ${live.file} by ${signer.kid}\n`);
 }
 
 /** Warns of the items that cannot be approved, and notes the surfaces the pin leaves unpinned. */
@@ -332,7 +372,11 @@ export function registerApproveCommand(program: Command, io: CliIo, done: (code:
     .option('--template <uriTemplate>', 'approve only this resource template (repeatable)', collect, [])
     .option('--instructions', "approve the server's live instructions")
     .option('--low', 'approve every low-severity drift at once (high ones are listed, to approve one by one)')
-    .option('-y, --yes', 'approve without asking (required when stdin is not a terminal)');
+    .option('-y, --yes', 'approve without asking (required when stdin is not a terminal)')
+    .option(
+      '--sign <private-key>',
+      'sign the approved pin with this key (toolpin key --new); the gateway can require it',
+    );
   addListingOptions(command).action(async (file: string, options: Omit<ApproveCommandOptions, 'file'>) =>
     done(await runApprove({ ...options, file }, io)),
   );

@@ -309,6 +309,12 @@ export const pinFileSchema = z
     alerts: pinAlertsSchema.optional(),
     // How the route's credentials work (docs/oauth.md): transparent (default), resource-server, client.
     auth: authSchema.optional(),
+    // A compact JWS of the file's content by a reviewer's key (docs/pin-lifecycle.md#signed-approvals).
+    signature: z
+      .string()
+      .max(4096)
+      .regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, 'a compact JWS (header.payload.signature)')
+      .optional(),
   })
   .superRefine((pin, ctx) => {
     const problem = resourcePathProblem(pin.name, pin.auth);

@@ -1,6 +1,7 @@
 import type { RestrictedPrompt, RestrictedTemplate, RestrictedTool } from '@toolpin/digest';
 import type { ExtraMembers } from '../explain/extraMembers.js';
 import type { AuthConfig } from './authSchema.js';
+import type { SignaturePolicy } from './pinSignature.js';
 
 export type { AuthConfig } from './authSchema.js';
 
@@ -215,6 +216,8 @@ export interface ServerConfig {
   readonly auth?: AuthConfig;
   /** Set when the pin file says `pin: trust-on-first-use`: `pin` is empty until the first complete observation is written. */
   readonly trustOnFirstUse?: true;
+  /** The kid of the trusted key whose signature was verified at load (docs/pin-lifecycle.md#signed-approvals). */
+  readonly signedBy?: string;
 }
 
 /** What the admin listener's review page offers (`admin.ui`). */
@@ -261,6 +264,8 @@ export interface GatewayConfig {
   };
   readonly log: { readonly level: LogLevel };
   readonly servers: readonly ServerConfig[];
+  /** `requireSignature` and the `trustedKeys` read; absent when the gateway file names neither. */
+  readonly signatures?: SignaturePolicy;
   /** Webhooks for every server's alert events; absent when not configured. */
   readonly alerts?: AlertsConfig;
   /** SIGTERM: how long in-flight requests may take to finish. Absent = 10000 ms. */
