@@ -73,7 +73,23 @@ export type GatewayErrorCode =
    * `resource` is not the upstream, an authorization server other than the pinned `auth.issuer`). `data`:
    * `{server, reason, file}`, `reason` ∈ `login_required | issuer_drift | metadata_invalid | insufficient_scope`. Never a token.
    */
-  | 'GW_UPSTREAM_AUTH';
+  | 'GW_UPSTREAM_AUTH'
+  /**
+   * A stdio upstream's artifact (its npm package, file or image) is not the pinned one: the child is not
+   * started (enforce mode). `data`: `{server, reason: 'artifact_drifted', pinned, observed}`.
+   */
+  | 'GW_ARTIFACT_DRIFTED'
+  /**
+   * A stdio upstream's artifact cannot be resolved (npm or docker missing or failing, a file unreadable, a
+   * command whose package spec cannot be pinned): the child is not started in enforce mode. `data`:
+   * `{server, reason: 'artifact_unverifiable', problem}`.
+   */
+  | 'GW_ARTIFACT_UNVERIFIABLE'
+  /**
+   * `requireSignature`: a pin file not signed by a trusted key (no signature, a signature by another key, or
+   * content changed since it was signed). `data`: `{file, field: 'signature', expected}`.
+   */
+  | 'GW_PIN_SIGNATURE';
 
 /** Base class of the gateway's errors: a stable `code` plus structured `data`. */
 export class GatewayError extends Error {

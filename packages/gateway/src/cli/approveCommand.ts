@@ -3,7 +3,11 @@ import type { Command } from 'commander';
 import { planPinUpdate, type PinUpdatePlan } from '../config/planPinUpdate.js';
 import { PIN_SURFACES } from '../config/pinSurfaces.js';
 import { formatInstructionsDrift } from '../explain/explainInstructions.js';
-import { rewritePinFile } from '../config/rewritePinFile.js';
+import { rewritePinFile, signPinText } from '../config/rewritePinFile.js';
+import { readFile } from 'node:fs/promises';
+import type { PinSigner } from '../config/pinSignature.js';
+import { writeFileAtomic } from '../config/writeFileAtomic.js';
+import { loadPinSigner } from './pinSigner.js';
 import type { ServerConfig } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { escapeInvisible } from '../explain/escapeInvisible.js';
@@ -21,6 +25,8 @@ import {
 } from './commonOptions.js';
 import { comparePinWithLive, type PinnedLiveCatalog } from '../transports/pinnedLiveCatalog.js';
 import { readPinFileForCli } from './readPinFileForCli.js';
+import type { PinnedArtifact } from '../config/types.js';
+import { compareArtifacts, describeArtifact } from '../policy/artifactDrift.js';
 import { reportUncheckedSchemas } from './reportUncheckedSchemas.js';
 import { DEFAULT_TIMEOUT_MS, ExitCodes } from '../defaults.js';
 
@@ -46,6 +52,8 @@ export interface ApproveCommandOptions {
   readonly timeout?: string;
   /** Client capabilities declared at initialize, as JSON. */
   readonly capabilities?: string;
+  /** Sign the approved pin with this private key (`toolpin key --new`): docs/pin-lifecycle.md#signed-approvals. */
+  readonly sign?: string;
 }
 
 // A tool is named as before; a prompt or template says what it is, since names may repeat across surfaces.
@@ -161,6 +169,7 @@ function approvalQuestions(approved: readonly Approved[], others: number, file: 
 async function approve(options: ApproveCommandOptions, io: CliIo): Promise<number> {
   const headers = parseHeaderOptions(options.header);
   const timeout = parseTimeout(options.timeout, DEFAULT_TIMEOUT_MS);
+  const signer = options.sign === undefined ? undefined : await loadPinSigner(options.sign);
   const pinFile = await readPinFileForCli(options.file);
   const capabilities = parseCapabilities(options.capabilities);
   const live = await comparePinWithLive(pinFile, headers, { timeoutMs: timeout, capabilities });
@@ -173,17 +182,25 @@ async function approve(options: ApproveCommandOptions, io: CliIo): Promise<numbe
     ...(options.instructions === true ? { instructions: true } : {}),
   });
   if (!planned.ok) throw new CliInputError(planned.message);
-  const { plan } = planned;
+  const whole = [options.tool, options.prompt, options.template].every((names) => (names ?? []).length === 0);
+  const artifact = artifactApproval(live, whole && !lowOnly && options.instructions !== true, io);
+  const plan: PinUpdatePlan =
+    artifact === undefined
+      ? planned.plan
+      : { ...planned.plan, pin: { ...planned.plan.pin, artifact: artifact.to } };
   const leftOver = lowOnly ? highLeftOver(plan) : '';
-  const approved = approvedChanges(plan);
+  const approved = [...approvedChanges(plan), ...(artifact === undefined ? [] : [artifact.approved])];
   if (approved.length === 0 && plan.recorded.length === 0) {
     const why = lowOnly
       ? `no low-severity drift in the live catalog of ${live.server.name}`
       : `the live catalog of ${live.server.name} matches ${live.file}`;
     io.stdout.write(`nothing to approve: ${why}\n${leftOver}`);
+    // The pin as it is, reviewed against the live server: signed as it stands.
+    if (signer !== undefined) await signAsItIs(live, signer, io);
     return ExitCodes.OK;
   }
   io.stdout.write(formatPlan(plan));
+  if (artifact !== undefined) io.stdout.write(`${artifact.approved.line}\n`);
   io.stdout.write(leftOver);
   const changes = [...approved.map((entry) => entry.line), ...plan.recorded.map(describeRecorded)];
   io.stdout.write(`to approve in ${live.file}:\n${changes.map((change) => `  ${change}\n`).join('')}`);
@@ -191,9 +208,75 @@ async function approve(options: ApproveCommandOptions, io: CliIo): Promise<numbe
     const refused = await confirmApproval(approved, plan, live.file, io);
     if (refused !== undefined) return refused;
   }
-  const written = await rewritePinFile(live.file, plan, { expected: live.text });
+  const written = await rewritePinFile(live.file, plan, {
+    expected: live.text,
+    ...(signer === undefined ? {} : { sign: signer.sign }),
+  });
   reportApproved(live, plan, written, io);
+  if (signer !== undefined) io.stdout.write(`  signed by ${signer.kid}\n`);
+  else if (
+    live.server.signedBy !== undefined ||
+    /^signature:/m.test(live.text) ||
+    /"signature":/.test(live.text)
+  )
+    io.stderr.write(
+      'note: the signature was removed (it signed the content before); sign again with --sign <key>\n',
+    );
   return ExitCodes.OK;
+}
+
+/**
+ * The artifact a whole approval records (docs/pin-lifecycle.md#the-artifact): the one the command
+ * resolves to now, when it differs from the pin's or the pin has none. An approval of named items
+ * leaves it, and says so; a pinned artifact that cannot be resolved now cannot be approved.
+ */
+function artifactApproval(
+  live: PinnedLiveCatalog,
+  whole: boolean,
+  io: CliIo,
+): { to: PinnedArtifact; approved: Approved } | undefined {
+  const artifact = live.artifact;
+  if (artifact === undefined) return undefined;
+  if (artifact.observed === undefined) {
+    if (artifact.pinned !== undefined)
+      throw new CliInputError(
+        `cannot tell: the artifact cannot be resolved: ${artifact.problem ?? 'unknown'}`,
+      );
+    io.stderr.write(`note: the artifact is not recorded: ${artifact.problem ?? 'unknown'}\n`);
+    return undefined;
+  }
+  const comparison = artifact.comparison;
+  if (comparison?.equal === true) return undefined;
+  if (!whole) {
+    io.stderr.write(
+      `note: the artifact differs from the pin (${describeArtifact(artifact.observed)}); approve it with toolpin approve ${live.file} (no --tool, --prompt, --template, --instructions or --low)\n`,
+    );
+    return undefined;
+  }
+  const line =
+    comparison === undefined
+      ? `pin the artifact ${describeArtifact(artifact.observed)}`
+      : `artifact_drifted ${comparison.summary} [high]`;
+  return { to: artifact.observed, approved: { line, severity: 'high', alone: '' } };
+}
+
+/** `approve --sign` with nothing to approve: the file's content signed as it stands (only if unchanged since read). */
+async function signAsItIs(
+  live: PinnedLiveCatalog,
+  signer: { sign: PinSigner; kid: string },
+  io: CliIo,
+): Promise<void> {
+  const { text } = await signPinText(live.text, live.file, signer.sign);
+  if ((await readFile(live.file, 'utf8')) !== live.text)
+    throw new GatewayError(
+      'GW_PIN_FILE_CHANGED',
+      `Pin file ${live.file} changed since it was read; nothing was written`,
+      {
+        file: live.file,
+      },
+    );
+  await writeFileAtomic(live.file, text);
+  io.stdout.write(`signed ${live.file} by ${signer.kid}\n`);
 }
 
 /** Warns of the items that cannot be approved, and notes the surfaces the pin leaves unpinned. */
@@ -245,6 +328,10 @@ function reportApproved(
     (line) => io.stderr.write(line),
   );
   let summary = `approved: wrote ${live.file}\n  catalog ${live.server.pin.catalog} -> ${written.pin.catalog}\n`;
+  const before = live.server.pin.artifact;
+  const after = written.pin.artifact;
+  if (after !== undefined && (before === undefined || !compareArtifacts(before, after).equal))
+    summary += `  artifact ${before === undefined ? '-' : describeArtifact(before)} -> ${describeArtifact(after)}\n`;
   for (const surface of PIN_SURFACES) {
     const before = live.server.pin[surface.section]?.catalog;
     const after = written.pin[surface.section]?.catalog;
@@ -285,7 +372,11 @@ export function registerApproveCommand(program: Command, io: CliIo, done: (code:
     .option('--template <uriTemplate>', 'approve only this resource template (repeatable)', collect, [])
     .option('--instructions', "approve the server's live instructions")
     .option('--low', 'approve every low-severity drift at once (high ones are listed, to approve one by one)')
-    .option('-y, --yes', 'approve without asking (required when stdin is not a terminal)');
+    .option('-y, --yes', 'approve without asking (required when stdin is not a terminal)')
+    .option(
+      '--sign <private-key>',
+      'sign the approved pin with this key (toolpin key --new); the gateway can require it',
+    );
   addListingOptions(command).action(async (file: string, options: Omit<ApproveCommandOptions, 'file'>) =>
     done(await runApprove({ ...options, file }, io)),
   );

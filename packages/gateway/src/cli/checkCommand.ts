@@ -9,6 +9,7 @@ import type { CliIo } from './cliIo.js';
 import { addListingOptions, parseCapabilities, parseHeaderOptions, parseTimeout } from './commonOptions.js';
 import { comparePinWithLive, type PinnedLiveCatalog } from '../transports/pinnedLiveCatalog.js';
 import { readPinFileForCli } from './readPinFileForCli.js';
+import { describeArtifact } from '../policy/artifactDrift.js';
 import { DEFAULT_TIMEOUT_MS, ExitCodes } from '../defaults.js';
 
 /** Options of {@link runCheck}, as given on the command line. */
@@ -58,6 +59,43 @@ function reportSurfaces(result: PinnedLiveCatalog): {
   return { text, json, drift, high };
 }
 
+/** The artifact of a stdio pin as the check reports it (docs/pin-lifecycle.md#the-artifact). */
+function reportArtifact(result: PinnedLiveCatalog): {
+  text: string;
+  json?: unknown;
+  drift: boolean;
+  high: boolean;
+} {
+  const artifact = result.artifact;
+  if (artifact === undefined) return { text: '', drift: false, high: false };
+  const { pinned, observed, comparison } = artifact;
+  const json = {
+    pinned: pinned ?? null,
+    observed: observed ?? null,
+    equal: comparison?.equal ?? null,
+    ...(artifact.problem === undefined ? {} : { problem: artifact.problem }),
+  };
+  if (comparison !== undefined && !comparison.equal)
+    return {
+      text: `artifact_drifted  ${comparison.summary} [${comparison.severity}]\n`,
+      json,
+      drift: true,
+      high: comparison.severity === 'high',
+    };
+  if (observed === undefined)
+    return {
+      text: `artifact not resolved: ${artifact.problem ?? 'unknown'}\n`,
+      json,
+      drift: false,
+      high: false,
+    };
+  const text =
+    pinned === undefined
+      ? `artifact not pinned: ${describeArtifact(observed)} (not enforced; toolpin approve records it)\n`
+      : `artifact  ${describeArtifact(observed)}\n`;
+  return { text, json, drift: false, high: false };
+}
+
 const SURFACE_NAMES: Readonly<Record<string, string>> = {
   prompts: 'prompts',
   resourceTemplates: 'resource templates',
@@ -67,13 +105,14 @@ const SURFACE_NAMES: Readonly<Record<string, string>> = {
 function report(result: PinnedLiveCatalog): { status: 'equal' | 'drift'; text: string; json: unknown } {
   const { server, observed, explanation } = result;
   const others = reportSurfaces(result);
-  const drift = !explanation.equal || observed.unverifiable.length > 0 || others.drift;
+  const artifact = reportArtifact(result);
+  const drift = !explanation.equal || observed.unverifiable.length > 0 || others.drift || artifact.drift;
   const lines = [
     `${server.name}: ${result.file}`,
     `pinned    ${server.pin.catalog}`,
     `observed  ${observed.pin.catalog} (${result.pages} page(s))`,
   ];
-  let text = lines.join('\n') + '\n' + formatDriftExplanation(explanation) + others.text;
+  let text = lines.join('\n') + '\n' + formatDriftExplanation(explanation) + others.text + artifact.text;
   for (const item of observed.unverifiable) {
     const what = item.surface ?? 'tools';
     text += `unverifiable ${item.name === null ? `${what}[${item.index}]` : escapeInvisible(item.name)}: ${item.problem}\n`;
@@ -87,6 +126,7 @@ function report(result: PinnedLiveCatalog): { status: 'equal' | 'drift'; text: s
     ? null
     : observed.unverifiable.length > 0 ||
         others.high ||
+        artifact.high ||
         explanation.drift.some((entry) => entry.severity === 'high')
       ? 'high'
       : 'low';
@@ -102,6 +142,7 @@ function report(result: PinnedLiveCatalog): { status: 'equal' | 'drift'; text: s
     unverifiable: observed.unverifiable,
     surfaces: others.json,
     notPinned: result.notPinned,
+    ...(artifact.json === undefined ? {} : { artifact: artifact.json }),
   };
   return { status, text, json };
 }
@@ -120,7 +161,11 @@ export async function runCheck(options: CheckCommandOptions, io: CliIo): Promise
         io,
       );
     const capabilities = parseCapabilities(options.capabilities);
-    const result = report(await comparePinWithLive(pinFile, headers, { timeoutMs: timeout, capabilities }));
+    const live = await comparePinWithLive(pinFile, headers, { timeoutMs: timeout, capabilities });
+    // A pinned artifact that cannot be resolved now says nothing either way: cannot tell.
+    if (live.artifact?.pinned !== undefined && live.artifact.problem !== undefined)
+      return unknown(options, pinFile.file, `the artifact cannot be resolved: ${live.artifact.problem}`, io);
+    const result = report(live);
     io.stdout.write(options.json === true ? JSON.stringify(result.json) + '\n' : result.text);
     return result.status === 'equal' ? ExitCodes.OK : ExitCodes.DRIFT;
   } catch (error) {

@@ -22,6 +22,9 @@ import {
 import { digestTools } from './digestTools.js';
 import { fetchLiveCatalog, type LiveHttpTransport, type LiveTarget } from '../transports/fetchLiveCatalog.js';
 import { readDocument } from './readDocument.js';
+import type { PinnedArtifact } from '../config/types.js';
+import { describeArtifact } from '../policy/artifactDrift.js';
+import { resolveLaunchArtifact } from '../transports/resolveArtifact.js';
 import { reportUncheckedSchemas } from './reportUncheckedSchemas.js';
 import { toolsFromDocument } from './toolsFromDocument.js';
 import { redactUrl } from '../wire/redactUrl.js';
@@ -213,9 +216,10 @@ export async function listForPin(
   source: LiveSource,
   options: ListForPinOptions,
   io: CliIo,
-): Promise<{ tools: unknown[]; upstream: PinFileInput['upstream']; surfaces: ObservedSurfaces }> {
+): Promise<ListedForPin> {
   const request = options.surfaces ?? EVERY_SURFACE;
-  const live = await fetchLiveCatalog(source.target, {
+  const { target, artifact } = await artifactOfTarget(source, options, io);
+  const live = await fetchLiveCatalog(target, {
     timeoutMs: options.timeoutMs,
     surfaces: (['prompts', 'resourceTemplates'] as const).filter((surface) => request[surface]),
     ...(options.capabilities === undefined ? {} : { capabilities: options.capabilities }),
@@ -234,7 +238,43 @@ export async function listForPin(
     'url' in source.upstream && live.transport !== 'stdio'
       ? { ...source.upstream, transport: live.transport }
       : source.upstream;
-  return { tools: live.tools, upstream, surfaces: observedSurfaces(live, request, io) };
+  return {
+    tools: live.tools,
+    upstream,
+    surfaces: observedSurfaces(live, request, io),
+    ...(artifact === undefined ? {} : { artifact }),
+  };
+}
+
+/** What {@link listForPin} read: the catalog, the upstream to write, and the artifact that served it. */
+export interface ListedForPin {
+  readonly tools: unknown[];
+  readonly upstream: PinFileInput['upstream'];
+  readonly surfaces: ObservedSurfaces;
+  /** What the command runs (docs/pin-lifecycle.md#the-artifact); absent when it cannot be told. */
+  readonly artifact?: PinnedArtifact;
+}
+
+/**
+ * A stdio server's artifact, resolved before it is listed: the listing then runs exactly that
+ * artifact (`pkg@1.2.3`, the image id), so what is pinned is what was listed. One that cannot
+ * be resolved is said on stderr, and the pin records none.
+ */
+async function artifactOfTarget(
+  source: LiveSource,
+  options: ListForPinOptions,
+  io: CliIo,
+): Promise<{ target: LiveTarget; artifact?: PinnedArtifact }> {
+  if ('url' in source.target) return { target: source.target };
+  const { resolution, launch } = await resolveLaunchArtifact(source.target, { baseDir: options.baseDir });
+  if (!resolution.ok) {
+    io.stderr.write(`artifact not recorded: ${resolution.problem}\n`);
+    return { target: source.target };
+  }
+  io.stderr.write(
+    `artifact: ${describeArtifact(resolution.artifact)}${resolution.note === undefined ? '' : ` (${resolution.note})`}\n`,
+  );
+  return { target: launch, artifact: resolution.artifact };
 }
 
 /** A catalog to pin and where its pin goes (see {@link writePin}). */
@@ -252,6 +292,8 @@ export interface PinWrite {
   readonly out?: string;
   /** How the server is named in messages. */
   readonly describe: string;
+  /** The artifact that served the catalog, recorded as `pin.artifact`. */
+  readonly artifact?: PinnedArtifact;
 }
 
 /**
@@ -273,7 +315,8 @@ export async function writePin(request: PinWrite, io: CliIo): Promise<number> {
       throw new CliInputError(`${request.describe}: ${error.message}`, { cause: error });
     throw error;
   }
-  const { pin, definitions, extraMembers } = pinned;
+  const { definitions, extraMembers } = pinned;
+  const pin = request.artifact === undefined ? pinned.pin : { ...pinned.pin, artifact: request.artifact };
   reportUncheckedSchemas(definitions, (line) => io.stderr.write(line));
   const format = out !== undefined && out.toLowerCase().endsWith('.json') ? 'json' : 'yaml';
   const text = serializePinFile(
@@ -327,7 +370,7 @@ async function readTools(
   options: PinCommandOptions,
   request: SurfaceRequest,
   io: CliIo,
-): Promise<{ tools: unknown[]; upstream: PinFileInput['upstream']; surfaces: ObservedSurfaces }> {
+): Promise<ListedForPin> {
   if (source.target === undefined)
     return {
       tools: toolsFromDocument(readDocument(options.fromFile ?? ''), options.fromFile ?? ''),
@@ -365,7 +408,7 @@ async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
       );
     }
   }
-  const { tools, upstream, surfaces } = await readTools(source, options, request, io);
+  const { tools, upstream, surfaces, artifact } = await readTools(source, options, request, io);
   const clientCapabilities =
     source.target === undefined ? undefined : parseCapabilities(options.capabilities);
   await writePin(
@@ -379,6 +422,7 @@ async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
       profile,
       describe: source.describe,
       ...(out === undefined ? {} : { out }),
+      ...(artifact === undefined ? {} : { artifact }),
     },
     io,
   );

@@ -18,6 +18,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<RegisterCommand>>> = {
   pin: async () => (await import('./pinCommand.js')).registerPinCommand,
   check: async () => (await import('./checkCommand.js')).registerCheckCommand,
   approve: async () => (await import('./approveCommand.js')).registerApproveCommand,
+  verify: async () => (await import('./verifyCommand.js')).registerVerifyCommand,
   wrap: async () => (await import('./wrapCommand.js')).registerWrapCommand,
   login: async () => (await import('./loginCommand.js')).registerLoginCommand,
   protect: async () => (await import('./protectCommand.js')).registerProtectCommand,

@@ -390,13 +390,14 @@ async function pinPlanned(plan: Plan, timeoutMs: number, io: CliIo): Promise<boo
   } else if (plan.source !== undefined) {
     io.stderr.write(`${server.name}: listing ${plan.source.describe}\n`);
     try {
-      const { tools, upstream, surfaces } = await listForPin(plan.source, { timeoutMs }, io);
+      const { tools, upstream, surfaces, artifact } = await listForPin(plan.source, { timeoutMs }, io);
       await writePin(
         {
           name: plan.pinName,
           upstream,
           tools,
           surfaces,
+          ...(artifact === undefined ? {} : { artifact }),
           mode: 'enforce',
           profile: TRACE_PROFILE,
           out: plan.pinFile,

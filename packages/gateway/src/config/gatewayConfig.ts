@@ -1,4 +1,6 @@
+import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+import { readTrustedKey, type SignaturePolicy, type TrustedKey } from './pinSignature.js';
 import { GatewayError } from '../errors.js';
 import { fromZodError, invalidField } from './configError.js';
 import { deepFreeze } from './deepFreeze.js';
@@ -18,9 +20,10 @@ export async function loadGatewayConfig(file: string): Promise<GatewayConfig> {
   const path = resolve(file);
   const data = parseGatewayFile(await readDocumentFile(path, 'GW_CONFIG_INVALID'), path);
   const serversDir = resolve(dirname(path), data.servers);
+  const signatures = await readSignaturePolicy(data, path);
   let servers;
   try {
-    servers = await loadServersDir(serversDir);
+    servers = await loadServersDir(serversDir, signatures);
   } catch (error) {
     // A missing or unreadable folder is the gateway file's fault: name its `servers` field.
     if (
@@ -36,7 +39,47 @@ export async function loadGatewayConfig(file: string): Promise<GatewayConfig> {
     }
     throw error;
   }
-  return toGatewayConfig(data, { file: path, serversDir, servers });
+  return toGatewayConfig(data, {
+    file: path,
+    serversDir,
+    servers,
+    ...(signatures === undefined ? {} : { signatures }),
+  });
+}
+
+/** The gateway file's `trustedKeys` (read, relative to it) and `requireSignature`; undefined when it names neither. */
+async function readSignaturePolicy(
+  data: GatewayFileData,
+  file: string,
+): Promise<SignaturePolicy | undefined> {
+  if (data.trustedKeys === undefined && !data.requireSignature) return undefined;
+  const trustedKeys: TrustedKey[] = [];
+  for (const [index, name] of (data.trustedKeys ?? []).entries()) {
+    const keyFile = resolve(dirname(file), name);
+    try {
+      trustedKeys.push(readTrustedKey(await readFile(keyFile, 'utf8'), keyFile));
+    } catch (cause) {
+      const reason = (cause as NodeJS.ErrnoException).code ?? (cause as Error).message;
+      throw invalidField(
+        'GW_CONFIG_INVALID',
+        file,
+        `trustedKeys[${index}]`,
+        'a readable Ed25519 public key (JWK)',
+        {
+          note: `(${reason})`,
+          cause,
+        },
+      );
+    }
+  }
+  if (data.requireSignature && trustedKeys.length === 0)
+    throw invalidField(
+      'GW_CONFIG_INVALID',
+      file,
+      'trustedKeys',
+      'at least one key when requireSignature is true',
+    );
+  return { requireSignature: data.requireSignature, trustedKeys };
 }
 
 /**
@@ -58,6 +101,7 @@ interface LoadedSources {
   readonly serversDir: string;
   readonly servers: readonly ServerConfig[];
   readonly pinFile?: string;
+  readonly signatures?: SignaturePolicy;
 }
 
 function toGatewayConfig(data: GatewayFileData, sources: LoadedSources): GatewayConfig {
@@ -87,6 +131,7 @@ function toGatewayConfig(data: GatewayFileData, sources: LoadedSources): Gateway
     ...(data.telemetry === undefined ? {} : { telemetry: telemetryOf(data.telemetry) }),
     ...(sources.pinFile === undefined ? {} : { pinFile: sources.pinFile }),
     ...(data.aggregate === undefined ? {} : { aggregate: aggregateOf(data.aggregate, sources) }),
+    ...(sources.signatures === undefined ? {} : { signatures: sources.signatures }),
   };
   const { file, serversDir, servers } = sources;
   return deepFreeze({ file, listen, admin, serversDir, limits, sessions, log, servers, ...optional });

@@ -116,6 +116,9 @@ export const gatewayFileSchema = z.strictObject({
   cors: corsSchema.optional(),
   telemetry: telemetrySchema.optional(),
   aggregate: aggregateSchema.optional(),
+  // Signed pins (docs/pin-lifecycle.md#signed-approvals): public key files (Ed25519 JWK), relative to this file.
+  trustedKeys: z.array(z.string().min(1)).optional(),
+  requireSignature: z.boolean().default(false),
 });
 
 /** The schema's output: a gateway file with defaults applied. */

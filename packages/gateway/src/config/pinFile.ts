@@ -7,16 +7,18 @@ import { pinFileSchema, TRUST_ON_FIRST_USE, type PinFileData } from './pinFileSc
 import { parseDocumentText, readDocumentFile } from './readDocument.js';
 import type { ServerConfig, SurfacePinConfig, UpstreamConfig } from './types.js';
 import { verifyPin } from './verifyPin.js';
+import { verifyPinSignature, type SignaturePolicy } from './pinSignature.js';
 
 /**
  * Validates an already parsed pin file (or an embedded object) into a deep-frozen ServerConfig.
  * `file` names the source in errors and is kept as is. Throws GatewayError GW_PIN_FILE_INVALID.
  */
-export function parseServerConfig(value: unknown, file: string): ServerConfig {
+export function parseServerConfig(value: unknown, file: string, signatures?: SignaturePolicy): ServerConfig {
   const detached = detach(value, file);
   const data = parsePinData(detached, file);
   const pending = (detached as { pin?: unknown } | null)?.pin === TRUST_ON_FIRST_USE;
   verifyPin(data, file);
+  const signedBy = checkSignature(detached, data, file, signatures);
   const definitions: Record<string, RestrictedTool> = {};
   const extraMembers: Record<string, ExtraMembers> = {};
   for (const [key, definition] of Object.entries(data.definitions.tools)) {
@@ -41,6 +43,7 @@ export function parseServerConfig(value: unknown, file: string): ServerConfig {
         ? {}
         : { resourceTemplates: surfacePinOf(data.pin.resourceTemplates) }),
       ...(data.pin.instructions === undefined ? {} : { instructions: data.pin.instructions }),
+      ...(data.pin.artifact === undefined ? {} : { artifact: data.pin.artifact }),
     },
     definitions,
     promptDefinitions: mapValues(data.definitions.prompts, restrictPrompt),
@@ -52,19 +55,37 @@ export function parseServerConfig(value: unknown, file: string): ServerConfig {
     ...(data.alerts === undefined ? {} : { alerts: data.alerts }),
     ...(data.auth === undefined || data.auth.mode === 'transparent' ? {} : { auth: data.auth }),
     ...(pending ? { trustOnFirstUse: true as const } : {}),
+    ...(signedBy === undefined ? {} : { signedBy }),
   });
 }
 
-/** Parses the text of a pin file (YAML or JSON); `file` is resolved to an absolute path. Throws GatewayError. */
-export function parsePinFile(text: string, file: string): ServerConfig {
-  const path = resolve(file);
-  return parseServerConfig(parseDocumentText(text, path, 'GW_PIN_FILE_INVALID'), path);
+// Required by the gateway file, or present where trusted keys are listed: a signature that does
+// not verify is never ignored. Without trusted keys a signature is only carried (toolpin verify checks it).
+function checkSignature(
+  document: unknown,
+  data: PinFileData,
+  file: string,
+  signatures: SignaturePolicy | undefined,
+): string | undefined {
+  if (signatures === undefined) return undefined;
+  const present = data.signature !== undefined;
+  if (!signatures.requireSignature && !(present && signatures.trustedKeys.length > 0)) return undefined;
+  return verifyPinSignature(document, signatures.trustedKeys, file);
 }
 
-/** Reads and parses one pin file. Rejects with GatewayError GW_PIN_FILE_INVALID. */
-export async function loadPinFile(file: string): Promise<ServerConfig> {
+/** Parses the text of a pin file (YAML or JSON); `file` is resolved to an absolute path. Throws GatewayError. */
+export function parsePinFile(text: string, file: string, signatures?: SignaturePolicy): ServerConfig {
   const path = resolve(file);
-  return parseServerConfig(await readDocumentFile(path, 'GW_PIN_FILE_INVALID'), path);
+  return parseServerConfig(parseDocumentText(text, path, 'GW_PIN_FILE_INVALID'), path, signatures);
+}
+
+/**
+ * Reads and parses one pin file, its signature checked under `signatures` (the gateway file's).
+ * Rejects with GatewayError GW_PIN_FILE_INVALID or GW_PIN_SIGNATURE.
+ */
+export async function loadPinFile(file: string, signatures?: SignaturePolicy): Promise<ServerConfig> {
+  const path = resolve(file);
+  return parseServerConfig(await readDocumentFile(path, 'GW_PIN_FILE_INVALID'), path, signatures);
 }
 
 function surfacePinOf(section: NonNullable<PinFileData['pin']['prompts']>): SurfacePinConfig {

@@ -1,4 +1,5 @@
 import { TRACE_PROFILE } from '@toolpin/digest';
+import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { ENV_NAME_PATTERN, httpUrlSchema } from './schemaParts.js';
 import { pinAlertsSchema } from './alertsSchema.js';
@@ -148,6 +149,40 @@ function surfacePinSchema(keySchema: z.ZodString) {
   });
 }
 
+// npm's integrity strings (SRI, W3C): the algorithm, a dash, base64. npm publishes sha512.
+const SRI_PATTERN = /^sha(?:256|384|512)-[A-Za-z0-9+/]+={0,2}$/;
+// An image id as docker prints it: sha256 and 64 lowercase hex digits.
+const IMAGE_ID_PATTERN = /^sha256:[0-9a-f]{64}$/;
+const textSchema = z
+  .string()
+  .min(1)
+  .max(512)
+  .regex(/^[^\0\r\n]*$/, 'one line of text');
+
+/**
+ * The artifact behind the catalog (docs/pin-lifecycle.md#the-artifact), keyed on `kind` so that an
+ * error names the field at fault. Never part of the catalog digest.
+ */
+export const artifactSchema = z.discriminatedUnion('kind', [
+  z.strictObject({
+    kind: z.literal('npm'),
+    package: textSchema,
+    version: textSchema,
+    integrity: z.string().regex(SRI_PATTERN, 'a registry integrity "sha512-<base64>" (SRI)'),
+  }),
+  z.strictObject({
+    kind: z.literal('file'),
+    path: textSchema.refine((path) => isAbsolute(path), 'an absolute path'),
+    sha256: digestSchema,
+  }),
+  z.strictObject({
+    kind: z.literal('docker'),
+    image: textSchema,
+    id: z.string().regex(IMAGE_ID_PATTERN, 'an image id "sha256:" followed by 64 lowercase hex digits'),
+  }),
+  z.strictObject({ kind: z.literal('server'), name: z.string().max(512), version: z.string().max(512) }),
+]);
+
 /**
  * The pin: the tools' catalog digest (the published fold), every tool's own digest by key, and
  * beyond 500 tools `overflow`, the fold's `tools:overflow` entry (a file written before holds that
@@ -161,6 +196,7 @@ export const pinSchema = z.strictObject({
   prompts: surfacePinSchema(promptKeySchema).optional(),
   resourceTemplates: surfacePinSchema(templateKeySchema).optional(),
   instructions: digestSchema.optional(),
+  artifact: artifactSchema.optional(),
 });
 
 // `definitions` holds every surface's keys in one map; each key's prefix picks the schema of its
@@ -273,6 +309,12 @@ export const pinFileSchema = z
     alerts: pinAlertsSchema.optional(),
     // How the route's credentials work (docs/oauth.md): transparent (default), resource-server, client.
     auth: authSchema.optional(),
+    // A compact JWS of the file's content by a reviewer's key (docs/pin-lifecycle.md#signed-approvals).
+    signature: z
+      .string()
+      .max(4096)
+      .regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, 'a compact JWS (header.payload.signature)')
+      .optional(),
   })
   .superRefine((pin, ctx) => {
     const problem = resourcePathProblem(pin.name, pin.auth);

@@ -5,11 +5,18 @@ import { parsePinFile } from './pinFile.js';
 import type { ServerConfig } from './types.js';
 import { updatePinDocument, type PinDocumentUpdate } from './updatePinDocument.js';
 import { writeFileAtomic } from './writeFileAtomic.js';
+import { parseDocumentText } from './readDocument.js';
+import { pinSignaturePayload, setPinSignature, type PinSigner } from './pinSignature.js';
 
 /** Options of {@link rewritePinFile}. */
 export interface RewritePinFileOptions {
   /** The text the update was planned from: when the file no longer holds it, nothing is written. */
   readonly expected?: string;
+  /**
+   * Signs the rewritten content (`approve --sign`). Without it a rewrite drops the file's
+   * `signature`, which could only be stale (it signed the content before).
+   */
+  readonly sign?: PinSigner;
 }
 
 /**
@@ -31,9 +38,27 @@ export async function rewritePinFile(
       { file },
     );
   }
-  const { text: next, server } = renderPinRewrite(text, file, update);
+  const rendered = renderPinRewrite(text, file, update);
+  const { text: next, server } =
+    options.sign === undefined ? rendered : await signPinText(rendered.text, file, options.sign);
   await writeFileAtomic(file, next);
   return server;
+}
+
+/**
+ * The text of a pin file signed by `sign` (any signature it had replaced), parsed back as the
+ * gateway loads it. Throws GatewayError GW_PIN_FILE_INVALID.
+ */
+export async function signPinText(
+  text: string,
+  file: string,
+  sign: PinSigner,
+): Promise<{ readonly text: string; readonly server: ServerConfig }> {
+  const format = extname(file).toLowerCase() === '.json' ? 'json' : 'yaml';
+  const unsigned = setPinSignature(text, format, undefined);
+  const jws = await sign(pinSignaturePayload(parseDocumentText(unsigned, file, 'GW_PIN_FILE_INVALID')));
+  const signed = setPinSignature(unsigned, format, jws);
+  return { text: signed, server: parsePinFile(signed, file) };
 }
 
 /**
@@ -47,7 +72,8 @@ export function renderPinRewrite(
   update: PinDocumentUpdate,
 ): { readonly text: string; readonly server: ServerConfig } {
   const format = extname(file).toLowerCase() === '.json' ? 'json' : 'yaml';
-  const next = updatePinDocument(text, format, update);
+  // The content changes, so a signature of it is stale: gone, unless the caller signs again.
+  const next = setPinSignature(updatePinDocument(text, format, update), format, undefined);
   // Never write a pin the gateway would reject, nor one that is not the planned pin.
   const server = parsePinFile(next, file);
   const mismatch = plannedPinMismatch(server, update);
@@ -75,6 +101,11 @@ function plannedPinMismatch(
       server.pin.resourceTemplates?.catalog,
     ],
     ['pin.instructions', update.pin.instructions, server.pin.instructions],
+    [
+      'pin.artifact',
+      update.pin.artifact === undefined ? undefined : JSON.stringify(update.pin.artifact),
+      JSON.stringify(server.pin.artifact),
+    ],
   ];
   for (const [field, want, got] of planned)
     if (want !== undefined && want !== got) return { field, planned: want };

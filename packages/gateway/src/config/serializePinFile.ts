@@ -76,6 +76,7 @@ export function pinDocument(pin: PinConfig): Record<string, unknown> {
       ? {}
       : { resourceTemplates: surfaceDocument(pin.resourceTemplates) }),
     ...(pin.instructions === undefined ? {} : { instructions: pin.instructions }),
+    ...(pin.artifact === undefined ? {} : { artifact: { ...pin.artifact } }),
   };
 }
 

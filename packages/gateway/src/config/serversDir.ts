@@ -1,3 +1,4 @@
+import type { SignaturePolicy } from './pinSignature.js';
 import { readdir, stat } from 'node:fs/promises';
 import { extname, join, resolve } from 'node:path';
 import { GatewayError } from '../errors.js';
@@ -35,8 +36,10 @@ export async function listPinFiles(dir: string): Promise<string[]> {
  * Rejects with GatewayError GW_PIN_FILE_INVALID, GW_PIN_DUPLICATE_NAME, or GW_CONFIG_INVALID
  * when the folder cannot be read.
  */
-export async function loadServersDir(dir: string): Promise<ServerConfig[]> {
-  const results = await Promise.allSettled((await listPinFiles(dir)).map((file) => loadPinFile(file)));
+export async function loadServersDir(dir: string, signatures?: SignaturePolicy): Promise<ServerConfig[]> {
+  const results = await Promise.allSettled(
+    (await listPinFiles(dir)).map((file) => loadPinFile(file, signatures)),
+  );
   const servers: ServerConfig[] = [];
   // The first failure in file-name order, so the same folder always reports the same error.
   for (const result of results) {

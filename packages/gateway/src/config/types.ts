@@ -1,6 +1,7 @@
 import type { RestrictedPrompt, RestrictedTemplate, RestrictedTool } from '@toolpin/digest';
 import type { ExtraMembers } from '../explain/extraMembers.js';
 import type { AuthConfig } from './authSchema.js';
+import type { SignaturePolicy } from './pinSignature.js';
 
 export type { AuthConfig } from './authSchema.js';
 
@@ -93,7 +94,44 @@ export interface PinConfig {
   readonly resourceTemplates?: SurfacePinConfig;
   /** digestInstructions of the pinned instructions (the digest of none pins their absence); absent: not pinned. */
   readonly instructions?: string;
+  /**
+   * What serves the catalog (docs/pin-lifecycle.md#the-artifact): a package, a file, an image, or
+   * what an HTTP server states. Beside the digests, never folded into `catalog`. Absent: not pinned.
+   */
+  readonly artifact?: PinnedArtifact;
 }
+
+/** An npm package run by `npx` or `pnpm dlx`, as npm resolved it: exact version and registry integrity (SRI). */
+export interface NpmArtifact {
+  readonly kind: 'npm';
+  readonly package: string;
+  readonly version: string;
+  readonly integrity: string;
+}
+
+/** A local program or script: its absolute path and the SHA-256 of its bytes (for `node x.js`, the entry file). */
+export interface FileArtifact {
+  readonly kind: 'file';
+  readonly path: string;
+  readonly sha256: string;
+}
+
+/** The image of a `docker run`: the reference as written and the image id (`sha256:…`) it resolved to. */
+export interface DockerArtifact {
+  readonly kind: 'docker';
+  readonly image: string;
+  readonly id: string;
+}
+
+/** An HTTP upstream: what it states (initialize's `serverInfo`), pinned by value. */
+export interface ServerInfoArtifact {
+  readonly kind: 'server';
+  readonly name: string;
+  readonly version: string;
+}
+
+/** What a pin records of the code behind its catalog (see {@link PinConfig.artifact}). */
+export type PinnedArtifact = NpmArtifact | FileArtifact | DockerArtifact | ServerInfoArtifact;
 
 /** An alert event a webhook can subscribe to. */
 export type AlertEventName = 'catalog.verified' | 'catalog.drift' | 'call.blocked' | 'call.flagged';
@@ -178,6 +216,8 @@ export interface ServerConfig {
   readonly auth?: AuthConfig;
   /** Set when the pin file says `pin: trust-on-first-use`: `pin` is empty until the first complete observation is written. */
   readonly trustOnFirstUse?: true;
+  /** The kid of the trusted key whose signature was verified at load (docs/pin-lifecycle.md#signed-approvals). */
+  readonly signedBy?: string;
 }
 
 /** What the admin listener's review page offers (`admin.ui`). */
@@ -224,6 +264,8 @@ export interface GatewayConfig {
   };
   readonly log: { readonly level: LogLevel };
   readonly servers: readonly ServerConfig[];
+  /** `requireSignature` and the `trustedKeys` read; absent when the gateway file names neither. */
+  readonly signatures?: SignaturePolicy;
   /** Webhooks for every server's alert events; absent when not configured. */
   readonly alerts?: AlertsConfig;
   /** SIGTERM: how long in-flight requests may take to finish. Absent = 10000 ms. */

@@ -9,7 +9,7 @@ import { isObject } from '../wire/isObject.js';
 /**
  * What a pin rewrite changes: the new pin, and the definitions to set (every member) or drop, of
  * any surface (keys `tool:`, `prompt:`, `template:`). `pin.catalog` and `pin.tools` are always
- * written; `pin.prompts`, `pin.resourceTemplates` and `pin.instructions` are written when present
+ * written; `pin.prompts`, `pin.resourceTemplates`, `pin.instructions` and `pin.artifact` are written when present
  * and left as the file has them when absent (an update never unpins a surface).
  */
 export interface PinDocumentUpdate {
@@ -83,6 +83,7 @@ function updateJson(text: string, update: PinDocumentUpdate): string {
     setOverflow(pin[section] as Record<string, unknown>, surface.overflow);
   }
   if (update.pin.instructions !== undefined) pin.instructions = update.pin.instructions;
+  if (update.pin.artifact !== undefined) pin.artifact = { ...update.pin.artifact };
   document.pin = pin;
   const definitions = isObject(document.definitions) ? document.definitions : {};
   for (const key of update.definitions.remove) delete definitions[key];
@@ -122,6 +123,8 @@ function updateYaml(text: string, update: PinDocumentUpdate): string {
       updateYamlOverflow(doc, ['pin', section, 'overflow'], surface.overflow);
     }
     if (update.pin.instructions !== undefined) doc.setIn(['pin', 'instructions'], update.pin.instructions);
+    if (update.pin.artifact !== undefined)
+      doc.setIn(['pin', 'artifact'], doc.createNode({ ...update.pin.artifact }));
   } else {
     // `pin: trust-on-first-use` (or anything else that is not a mapping) becomes the pin.
     doc.set('pin', doc.createNode(pinDocument(update.pin)));

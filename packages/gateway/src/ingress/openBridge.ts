@@ -7,6 +7,7 @@ import { sessionLabel } from '../observe/sessionLabel.js';
 import { MessageBridge } from '../transports/messageBridge.js';
 import { openUpstream, type UpstreamConnection } from '../transports/openUpstream.js';
 import { oauthOption } from '../transports/upstreamOAuth.js';
+import { artifactOption } from '../transports/verifyArtifact.js';
 
 /** What the HTTP fronts over a bridged upstream share. */
 export interface BridgeFrontOptions {
@@ -49,6 +50,7 @@ export function openSessionUpstream(
     ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
     timeoutMs: options.timeoutMs,
     ...oauthOption(config),
+    ...artifactOption(config),
   });
 }
 

@@ -7,6 +7,7 @@ import { readSettledFiles, type SettledRead } from '../config/readSettledFiles.j
 import { listPinFiles } from '../config/serversDir.js';
 import { findSilentWeakening } from '../config/silentWeakening.js';
 import type { ServerConfig } from '../config/types.js';
+import type { SignaturePolicy } from '../config/pinSignature.js';
 import { GatewayError } from '../errors.js';
 import type { GatewayLogger } from '../observe/logger.js';
 
@@ -34,6 +35,8 @@ export interface PinWatcherOptions {
   readonly logger: GatewayLogger;
   /** The servers the gateway started with (each with its `file`). */
   readonly initial: readonly ServerConfig[];
+  /** The gateway file's signature rule: a reloaded pin not signed as it requires is refused (the last good pin stays). */
+  readonly signatures?: SignaturePolicy;
   /**
    * Quiet time after the last change before reloading: editors and `git checkout` write in bursts.
    * @default 100
@@ -88,6 +91,7 @@ export class PinWatcher {
   readonly #logger: GatewayLogger;
   readonly #debounceMs: number;
   readonly #settleMs: number;
+  readonly #signatures: SignaturePolicy | undefined;
   // The pin in force per file, and its serialized form to tell a real change from a rewrite.
   readonly #inForce = new Map<string, { server: ServerConfig; shape: string }>();
   // Consecutive checks that found a file still changing, per file.
@@ -105,6 +109,7 @@ export class PinWatcher {
     this.#logger = options.logger;
     this.#debounceMs = options.debounceMs ?? 100;
     this.#settleMs = options.settleMs ?? DEFAULT_SETTLE_MS;
+    this.#signatures = options.signatures;
     for (const server of options.initial)
       this.#inForce.set(server.file, { server, shape: JSON.stringify(server) });
   }
@@ -209,7 +214,7 @@ export class PinWatcher {
     let server: ServerConfig;
     try {
       const document = parseDocumentText(read.text, read.file, 'GW_PIN_FILE_INVALID');
-      server = parseServerConfig(document, read.file);
+      server = parseServerConfig(document, read.file, this.#signatures);
       this.#refuseSilentWeakening(read.file, document, server);
     } catch (error) {
       this.#reject(read.file, error, summary);

@@ -76,6 +76,7 @@ function watchPins(
     },
     logger: gateway.logger,
     initial: config.servers,
+    ...(config.signatures === undefined ? {} : { signatures: config.signatures }),
     watch,
   });
 }

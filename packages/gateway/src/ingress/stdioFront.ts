@@ -11,6 +11,7 @@ import { ToolDigester } from '../state/toolDigester.js';
 import { MessageBridge, type BridgeEnd } from '../transports/messageBridge.js';
 import { openUpstream } from '../transports/openUpstream.js';
 import { upstreamOAuthOf } from '../transports/upstreamOAuth.js';
+import { artifactOption } from '../transports/verifyArtifact.js';
 import { DEFAULT_STREAM_IDLE_MS, DEFAULT_TIMEOUT_MS } from '../defaults.js';
 
 /** Options of {@link runStdioFront}. */
@@ -66,6 +67,8 @@ function openFrontUpstream(
     // A desktop client sets the server's environment on toolpin's own launch: pass it all on.
     inheritEnv: true,
     ...(options.command === undefined && isAbsolute(server.file) ? { baseDir: dirname(server.file) } : {}),
+    // A command given instead of the pin's upstream is held to the pinned artifact all the same.
+    ...artifactOption(server),
   });
 }
 

@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { isStdioUpstream, type UpstreamConfig } from '../config/index.js';
@@ -10,6 +9,8 @@ import type { UpstreamOAuth } from './upstreamOAuth.js';
 import { LegacySseClientTransport, LegacySseStreamError } from './legacySseClient.js';
 import { StdioChildTransport } from './stdioChildTransport.js';
 import { logInvalidMessage } from '../observe/invalidMessage.js';
+import { verifyArtifact, type ArtifactCheck } from './verifyArtifact.js';
+import { childEnvironment } from './childEnvironment.js';
 
 /** Options of {@link openUpstream}. */
 export interface OpenUpstreamOptions {
@@ -33,6 +34,8 @@ export interface OpenUpstreamOptions {
   readonly oauth?: UpstreamOAuth;
   /** HTTP+SSE: bound on opening the stream and receiving its endpoint event. @default 30000 */
   readonly timeoutMs?: number;
+  /** stdio: the pinned artifact the child is verified against before it starts (see verifyArtifact). */
+  readonly artifact?: Omit<ArtifactCheck, 'logger' | 'server' | 'session'>;
 }
 
 /** A transport to the upstream, not yet started, and what of its errors ends the connection. */
@@ -52,6 +55,16 @@ export function openUpstream(upstream: UpstreamConfig, options: OpenUpstreamOpti
       ...(options.inheritEnv === undefined ? {} : { inheritEnv: options.inheritEnv }),
       ...(options.baseDir === undefined ? {} : { baseDir: options.baseDir }),
       ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
+      ...(options.artifact === undefined
+        ? {}
+        : {
+            artifact: {
+              ...options.artifact,
+              logger: options.logger,
+              server: options.server,
+              session: options.session,
+            },
+          }),
       onStderrLine: (line) =>
         options.logger.info(
           { event: 'upstream.stderr', server: options.server, session: options.session, line },
@@ -126,6 +139,8 @@ export interface StdioChildLaunchOptions {
   readonly graceMs?: number;
   /** Receives each line the child writes on stderr. */
   readonly onStderrLine: (line: string) => void;
+  /** Verify the command's artifact against this pin before the child starts (see verifyArtifact). */
+  readonly artifact?: ArtifactCheck;
 }
 
 /**
@@ -135,19 +150,19 @@ export interface StdioChildLaunchOptions {
  */
 export function openStdioChild(launch: StdioLaunch, options: StdioChildLaunchOptions): StdioChildTransport {
   const [command = '', ...first] = launch.command;
-  const base = options.inheritEnv === true ? definedEnv(process.env) : getDefaultEnvironment();
+  const args = [...first, ...(launch.args ?? [])];
+  const env = childEnvironment(launch.env, options.inheritEnv);
+  const cwd = launch.cwd === undefined ? undefined : resolve(options.baseDir ?? process.cwd(), launch.cwd);
+  const { artifact } = options;
   return new StdioChildTransport({
     command,
-    args: [...first, ...(launch.args ?? [])],
-    env: { ...base, ...launch.env },
-    ...(launch.cwd === undefined ? {} : { cwd: resolve(options.baseDir ?? process.cwd(), launch.cwd) }),
+    args,
+    env,
+    ...(cwd === undefined ? {} : { cwd }),
     ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
+    ...(artifact === undefined
+      ? {}
+      : { prepare: () => verifyArtifact([command, ...args], artifact, { env, cwd: cwd ?? process.cwd() }) }),
     onStderrLine: options.onStderrLine,
   });
-}
-
-function definedEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) if (value !== undefined) out[name] = value;
-  return out;
 }

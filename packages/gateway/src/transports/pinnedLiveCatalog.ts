@@ -7,6 +7,9 @@ import { upstreamOAuthOf } from './upstreamOAuth.js';
 import { observeLive, type ObservedCatalog, type SurfaceChoice } from './observeCatalog.js';
 import { explainSurfaces, type SurfacesExplanation } from '../config/planSurfaceUpdate.js';
 import type { PinnedSurface } from '../config/pinSurfaces.js';
+import type { PinnedArtifact } from '../config/types.js';
+import { compareArtifacts, type ArtifactComparison } from '../policy/artifactDrift.js';
+import { resolveLaunchArtifact } from './resolveArtifact.js';
 
 /** A pin file, the live catalog of its server, and how they differ. */
 export interface PinnedLiveCatalog {
@@ -23,6 +26,40 @@ export interface PinnedLiveCatalog {
   readonly surfacePages: Partial<Record<PinnedSurface, number>>;
   /** The surfaces the pin does not pin (not enforced; a pin written before issue 14 pins tools only). */
   readonly notPinned: readonly (PinnedSurface | 'instructions')[];
+  /** A stdio upstream's artifact: what it resolves to now, and how that compares with the pin. */
+  readonly artifact?: LiveArtifact;
+}
+
+/** The artifact of a stdio upstream as `check` and `approve` see it (docs/pin-lifecycle.md#the-artifact). */
+export interface LiveArtifact {
+  readonly pinned?: PinnedArtifact;
+  /** What the command resolves to now; absent when it cannot be told (`problem`). */
+  readonly observed?: PinnedArtifact;
+  readonly problem?: string;
+  /** Set when both are known. */
+  readonly comparison?: ArtifactComparison;
+}
+
+/** The listing target of a stdio pin, rewritten to run exactly its resolved artifact, and that artifact. */
+async function liveArtifactOf(
+  server: ServerConfig,
+  target: LiveTarget,
+  baseDir: string,
+): Promise<{ target: LiveTarget; artifact?: LiveArtifact }> {
+  if ('url' in target) return { target };
+  const { resolution, launch } = await resolveLaunchArtifact(target, { baseDir });
+  const pinned = server.pin.artifact;
+  const known = pinned === undefined ? {} : { pinned };
+  if (!resolution.ok) return { target, artifact: { ...known, problem: resolution.problem } };
+  const observed = resolution.artifact;
+  return {
+    target: launch,
+    artifact: {
+      ...known,
+      observed,
+      ...(pinned === undefined ? {} : { comparison: compareArtifacts(pinned, observed) }),
+    },
+  };
 }
 
 /** Which surfaces beside tools a pin pins. */
@@ -61,7 +98,8 @@ export async function comparePinWithLive(
   const surfaces = (['prompts', 'resourceTemplates'] as const).filter((surface) => choice[surface]);
   // Listed as it was pinned: with the capabilities the pin records, unless others are given.
   const capabilities = options.capabilities ?? server.clientCapabilities;
-  const live = await fetchLiveCatalog(targetOf(server, headers), {
+  const { target, artifact } = await liveArtifactOf(server, targetOf(server, headers), dirname(file));
+  const live = await fetchLiveCatalog(target, {
     timeoutMs: options.timeoutMs,
     baseDir: dirname(file),
     surfaces,
@@ -84,5 +122,6 @@ export async function comparePinWithLive(
     surfaces: explainSurfaces(server, observed),
     surfacePages,
     notPinned,
+    ...(artifact === undefined ? {} : { artifact }),
   };
 }

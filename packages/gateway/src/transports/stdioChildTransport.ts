@@ -21,6 +21,11 @@ export interface StdioChildOptions {
   readonly graceMs?: number;
   /** Bound on one JSON-RPC line from the child. @default 10 MiB */
   readonly maxMessageBytes?: number;
+  /**
+   * Runs before the child is spawned and returns the argv to spawn instead of `command` and
+   * `args` (the verified artifact, see verifyArtifact); its rejection is start's, nothing spawned.
+   */
+  readonly prepare?: () => Promise<readonly string[]>;
 }
 
 /** How a child ended. */
@@ -59,6 +64,7 @@ export class StdioChildTransport implements Transport {
   #exit: ChildExit | undefined;
   #exited: Promise<void> | undefined;
   #closed = false;
+  #started = false;
 
   constructor(options: StdioChildOptions) {
     this.#options = options;
@@ -75,11 +81,28 @@ export class StdioChildTransport implements Transport {
     return this.#exit;
   }
 
-  /** Spawns the child; rejects with GW_UPSTREAM_SPAWN_FAILED when it cannot be started. */
-  start(): Promise<void> {
-    if (this.#child !== undefined) throw new Error('StdioChildTransport already started');
+  /**
+   * Spawns the child (after `prepare`, when given); rejects with GW_UPSTREAM_SPAWN_FAILED when it
+   * cannot be started, or with what `prepare` rejected with.
+   */
+  async start(): Promise<void> {
+    if (this.#started) throw new Error('StdioChildTransport already started');
+    this.#started = true;
+    const { prepare } = this.#options;
+    if (prepare === undefined) return this.#spawn(this.#options.command, this.#options.args);
+    let argv: readonly string[];
+    try {
+      argv = await prepare();
+    } catch (error) {
+      this.onerror?.(error as Error);
+      throw error;
+    }
+    return this.#spawn(argv[0] ?? this.#options.command, argv.slice(1));
+  }
+
+  #spawn(command: string, args: readonly string[]): Promise<void> {
     const options = this.#options;
-    const child = spawn(options.command, [...options.args], {
+    const child = spawn(command, [...args], {
       env: { ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
       // Its own process group (POSIX), so the whole tree can be signalled at once.
@@ -119,8 +142,8 @@ export class StdioChildTransport implements Transport {
         groupGone();
         const failure = new GatewayError(
           'GW_UPSTREAM_SPAWN_FAILED',
-          `cannot start ${options.command}: ${error.message}`,
-          { command: options.command },
+          `cannot start ${command}: ${error.message}`,
+          { command },
           { cause: error },
         );
         this.onerror?.(failure);

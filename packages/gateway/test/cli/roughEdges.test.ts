@@ -111,6 +111,7 @@ describe('toolpin --version and --help', () => {
       'pin',
       'check',
       'approve',
+      'verify',
       'wrap',
       'login',
       'protect',

@@ -1,0 +1,20 @@
+import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+/**
+ * The environment a stdio child gets: the SDK's defaults (PATH, HOME and the like), or this
+ * process's whole environment when inherited (`wrap`), plus the pin's `env`. The artifact of the
+ * command is resolved in the same one (npm reads its registry and cache from it).
+ */
+export function childEnvironment(
+  env: Readonly<Record<string, string>> | undefined,
+  inheritEnv: boolean | undefined,
+): Record<string, string> {
+  const base = inheritEnv === true ? definedEnv(process.env) : getDefaultEnvironment();
+  return { ...base, ...env };
+}
+
+function definedEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) if (value !== undefined) out[name] = value;
+  return out;
+}
