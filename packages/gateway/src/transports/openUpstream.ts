@@ -112,6 +112,8 @@ export interface StdioLaunch {
   readonly args?: readonly string[];
   /** Added to the SDK's default child environment (PATH, HOME, …), or to this process's when inherited. */
   readonly env?: Readonly<Record<string, string>>;
+  /** Variables passed on by name from this process's environment (those it has), under `env`. */
+  readonly passEnv?: readonly string[];
   /** Working directory; a relative one is resolved against `baseDir`. */
   readonly cwd?: string;
 }
@@ -130,8 +132,8 @@ export interface StdioChildLaunchOptions {
 
 /**
  * The one way a stdio upstream is started, for the gateway and the CLI alike: the program and its
- * arguments, an environment of the SDK's defaults (or this process's, when asked) plus the pin's
- * `env`, a `cwd` resolved against the pin file's folder, in its own process group. Not started yet.
+ * arguments, an environment of the SDK's defaults (or this process's, when asked) plus the
+ * variables the pin's `passEnv` names and the pin's `env`, a `cwd` resolved against the pin file's folder, in its own process group. Not started yet.
  */
 export function openStdioChild(launch: StdioLaunch, options: StdioChildLaunchOptions): StdioChildTransport {
   const [command = '', ...first] = launch.command;
@@ -139,11 +141,21 @@ export function openStdioChild(launch: StdioLaunch, options: StdioChildLaunchOpt
   return new StdioChildTransport({
     command,
     args: [...first, ...(launch.args ?? [])],
-    env: { ...base, ...launch.env },
+    env: { ...base, ...passedEnv(launch.passEnv ?? []), ...launch.env },
     ...(launch.cwd === undefined ? {} : { cwd: resolve(options.baseDir ?? process.cwd(), launch.cwd) }),
     ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
     onStderrLine: options.onStderrLine,
   });
+}
+
+/** The variables of this process's environment named in a pin's `passEnv` (those it has). */
+function passedEnv(names: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of names) {
+    const value = process.env[name];
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
 }
 
 function definedEnv(env: NodeJS.ProcessEnv): Record<string, string> {
