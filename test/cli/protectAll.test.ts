@@ -95,8 +95,7 @@ describe('toolpin protect --all on a temporary HOME', () => {
   it('finds the three configs, shows each change, then makes it, keeping every untouched line', async () => {
     const run = await runToolpin(['protect', '--all']);
     expect(run.code).toBe(0);
-    for (const label of ['Claude Desktop', 'Cursor', 'VS Code'])
-      expect(run.stderr).toContain(`${label}: `);
+    for (const label of ['Claude Desktop', 'Cursor', 'VS Code']) expect(run.stderr).toContain(`${label}: `);
     // The dry run of each came first: its diff is on stdout.
     expect(run.stdout).toContain(`--- ${files.claude?.path}\toriginal`);
     expect(run.stdout).toContain(`--- ${files.vscode?.path}\toriginal`);

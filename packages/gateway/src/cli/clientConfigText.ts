@@ -44,15 +44,17 @@ export function setEntryMember(
   const tree = parseTree(text);
   const node = tree === undefined ? undefined : findNodeAtLocation(tree, [key, name, member]);
   const now = node === undefined ? undefined : text.slice(node.offset, node.offset + node.length);
-  // A value written on one line stays on one line (`"args": ["a", "b"]`).
+  // A value written on one line stays on one line (`"args": ["a", "b"]`, `"env": { "K": "v" }`).
   if (node !== undefined && now !== undefined && value !== undefined && !now.includes('\n')) {
     const line = JSON.stringify(value, null, 1)
-      .replace(/([[{])\n\s*/g, '$1')
-      .replace(/\n\s*([\]}])/g, '$1')
+      .replace(/\[\n\s*/g, '[')
+      .replace(/\n\s*\]/g, ']')
       .replace(/\n\s*/g, ' ');
     return `${text.slice(0, node.offset)}${line}${text.slice(node.offset + node.length)}`;
   }
-  const edits = modify(text, [key, name, member], value, { formattingOptions: formattingOf(text) });
+  // A member removed takes its comma with it, and nothing else is reformatted.
+  const options = value === undefined ? {} : { formattingOptions: formattingOf(text) };
+  const edits = modify(text, [key, name, member], value, options);
   return applyEdits(text, edits);
 }
 

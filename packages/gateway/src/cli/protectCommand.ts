@@ -245,7 +245,7 @@ async function protectConfig(file: string, run: ProtectRun, io: CliIo): Promise<
   let failed = 0;
   for (const plan of plans) {
     if (await pinPlanned(plan, run.timeoutMs, io)) continue;
-    if (plan.skip === undefined) failed += 1;
+    failed += 1;
     entries.delete(plan.server.name);
   }
   const next = protectedText(reading, parsed.key, entries);

@@ -72,7 +72,7 @@ export function pinsSameUpstream(file: string, upstream: PinFileInput['upstream'
   if (!isStdioUpstream(pinned)) return false;
   return (
     JSON.stringify(stdioArgv(pinned)) === JSON.stringify(stdioArgv(upstream)) &&
-    sortedJson([...pinned.passEnv, ...Object.keys(pinned.env)]) ===
+    sortedJson([...(pinned.passEnv ?? []), ...Object.keys(pinned.env)]) ===
       sortedJson([...(upstream.passEnv ?? []), ...Object.keys(upstream.env ?? {})]) &&
     pinned.cwd === upstream.cwd
   );

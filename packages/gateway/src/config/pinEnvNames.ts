@@ -29,7 +29,9 @@ export async function pinnedEnvValues(file: string): Promise<Record<string, stri
 export async function moveEnvToNames(file: string, names: readonly string[]): Promise<void> {
   const text = await readFile(file, 'utf8');
   const { upstream } = parsePinFile(text, file);
-  const passEnv = [...new Set([...(isStdioUpstream(upstream) ? upstream.passEnv : []), ...names])].sort();
+  const passEnv = [
+    ...new Set([...(isStdioUpstream(upstream) ? (upstream.passEnv ?? []) : []), ...names]),
+  ].sort();
   let next: string;
   if (text.trimStart().startsWith('{')) {
     const formattingOptions = { insertSpaces: true, tabSize: 2 };

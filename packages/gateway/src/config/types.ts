@@ -55,8 +55,9 @@ export interface StdioUpstreamConfig {
   /**
    * The variables passed on from the environment toolpin runs in (a desktop client's, for wrap; the
    * gateway's or the shell's otherwise), by name: a pin written by protect holds no env values.
+   * A pin file always has it (`[]` when absent). @default []
    */
-  readonly passEnv: readonly string[];
+  readonly passEnv?: readonly string[];
   /** Working directory; a relative one is resolved against the pin file's folder. @default the gateway's */
   readonly cwd?: string;
 }

@@ -27,7 +27,7 @@ export function httpUpstreamOf(server: Pick<ServerConfig, 'name' | 'upstream'>):
  */
 export function upstreamIdentity(upstream: UpstreamConfig): string {
   if (isStdioUpstream(upstream)) {
-    const passEnv = [...upstream.passEnv].sort();
+    const passEnv = [...(upstream.passEnv ?? [])].sort();
     return JSON.stringify([
       'stdio',
       upstream.command,

@@ -79,7 +79,7 @@ export async function runStdioFront(options: StdioFrontOptions): Promise<StdioFr
   const upstreamConfig: UpstreamConfig =
     options.command === undefined || options.command.length === 0
       ? server.upstream
-      : { command: options.command as [string, ...string[]], args: [], env: {}, passEnv: [] };
+      : { command: options.command as [string, ...string[]], args: [], env: {} };
   const checkpoint = new ServerCheckpoint({
     config: { ...server, upstream: upstreamConfig },
     sessions: new SessionStore({ max: 4 }),
