@@ -349,3 +349,52 @@ describe('toolpin protect --dry-run', () => {
     });
   });
 });
+
+describe('a config protected by an earlier toolpin (env values in the pin)', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'toolpin-protect-migrate-'));
+  });
+  afterAll(async () => rm(dir, { recursive: true, force: true }));
+
+  it('moves the values back into the entry and leaves their names in the pin; unprotect still restores', async () => {
+    const pins = join(dir, 'pins');
+    await mkdir(pins);
+    const pin = join(pins, 'notes.yaml');
+    // What protect wrote before: the key copied out of the client config into the pin.
+    const pinText =
+      'name: notes\nupstream:\n  command: [npx]\n  args: [-y, notes-mcp]\n  env:\n    NOTES_KEY: sk-old-1\n' +
+      'pin: trust-on-first-use\n';
+    await writeFile(pin, pinText);
+    const config = join(dir, 'claude_desktop_config.json');
+    const original =
+      '{"mcpServers": {"notes": {"command": "npx", "args": ["-y", "notes-mcp"], "env": {"NOTES_KEY": "sk-old-1"}}}}\n';
+    const protectedText = `{"mcpServers": {"notes": {"command": "toolpin", "args": ["wrap", "--pin", ${JSON.stringify(pin)}]}}}\n`;
+    await writeFile(`${config}.toolpin-backup`, original);
+    await writeFile(config, protectedText);
+    // An earlier state file: the digest only.
+    const { createHash } = await import('node:crypto');
+    const digest = `sha256:${createHash('sha256').update(protectedText).digest('hex')}`;
+    await writeFile(`${config}.toolpin-state.json`, JSON.stringify({ protected: digest }));
+
+    const run = await runCli('protect', config, '--dir', pins, '--toolpin-command', 'toolpin');
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain('notes: its env values moved from');
+    expect(run.stderr).not.toContain('sk-old-1');
+    const entry = (JSON.parse(await readFile(config, 'utf8')) as { mcpServers: Record<string, unknown> })
+      .mcpServers.notes;
+    expect(entry).toEqual({
+      command: 'toolpin',
+      args: ['wrap', '--pin', pin],
+      env: { NOTES_KEY: 'sk-old-1' },
+    });
+    const migrated = await readFile(pin, 'utf8');
+    expect(migrated).not.toContain('sk-old-1');
+    expect(migrated).toContain('passEnv:\n    - NOTES_KEY\n');
+    expect(migrated).toContain('pin: trust-on-first-use\n');
+
+    const restore = await runCli('unprotect', config);
+    expect(restore.code).toBe(0);
+    expect(await readFile(config, 'utf8')).toBe(original);
+  });
+});
