@@ -115,6 +115,8 @@ describe('toolpin --version and --help', () => {
       'login',
       'protect',
       'unprotect',
+      'up',
+      'down',
       'help',
     ]);
   });
