@@ -66,7 +66,12 @@ async function start(
   const log = await open(gateway.logFile, 'a', 0o600);
   const from = (await log.stat()).size;
   const [node = process.execPath, ...args] = gatewayArgv(gateway, SCRIPT);
-  const child = spawn(node, args, { cwd: gateway.dir, detached: true, stdio: ['ignore', log.fd, log.fd] });
+  const child = spawn(node, args, {
+    cwd: gateway.dir,
+    detached: true,
+    windowsHide: true,
+    stdio: ['ignore', log.fd, log.fd],
+  });
   await log.close();
   child.unref();
   const pid = child.pid;
