@@ -71,7 +71,8 @@ describe('toolpin installed from the packed tarballs', () => {
     async () => {
       const config = join(dir, 'claude_desktop_config.json');
       const driftFlag = join(dir, 'drifted');
-      // The server's env moves into its pin; the fixture serves a drifted `echo` once driftFlag exists.
+      // The server's env stays in the entry (its pin has the name); the fixture serves a drifted `echo`
+      // once driftFlag exists.
       const original = `${JSON.stringify(
         {
           mcpServers: {

@@ -1,8 +1,9 @@
 // `toolpin protect` / `toolpin unprotect` on a Claude Desktop config, in-process (runToolpin): two
 // stdio servers (the drifting fixture and @modelcontextprotocol/server-everything, run with node
 // and its resolved bin rather than npx, to stay off the network) and one HTTP server (a real SDK
-// server on 127.0.0.1). The rewritten entry is then started as Claude would start it: a real SDK
-// client over stdio with the entry's command, args and env.
+// server on 127.0.0.1, routed through the managed gateway: test/cli/protectAll.test.ts runs it).
+// The rewritten entry is then started as Claude would start it: a real SDK client over stdio with
+// the entry's command, args and env.
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -49,7 +50,7 @@ describe('toolpin protect on a Claude Desktop config', () => {
     pins = join(dir, 'toolpin pins');
     peer = await startV1Server({ mode: 'stateful-sse', tools: defaultTools() });
     const [node, everything, stdio] = everythingStdioCommand();
-    // Written by hand, compact, as people do: protect keeps the indentation, not the line breaks.
+    // Written by hand, compact, as people do: protect edits the entries in place.
     original = `{
   "mcpServers": {
     "weather tools": {
@@ -78,10 +79,12 @@ describe('toolpin protect on a Claude Desktop config', () => {
     expect(run.stdout).toContain(`--- ${config}\toriginal`);
     expect(run.stdout).toContain(`+++ ${config}\tprotected`);
     expect(run.stdout).toContain(`-      "cwd": ${JSON.stringify(serverDir)}`);
-    expect(run.stdout).toContain(`+        ${JSON.stringify(join(pins, 'weather-tools.yaml'))}`);
+    expect(run.stdout).toContain(`"wrap", "--pin", ${JSON.stringify(join(pins, 'weather-tools.yaml'))}]`);
+    // The lines protect does not change are not in the diff: the entries are edited in place.
+    expect(run.stdout).not.toContain('-  "globalShortcut"');
     expect(run.stderr).toContain('dry run: no server started, nothing written');
     expect(await readFile(config, 'utf8')).toBe(original);
-    expect(existsSync(pins)).toBe(false);
+    expect(existsSync(join(pins, 'weather-tools.yaml'))).toBe(false);
     expect(existsSync(`${config}.toolpin-backup`)).toBe(false);
     expect(peer.requests).toHaveLength(0);
     dryRunPatch = run.stdout;
@@ -91,10 +94,16 @@ describe('toolpin protect on a Claude Desktop config', () => {
     const run = await runToolpin(['protect', config, '--dir', pins]);
     expect(run.code).toBe(0);
     const written = await readFile(config, 'utf8');
-    // The diff shown by --dry-run is exactly the change made.
-    expect(applyPatch(original, dryRunPatch)).toBe(written);
+    const gateway = parseYaml(await readFile(join(pins, 'gateway.yaml'), 'utf8')) as {
+      listen: { port: number };
+    };
+    // The diff shown by --dry-run is exactly the change made, but for the gateway's port: chosen
+    // (once, recorded in gateway.yaml) when protect first runs.
+    expect((applyPatch(original, dryRunPatch) as string).replace(':0/', `:${gateway.listen.port}/`)).toBe(
+      written,
+    );
     expect(await readFile(`${config}.toolpin-backup`, 'utf8')).toBe(original);
-    // The pins hold the servers' environment (API keys): their folder is private.
+    // The pin folder is private (it holds the managed gateway's files too).
     expect((await stat(pins)).mode & 0o777).toBe(0o700);
 
     const after = servers(written);
@@ -102,11 +111,14 @@ describe('toolpin protect on a Claude Desktop config', () => {
     expect(after['weather tools']).toEqual({
       command: process.execPath,
       args: [TOOLPIN_CLI, 'wrap', '--pin', weatherPin],
-      // What the client substitutes at launch stays with the client; the rest moved to the pin.
-      env: { API_TOKEN: '${input:token}' },
+      // The environment stays with the client, which passes it to wrap, which passes it on.
+      env: { TOOLPIN_FIXTURE_CALL_LOG: 'calls.log', API_TOKEN: '${input:token}' },
     });
     expect(after.everything?.args).toEqual([TOOLPIN_CLI, 'wrap', '--pin', join(pins, 'everything.yaml')]);
-    expect(after.remote).toEqual(servers(original).remote);
+    expect(after.remote).toEqual({
+      url: `http://127.0.0.1:${gateway.listen.port}/remote/mcp`,
+      headers: { 'X-Api-Key': 'remote-key-1' },
+    });
     expect(JSON.parse(written).globalShortcut).toBe('Ctrl+Space');
 
     const weather = parseYaml(await readFile(weatherPin, 'utf8')) as { name: string; upstream: Entry };
@@ -114,15 +126,16 @@ describe('toolpin protect on a Claude Desktop config', () => {
     expect(weather.upstream).toEqual({
       command: [process.execPath],
       args: [FIXTURE_SERVER, '--greeting', 'hello  world'],
-      env: { TOOLPIN_FIXTURE_CALL_LOG: 'calls.log' },
+      // Names only: a pin never holds the values.
+      passEnv: ['API_TOKEN', 'TOOLPIN_FIXTURE_CALL_LOG'],
       cwd: serverDir,
     });
     // The HTTP server was listed with its headers, which stay out of the pin file.
-    const remotePin = await readFile(join(pins, 'remote.yaml'), 'utf8');
+    const remotePin = await readFile(join(pins, 'http', 'remote.yaml'), 'utf8');
     expect(parseYaml(remotePin)).toMatchObject({ upstream: { url: peer.url, transport: 'streamable-http' } });
     expect(remotePin).not.toContain('remote-key-1');
     expect(peer.requests.some((request) => request.headers['x-api-key'] === 'remote-key-1')).toBe(true);
-    expect(run.stderr).toContain('remote: HTTP server pinned, its entry left as it is');
+    expect(run.stderr).toContain('remote: routed through the toolpin gateway at');
     expect(run.stderr).not.toContain('remote-key-1');
   }, 30_000);
 
@@ -159,8 +172,8 @@ describe('toolpin protect on a Claude Desktop config', () => {
     } finally {
       await client.close();
     }
-    // The pin's env and cwd reached the server: its relative call log is in its folder, and the
-    // refused call never got there.
+    // The entry's env (through wrap) and the pin's cwd reached the server: its relative call log is
+    // in its folder, and the refused call never got there.
     const calls = (await readFile(join(serverDir, 'calls.log'), 'utf8')).trim().split('\n');
     expect(calls.map((line) => line.split(/\s/)[0])).toEqual(['echo', 'rug-pull']);
   }, 30_000);
@@ -179,31 +192,46 @@ describe('toolpin protect on a Claude Desktop config', () => {
     expect(peer.requests).toHaveLength(requests);
   });
 
-  it('unprotect refuses a config changed since, then restores the original byte for byte', async () => {
+  it('a config the client rewrote since is merged by protect and unprotect, never refused', async () => {
     const protectedText = await readFile(config, 'utf8');
-    await writeFile(config, protectedText.replace('Ctrl+Space', 'Ctrl+Shift+Space'));
-    const refused = await runToolpin(['unprotect', config]);
-    expect(refused.code).toBe(2);
-    expect(oneLine(refused.stderr)).toHaveLength(1);
-    expect(refused.stderr).toContain('changed since toolpin protect wrote it');
-    expect(refused.stderr).toContain('--force');
-    // protect refuses it too: its backup is not of this config.
+    // The client rewrites its config (a setting changed), the person rotates the key in the entry.
+    const rewritten = protectedText
+      .replace('Ctrl+Space', 'Ctrl+Shift+Space')
+      .replace('"calls.log"', '"calls-2.log"');
+    await writeFile(config, rewritten);
+    const requests = peer.requests.length;
     const again = await runToolpin(['protect', config, '--dir', pins]);
-    expect(again.code).toBe(2);
-    expect(again.stderr).toContain('run toolpin unprotect first');
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain('changed since toolpin protect wrote it: merged');
+    // Nothing re-listed: the pins are kept, the client's changes too.
+    expect(peer.requests).toHaveLength(requests);
+    expect(await readFile(config, 'utf8')).toBe(rewritten);
 
-    await writeFile(config, protectedText);
+    const run = await runToolpin(['unprotect', config]);
+    expect(run.code).toBe(0);
+    // The original, with the client's own changes.
+    expect(await readFile(config, 'utf8')).toBe(
+      original.replace('Ctrl+Space', 'Ctrl+Shift+Space').replace('"calls.log"', '"calls-2.log"'),
+    );
+    expect(existsSync(`${config}.toolpin-backup`)).toBe(false);
+    expect(existsSync(`${config}.toolpin-state.json`)).toBe(false);
+  });
+
+  it('unprotect restores the original byte for byte; protecting again keeps the pins', async () => {
+    await writeFile(config, original);
+    const first = await runToolpin(['protect', config, '--dir', pins]);
+    expect(first.code).toBe(0);
     const run = await runToolpin(['unprotect', config]);
     expect(run.code).toBe(0);
     expect(await readFile(config)).toEqual(Buffer.from(original));
-    expect(existsSync(`${config}.toolpin-backup`)).toBe(false);
-    expect(existsSync(`${config}.toolpin-state.json`)).toBe(false);
     // The pins stay: protecting again keeps them and starts no server.
     const requests = peer.requests.length;
     const reprotect = await runToolpin(['protect', config, '--dir', pins]);
     expect(reprotect.code).toBe(0);
     expect(reprotect.stderr).toContain(`weather tools: kept ${join(pins, 'weather-tools.yaml')}`);
     expect(peer.requests).toHaveLength(requests);
+    // --force restores the backup over any change.
+    await writeFile(config, (await readFile(config, 'utf8')).replace('Ctrl+Space', 'Alt+Space'));
     expect((await runToolpin(['unprotect', config, '--force'])).code).toBe(0);
     expect(await readFile(config, 'utf8')).toBe(original);
   });
@@ -254,7 +282,9 @@ describe('toolpin protect: other clients and bad input', () => {
       command: 'toolpin',
       args: ['wrap', '--pin', join(dir, 'pins', 'fs.yaml')],
     });
-    expect(after.servers.web).toEqual({ type: 'sse', url: 'http://127.0.0.1:9/sse' });
+    // Routed through the managed gateway (its port is chosen when protect runs: 0 in a first dry run).
+    expect(after.servers.web).toEqual({ type: 'http', url: 'http://127.0.0.1:0/web/mcp' });
+    expect(run.stderr).toContain('the gateway port (:0 above) is chosen when protect runs');
     expect(run.stdout).toContain('+\t\t\t"command": "toolpin",');
   });
 
@@ -270,9 +300,8 @@ describe('toolpin protect: other clients and bad input', () => {
   });
 
   // Red team: a folder that already exists (made by `toolpin pin --out ~/.toolpin/x.yaml`, or given
-  // with --dir) keeps its own mode, so the pin file itself must not be readable by others: it holds
-  // the server's environment (API keys) copied out of the client config.
-  it('a pin holding the server env is written owner-only, even into a folder others can read', async () => {
+  // with --dir) keeps its own mode, which others may read: the pin never holds the env's values.
+  it('a pin never holds the server env values, even in a folder others can read', async () => {
     const shared = join(dir, 'shared-pins');
     await mkdir(shared, { mode: 0o755 });
     const file = join(dir, 'secret_env_config.json');
@@ -285,8 +314,11 @@ describe('toolpin protect: other clients and bad input', () => {
     const run = await runToolpin(['protect', file, '--dir', shared]);
     expect(run.code).toBe(0);
     const pin = join(shared, 'secretive.yaml');
-    expect(await readFile(pin, 'utf8')).toContain('sk-redteam-secret');
-    expect((await stat(pin)).mode & 0o077).toBe(0);
+    expect(await readFile(pin, 'utf8')).not.toContain('sk-redteam-secret');
+    expect(parseYaml(await readFile(pin, 'utf8'))).toMatchObject({ upstream: { passEnv: ['API_KEY'] } });
+    expect(JSON.parse(await readFile(file, 'utf8')).mcpServers.secretive.env).toEqual({
+      API_KEY: 'sk-redteam-secret',
+    });
     expect(run.stderr).not.toContain('sk-redteam-secret');
   }, 20_000);
 

@@ -70,8 +70,9 @@ describe('the toolpin binary', () => {
       await writeFile(config, '{"mcpServers":{"notes":{"command":"npx","args":["-y","notes-mcp"]}}}\n');
       const run = await spawnToolpin(['protect', config, '--dir', join(dir, 'pins'), '--dry-run']);
       expect(run.code).toBe(0);
-      expect(run.stdout).toContain(`+      "command": ${JSON.stringify(process.execPath)},`);
-      expect(run.stdout).toContain(`+        ${JSON.stringify(toolpinMain)},`);
+      // Edited in place: a compact config stays compact.
+      expect(run.stdout).toContain(`"command":${JSON.stringify(process.execPath)},`);
+      expect(run.stdout).toContain(`"args":[${JSON.stringify(toolpinMain)}, "wrap", "--pin", `);
     },
     SPAWN,
   );

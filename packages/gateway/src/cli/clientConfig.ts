@@ -1,4 +1,5 @@
 import { isAbsolute } from 'node:path';
+import { stripComments } from 'jsonc-parser';
 import { isObject } from '../wire/isObject.js';
 import { CliInputError } from './cliInputError.js';
 
@@ -162,17 +163,17 @@ function readServer(name: string, value: unknown, where: string, launcherScript:
 }
 
 /**
- * Reads a client config's text (JSON: JSONC comments are refused). Throws CliInputError naming
- * what to fix: not JSON, no `mcpServers`/`servers` object, an entry of unknown shape.
+ * Reads a client config's text (JSON, with comments allowed as VS Code's mcp.json has them; they
+ * are kept, since protect edits the text in place). Throws CliInputError naming what to fix: not
+ * JSON, no `mcpServers`/`servers` object, an entry of unknown shape.
  */
 export function parseClientConfig(text: string, file: string, launcherScript: string): ClientConfig {
   let document: unknown;
   try {
-    document = JSON.parse(text.replace(/^\uFEFF/, ''));
+    // Comments become spaces; the rest is parsed by JSON.parse, as strictly as before.
+    document = JSON.parse(stripComments(text.replace(/^\uFEFF/, ''), ' '));
   } catch (error) {
-    throw new CliInputError(
-      `${file}: not JSON (${(error as Error).message}); fix it, or remove its comments`,
-    );
+    throw new CliInputError(`${file}: not JSON (${(error as Error).message}); fix it`);
   }
   const shape = 'expected a JSON object with "mcpServers" (Claude Desktop, Cursor) or "servers" (VS Code)';
   if (!isObject(document)) throw new CliInputError(`${file}: ${shape}`);
@@ -199,10 +200,4 @@ export function jsonLayout(text: string): JsonLayout {
   const indent = /\n([ \t]+)\S/.exec(text)?.[1] ?? '  ';
   const eol = text.includes('\r\n') ? '\r\n' : '\n';
   return { indent, eol, finalNewline: /\r?\n$/.test(text) };
-}
-
-/** Serializes a document in the given layout. */
-export function formatJson(document: unknown, layout: JsonLayout): string {
-  const text = JSON.stringify(document, null, layout.indent).replace(/\n/g, layout.eol);
-  return layout.finalNewline ? `${text}${layout.eol}` : text;
 }

@@ -23,6 +23,8 @@ const COMMANDS: Readonly<Record<string, () => Promise<RegisterCommand>>> = {
   login: async () => (await import('./loginCommand.js')).registerLoginCommand,
   protect: async () => (await import('./protectCommand.js')).registerProtectCommand,
   unprotect: async () => (await import('./unprotectCommand.js')).registerUnprotectCommand,
+  up: async () => (await import('./upCommand.js')).registerUpCommand,
+  down: async () => (await import('./downCommand.js')).registerDownCommand,
 };
 
 /**

@@ -1,36 +1,49 @@
-import { createHash } from 'node:crypto';
-import { constants as fsConstants, existsSync, readFileSync } from 'node:fs';
-import { access, copyFile, lstat, mkdir, readFile, realpath } from 'node:fs/promises';
-import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { constants as fsConstants, existsSync } from 'node:fs';
+import { access, copyFile, mkdir, readFile, realpath, rename } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TRACE_PROFILE } from '@toolpin/digest';
 import type { Command } from 'commander';
 import { createTwoFilesPatch } from 'diff';
-import { isStdioUpstream, parsePinFile, type PinFileInput, type UpstreamConfig } from '../config/index.js';
+import { moveEnvToNames, pinnedEnvValues } from '../config/pinEnvNames.js';
 import { writeFileAtomic } from '../config/writeFileAtomic.js';
 import { DEFAULT_TIMEOUT_MS, ExitCodes } from '../defaults.js';
-import { redactUrl } from '../wire/redactUrl.js';
-import {
-  formatJson,
-  isClientVariable,
-  jsonLayout,
-  parseClientConfig,
-  type ClientConfig,
-  type ClientServer,
-  type HttpEntry,
-  type StdioEntry,
-} from './clientConfig.js';
+import { parseClientConfig, type ClientServer } from './clientConfig.js';
+import { CLIENT_NAMES, clientLabel, findClientConfigs, type ClientName } from './clientConfigFiles.js';
+import { duplicateMember, rewriteEntry } from './clientConfigText.js';
 import { CliInputError, reportInputError } from './cliInputError.js';
 import type { CliIo } from './cliIo.js';
 import { parseTimeout } from './commonOptions.js';
-import { listForPin, writePin, type LiveSource } from './pinCommand.js';
+import {
+  ensureManagedGateway,
+  managedGateway,
+  readGatewayPorts,
+  routedPin,
+  runningGatewayPid,
+  type GatewayPorts,
+  type ManagedGateway,
+} from './managedGateway.js';
+import { listForPin, writePin } from './pinCommand.js';
+import { planServers, type Launcher, type Plan } from './protectPlan.js';
+import {
+  backupFileOf,
+  configDigest,
+  readProtectState,
+  refuseLinkedSideFile,
+  stateFileOf,
+  unprotectedText,
+  writeProtectState,
+} from './protectState.js';
+
+export { pinNameOf } from './protectPlan.js';
 
 /** Options of {@link runProtect}, as given on the command line. */
 export interface ProtectCommandOptions {
-  /** The client config: claude_desktop_config.json, Cursor's or VS Code's mcp.json. */
-  readonly config: string;
-  /** Folder of the pin files. @default ~/.toolpin */
+  /** The client config (a path), or a client's name: claude, cursor, vscode (its usual path). */
+  readonly config?: string;
+  /** Every client config found at its usual path (Claude Desktop, Cursor, VS Code). */
+  readonly all?: boolean;
+  /** Folder of the pin files (and of the managed gateway). @default ~/.toolpin */
   readonly dir?: string;
   /** Print the change as a unified diff; start no server, write nothing. */
   readonly dryRun?: boolean;
@@ -40,16 +53,6 @@ export interface ProtectCommandOptions {
   readonly timeout?: string;
 }
 
-/** Where protect keeps the original config, byte for byte: beside it. */
-export function backupFileOf(config: string): string {
-  return `${config}.toolpin-backup`;
-}
-
-/** Where protect records what it wrote (the SHA-256 of the config), so unprotect can tell a later edit. */
-export function stateFileOf(config: string): string {
-  return `${config}.toolpin-state.json`;
-}
-
 /**
  * The config's own path: a symlink (a dotfiles manager's) is followed, so the rewrite and the
  * backup land beside the real file and the link stays a link.
@@ -57,46 +60,6 @@ export function stateFileOf(config: string): string {
 export async function configPathOf(file: string): Promise<string> {
   const absolute = resolve(file);
   return realpath(absolute).catch(() => absolute);
-}
-
-/**
- * Refuses a file protect keeps beside the config (the backup, the state file) that is a symlink
- * or anything but a regular file: a repository can ship `.vscode/mcp.json.toolpin-state.json`
- * pointing at `~/.bashrc`, and writing or restoring through it would change or leak that file.
- * Checked before anything is written; the writes themselves replace the path, never follow it.
- */
-export async function refuseLinkedSideFile(file: string): Promise<void> {
-  const stats = await lstat(file).catch(() => undefined);
-  if (stats === undefined || stats.isFile()) return;
-  const what = stats.isSymbolicLink() ? 'a symlink' : 'not a regular file';
-  throw new CliInputError(
-    `${file}: ${what}; toolpin never writes or reads its own files through one: remove it, then run again`,
-  );
-}
-
-/** The SHA-256 of a config's bytes, as the state file records it. */
-export function configDigest(bytes: Buffer | string): string {
-  return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
-}
-
-/** The protected config's digest recorded by protect, or undefined when there is no readable state. */
-export async function readProtectedDigest(config: string): Promise<string | undefined> {
-  const text = await readFile(stateFileOf(config), 'utf8').catch(() => undefined);
-  if (text === undefined) return undefined;
-  try {
-    const state = JSON.parse(text) as { protected?: unknown };
-    return typeof state.protected === 'string' ? state.protected : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The command a client runs to start toolpin: `[program, ...args]` before `wrap`. */
-interface Launcher {
-  readonly command: string;
-  readonly args: readonly string[];
-  /** This toolpin's script, recognized in entries already wrapped. */
-  readonly script: string;
 }
 
 // Absolute by default: desktop clients start servers with a PATH of their own (Claude Desktop on
@@ -111,7 +74,7 @@ function launcherOf(toolpinCommand: string | undefined): Launcher {
 }
 
 /** Reads the config's bytes as UTF-8 text, exactly: a text that would not write back the same bytes is refused. */
-async function readConfigText(file: string): Promise<{ bytes: Buffer; text: string }> {
+export async function readConfigText(file: string): Promise<{ bytes: Buffer; text: string }> {
   let bytes: Buffer;
   try {
     bytes = await readFile(file);
@@ -120,187 +83,10 @@ async function readConfigText(file: string): Promise<{ bytes: Buffer; text: stri
   }
   const text = bytes.toString('utf8');
   if (!Buffer.from(text, 'utf8').equals(bytes)) throw new CliInputError(`${file}: not UTF-8 text`);
+  const twice = duplicateMember(text);
+  if (twice !== undefined)
+    throw new CliInputError(`${file}: "${twice}" appears twice in one object; keep one, then run again`);
   return { bytes, text };
-}
-
-/** A server name as a pin's name and file name: letters, digits, `_`, `.`, `-`, starting alphanumeric. */
-export function pinNameOf(name: string): string {
-  const safe = name
-    .replace(/[^A-Za-z0-9_.-]+/g, '-')
-    .replace(/^[^A-Za-z0-9]+/, '')
-    .slice(0, 56)
-    .replace(/[-.]+$/, '');
-  return safe === '' ? 'server' : safe;
-}
-
-function stdioArgv(upstream: { command: string | readonly string[]; args?: readonly string[] }): string[] {
-  const command = typeof upstream.command === 'string' ? [upstream.command] : [...upstream.command];
-  return [...command, ...(upstream.args ?? [])];
-}
-
-/** True when the pin file at `file` pins this very upstream (same argv, env and cwd; or same URL). */
-function pinsSameUpstream(file: string, upstream: PinFileInput['upstream']): boolean {
-  let pinned: UpstreamConfig;
-  try {
-    pinned = parsePinFile(readFileSync(file, 'utf8'), file).upstream;
-  } catch {
-    return false;
-  }
-  if ('url' in upstream) return !isStdioUpstream(pinned) && pinned.url === upstream.url;
-  if (!isStdioUpstream(pinned)) return false;
-  return (
-    JSON.stringify(stdioArgv(pinned)) === JSON.stringify(stdioArgv(upstream)) &&
-    JSON.stringify(Object.entries(pinned.env).sort()) ===
-      JSON.stringify(Object.entries(upstream.env ?? {}).sort()) &&
-    pinned.cwd === upstream.cwd
-  );
-}
-
-/** What protect does with one server. */
-interface Plan {
-  readonly server: ClientServer;
-  readonly pinName: string;
-  readonly pinFile: string;
-  /** A pin of this very upstream is already in the folder: kept, the server is not started. */
-  readonly reuse: boolean;
-  readonly source?: LiveSource;
-  /** The entry after protect (the same entry for an HTTP server). */
-  readonly after: Record<string, unknown>;
-  /** Why the server is left as it was without being started. */
-  readonly skip?: string;
-}
-
-/**
- * A stdio server's pin records its program, arguments, environment and folder, so `wrap`, `check`
- * and `approve` start it as the client did. Values the client substitutes at launch (`${input:…}`,
- * `${workspaceFolder}`) stay in the entry: the client passes them to wrap, wrap to the server.
- */
-function stdioPlan(launch: StdioEntry, configDir: string) {
-  const pinEnv: Record<string, string> = {};
-  const clientEnv: Record<string, string> = {};
-  for (const [name, value] of Object.entries(launch.env))
-    (isClientVariable(value) ? clientEnv : pinEnv)[name] = value;
-  const pinCwd =
-    launch.cwd === undefined || isClientVariable(launch.cwd) ? undefined : resolve(configDir, launch.cwd);
-  const upstream = {
-    command: launch.command,
-    args: [...launch.args],
-    env: pinEnv,
-    ...(pinCwd === undefined ? {} : { cwd: pinCwd }),
-  };
-  const source: LiveSource = {
-    upstream,
-    target: {
-      command: [launch.command],
-      args: launch.args,
-      env: pinEnv,
-      ...(pinCwd === undefined ? {} : { cwd: pinCwd }),
-    },
-    describe: `stdio: ${launch.command}`,
-  };
-  return { upstream, source, clientEnv, keepCwd: launch.cwd !== undefined && pinCwd === undefined };
-}
-
-function httpSource(http: HttpEntry): LiveSource {
-  return {
-    // Headers are sent while listing, never written to the pin (they stay in the client config).
-    upstream: { url: http.url, ...(http.transport === undefined ? {} : { transport: http.transport }) },
-    target: { url: http.url, headers: http.headers, transport: http.transport ?? 'auto' },
-    describe: redactUrl(http.url),
-  };
-}
-
-/** The wrapped entry: every key in its place, `command`/`args` through toolpin, the env the client must still pass. */
-function wrappedEntry(
-  entry: Record<string, unknown>,
-  launcher: Launcher,
-  pinFile: string,
-  clientEnv: Record<string, string>,
-  keepCwd: boolean,
-): Record<string, unknown> {
-  const args = [...launcher.args, 'wrap', '--pin', pinFile];
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(entry)) {
-    if (key === 'command') {
-      out.command = launcher.command;
-      out.args = args;
-    } else if (key === 'args') continue;
-    else if (key === 'env') {
-      if (Object.keys(clientEnv).length > 0) out.env = clientEnv;
-    } else if (key === 'cwd') {
-      if (keepCwd) out.cwd = value;
-    } else out[key] = value;
-  }
-  return out;
-}
-
-function planServers(
-  servers: readonly ClientServer[],
-  dir: string,
-  configDir: string,
-  launcher: Launcher,
-): Plan[] {
-  const taken = new Set(
-    servers.flatMap((server) => (server.kind === 'wrapped' ? [resolve(server.pin)] : [])),
-  );
-  const plans: Plan[] = [];
-  for (const server of servers) {
-    if (server.kind === 'wrapped') continue;
-    // A client variable in the command line is resolved by the client at launch, and a pin records
-    // what runs: it cannot be pinned for the client (a value in `env` can: it stays in the entry).
-    if (
-      server.kind === 'stdio' &&
-      [server.launch.command, ...server.launch.args].some((part) => isClientVariable(part))
-    ) {
-      const pinName = pinNameOf(server.name);
-      const skip =
-        'its command or args use a variable the client substitutes (${…}); pin and wrap it by hand';
-      plans.push({
-        server,
-        pinName,
-        pinFile: join(dir, `${pinName}.yaml`),
-        reuse: false,
-        after: server.entry,
-        skip,
-      });
-      continue;
-    }
-    const stdio = server.kind === 'stdio' ? stdioPlan(server.launch, configDir) : undefined;
-    const source = stdio?.source ?? httpSource((server as Extract<ClientServer, { kind: 'http' }>).http);
-    const base = pinNameOf(server.name);
-    let pinName = base;
-    let pinFile = join(dir, `${pinName}.yaml`);
-    let reuse = false;
-    for (let n = 2; n < 1000; n += 1) {
-      if (!taken.has(pinFile)) {
-        if (!existsSync(pinFile)) break;
-        if (pinsSameUpstream(pinFile, source.upstream)) {
-          reuse = true;
-          break;
-        }
-      }
-      pinName = `${base.slice(0, 56)}-${n}`;
-      pinFile = join(dir, `${pinName}.yaml`);
-    }
-    taken.add(pinFile);
-    const after =
-      stdio === undefined
-        ? server.entry
-        : wrappedEntry(server.entry, launcher, pinFile, stdio.clientEnv, stdio.keepCwd);
-    plans.push({ server, pinName, pinFile, reuse, source, after });
-  }
-  return plans;
-}
-
-function rewritten(
-  document: Record<string, unknown>,
-  key: string,
-  entries: ReadonlyMap<string, Record<string, unknown>>,
-): Record<string, unknown> {
-  const servers = document[key] as Record<string, unknown>;
-  const next: Record<string, unknown> = {};
-  for (const [name, entry] of Object.entries(servers)) next[name] = entries.get(name) ?? entry;
-  return { ...document, [key]: next };
 }
 
 async function ensureDir(dir: string, flag: string): Promise<void> {
@@ -314,67 +100,209 @@ async function ensureDir(dir: string, flag: string): Promise<void> {
   }
 }
 
-/** The config's text with the protected entries; the text itself when there is nothing to wrap (its own layout kept). */
-function protectedText(
-  parsed: ClientConfig,
-  entries: ReadonlyMap<string, Record<string, unknown>>,
-  text: string,
-): string {
-  return entries.size === 0
-    ? text
-    : formatJson(rewritten(parsed.document, parsed.key, entries), jsonLayout(text));
+/** An HTTP entry already routed through the managed gateway counts as protected, like a wrapped one. */
+function withRoutes(
+  servers: readonly ClientServer[],
+  ports: GatewayPorts | undefined,
+  gateway: ManagedGateway,
+) {
+  return servers.map((server): ClientServer => {
+    const pin = server.kind === 'http' ? routedPin(server.http.url, ports, gateway) : undefined;
+    return pin === undefined ? server : { kind: 'wrapped', name: server.name, entry: server.entry, pin };
+  });
 }
 
-async function protect(options: ProtectCommandOptions, io: CliIo): Promise<number> {
-  const config = await configPathOf(options.config);
-  const launcher = launcherOf(options.toolpinCommand);
-  const timeoutMs = parseTimeout(options.timeout, DEFAULT_TIMEOUT_MS);
-  const dir = resolve(options.dir ?? join(homedir(), '.toolpin'));
+/** One config as protect reads it: its text now, and the text it protects (merged when the client rewrote it). */
+interface Reading {
+  readonly config: string;
+  readonly backup: string;
+  /** The config's text now. */
+  readonly current: string;
+  /** What protect works on: `current`, or current with protect's own entries undone (the new original). */
+  readonly base: string;
+  readonly rebased: boolean;
+  readonly written: ReadonlyMap<string, unknown>;
+}
+
+/**
+ * Reads a config and what protect recorded of it. A config changed since protect wrote it (the
+ * client rewrote it, a server added by hand) is merged: protect's own entries are undone in it
+ * ({@link unprotectedText}), and that text becomes the original the backup keeps.
+ */
+async function readForProtect(
+  file: string,
+  launcher: Launcher,
+  gateway: ManagedGateway,
+  io: CliIo,
+): Promise<Reading> {
+  const config = await configPathOf(file);
   const { bytes, text } = await readConfigText(config);
-  const parsed = parseClientConfig(text, config, launcher.script);
   const backup = backupFileOf(config);
   await refuseLinkedSideFile(backup);
   await refuseLinkedSideFile(stateFileOf(config));
-  if (existsSync(backup) && (await readProtectedDigest(config)) !== configDigest(bytes))
-    throw new CliInputError(
-      `${config} changed since toolpin protect wrote it: run toolpin unprotect first (--force restores ${backup} over the changes), or delete ${backup} to protect the config as it is now`,
-    );
-  const plans = planServers(parsed.servers, dir, dirname(config), launcher);
-  for (const server of parsed.servers)
-    if (server.kind === 'wrapped')
-      io.stderr.write(`${server.name}: already runs through toolpin wrap (${server.pin})\n`);
-  // Only the entries protect rewrites (stdio): an HTTP entry stays as it is.
-  const entries = new Map(
-    plans.filter((plan) => plan.after !== plan.server.entry).map((plan) => [plan.server.name, plan.after]),
+  const state = await readProtectState(config);
+  const plain = { config, backup, current: text, base: text, rebased: false, written: state.written };
+  if (!existsSync(backup) || state.digest === configDigest(bytes)) return plain;
+  const parsed = parseClientConfig(text, config, launcher.script);
+  const ports = await readGatewayPorts(gateway);
+  const protectedNames = withRoutes(parsed.servers, ports, gateway)
+    .filter((server) => server.kind === 'wrapped')
+    .map((server) => server.name);
+  const original = (await readConfigText(backup)).text;
+  const merged = unprotectedText(text, original, parsed.key, state.written, protectedNames);
+  io.stderr.write(
+    `${config}: changed since toolpin protect wrote it: merged (protect's entries are redone over the changes)\n`,
   );
-  if (options.dryRun === true) {
-    printDryRun(plans, config, text, protectedText(parsed, entries, text), io);
+  for (const name of merged.left) io.stderr.write(`${name}: changed by hand since protect, left as it is\n`);
+  return { ...plain, base: merged.text, rebased: true, written: new Map() };
+}
+
+/** The text protect writes: `base` with each planned entry rewritten in place, and the entries so written. */
+function protectedText(
+  reading: Reading,
+  key: string,
+  entries: ReadonlyMap<string, { before: Record<string, unknown>; after: Record<string, unknown> }>,
+) {
+  let text = reading.base;
+  const written = new Map(reading.written);
+  for (const [name, { before, after }] of entries) {
+    text = rewriteEntry(text, key, name, before, after);
+    written.set(name, after);
+  }
+  return { text, written };
+}
+
+/** Moves the env values of wrapped entries' pins (an earlier protect's) back into the entries; the pins keep the names. */
+async function migrationsOf(servers: readonly ClientServer[]) {
+  const moves = new Map<
+    string,
+    {
+      pin: string;
+      values: Record<string, string>;
+      before: Record<string, unknown>;
+      after: Record<string, unknown>;
+    }
+  >();
+  for (const server of servers) {
+    if (server.kind !== 'wrapped' || 'url' in server.entry) continue;
+    const values = await pinnedEnvValues(server.pin);
+    if (values === undefined) continue;
+    const env = { ...values, ...(server.entry.env as Record<string, string> | undefined) };
+    moves.set(server.name, {
+      pin: server.pin,
+      values,
+      before: server.entry,
+      after: { ...server.entry, env },
+    });
+  }
+  return moves;
+}
+
+/** What protect needs for one config run. */
+interface ProtectRun {
+  readonly launcher: Launcher;
+  readonly gateway: ManagedGateway;
+  readonly timeoutMs: number;
+  readonly dryRun: boolean;
+  readonly dirFlag: string;
+  /** A dry run shown before the change is made (`--all`): the gateway's ports are chosen already. */
+  readonly choosePorts?: boolean;
+}
+
+async function protectConfig(file: string, run: ProtectRun, io: CliIo): Promise<number> {
+  const reading = await readForProtect(file, run.launcher, run.gateway, io);
+  const parsed = parseClientConfig(reading.base, reading.config, run.launcher.script);
+  const hasHttp = parsed.servers.some((server) => server.kind === 'http');
+  const ports =
+    hasHttp && (!run.dryRun || run.choosePorts === true)
+      ? await ensureManagedGateway(run.gateway)
+      : await readGatewayPorts(run.gateway);
+  const servers = withRoutes(parsed.servers, ports, run.gateway);
+  const plans = planServers(servers, {
+    gateway: run.gateway,
+    ports,
+    configDir: dirname(reading.config),
+    launcher: run.launcher,
+  });
+  for (const server of servers)
+    if (server.kind === 'wrapped')
+      io.stderr.write(
+        `${server.name}: already ${'url' in server.entry ? 'routed through the toolpin gateway' : 'runs through toolpin wrap'} (${server.pin})\n`,
+      );
+  const migrations = await migrationsOf(servers);
+  const entries = new Map<string, { before: Record<string, unknown>; after: Record<string, unknown> }>(
+    migrations,
+  );
+  for (const plan of plans)
+    if (plan.skip === undefined)
+      entries.set(plan.server.name, { before: plan.server.entry, after: plan.after });
+  if (run.dryRun) {
+    printDryRun(plans, migrations.keys(), reading, protectedText(reading, parsed.key, entries).text, io);
     return ExitCodes.OK;
   }
-  if (plans.some((plan) => !plan.reuse))
-    await ensureDir(dir, options.dir === undefined ? 'pin folder' : '--dir');
+  if (plans.some((plan) => !plan.reuse && plan.skip === undefined))
+    await ensureDir(run.gateway.dir, run.dirFlag);
   let failed = 0;
   for (const plan of plans) {
-    if (await pinPlanned(plan, timeoutMs, io)) continue;
+    if (await pinPlanned(plan, run.timeoutMs, io)) continue;
     failed += 1;
     entries.delete(plan.server.name);
   }
-  const next = protectedText(parsed, entries, text);
-  if (next === text) io.stderr.write(`${config}: nothing to change\n`);
-  else await writeProtected(config, backup, next, io);
+  const next = protectedText(reading, parsed.key, entries);
+  if (next.text === reading.current && !reading.rebased)
+    io.stderr.write(`${reading.config}: nothing to change\n`);
+  else await writeProtected(reading, next, io);
+  for (const [name, move] of migrations) {
+    await moveEnvToNames(move.pin, Object.keys(move.values));
+    io.stderr.write(
+      `${name}: its env values moved from ${move.pin} back into the client config (the pin keeps their names)\n`,
+    );
+  }
+  if (plans.some((plan) => plan.server.kind === 'http' && entries.has(plan.server.name)))
+    await noteGateway(run.gateway, io);
   return failed === 0 ? ExitCodes.OK : ExitCodes.FAILED;
 }
 
+/** Says whether the managed gateway serves the routes protect wrote, and how to start it. */
+async function noteGateway(gateway: ManagedGateway, io: CliIo): Promise<void> {
+  const pid = await runningGatewayPid(gateway);
+  io.stderr.write(
+    pid === undefined
+      ? 'the HTTP servers are routed through the toolpin gateway: start it with toolpin up (or keep it running: toolpin up --service install)\n'
+      : `the toolpin gateway (pid ${pid}) serves the new routes as their pins appear\n`,
+  );
+}
+
 /** `--dry-run`: what protect would do to each server, and the config's change as a unified diff. */
-function printDryRun(plans: readonly Plan[], config: string, text: string, next: string, io: CliIo): void {
-  for (const plan of plans)
+function printDryRun(
+  plans: readonly Plan[],
+  migrated: Iterable<string>,
+  reading: Reading,
+  next: string,
+  io: CliIo,
+): void {
+  for (const plan of plans) {
+    const http =
+      plan.server.kind === 'http'
+        ? ` (HTTP: routed through the toolpin gateway at ${String(plan.after.url)})`
+        : '';
     io.stderr.write(
       plan.skip !== undefined
         ? `${plan.server.name}: would leave it as it was: ${plan.skip}\n`
-        : `${plan.server.name}: ${plan.reuse ? 'would keep the pin' : 'would pin it to'} ${plan.pinFile}${plan.server.kind === 'http' ? ' (HTTP: the entry stays as it is)' : ''}\n`,
+        : `${plan.server.name}: ${plan.reuse ? 'would keep the pin' : 'would pin it to'} ${plan.pinFile}${http}\n`,
     );
-  if (next === text) io.stderr.write(`${config}: nothing to change\n`);
-  else io.stdout.write(createTwoFilesPatch(config, config, text, next, 'original', 'protected'));
+  }
+  for (const name of migrated)
+    io.stderr.write(`${name}: would move its env values from its pin back into the entry\n`);
+  if (plans.some((plan) => plan.server.kind === 'http' && String(plan.after.url).includes(':0/')))
+    io.stderr.write(
+      'the gateway port (:0 above) is chosen when protect runs, once, and kept in gateway.yaml\n',
+    );
+  if (next === reading.current) io.stderr.write(`${reading.config}: nothing to change\n`);
+  else
+    io.stdout.write(
+      createTwoFilesPatch(reading.config, reading.config, reading.current, next, 'original', 'protected'),
+    );
   io.stderr.write('dry run: no server started, nothing written\n');
 }
 
@@ -385,24 +313,31 @@ async function pinPlanned(plan: Plan, timeoutMs: number, io: CliIo): Promise<boo
     io.stderr.write(`${server.name}: left as it was: ${plan.skip}\n`);
     return false;
   }
-  if (plan.reuse) {
+  if (plan.moveFrom !== undefined) {
+    await mkdir(dirname(plan.pinFile), { recursive: true, mode: 0o700 });
+    await rename(plan.moveFrom, plan.pinFile);
+    io.stderr.write(
+      `${server.name}: moved ${plan.moveFrom} to ${plan.pinFile} (it already pins this server)\n`,
+    );
+  } else if (plan.reuse) {
     io.stderr.write(`${server.name}: kept ${plan.pinFile} (it already pins this server)\n`);
+    // A pin of an earlier protect holds the env values the entry now keeps: it keeps their names only.
+    const values = server.kind === 'stdio' ? await pinnedEnvValues(plan.pinFile) : undefined;
+    if (values !== undefined) await moveEnvToNames(plan.pinFile, Object.keys(values));
   } else if (plan.source !== undefined) {
     io.stderr.write(`${server.name}: listing ${plan.source.describe}\n`);
     try {
       const { tools, upstream, surfaces, artifact } = await listForPin(plan.source, { timeoutMs }, io);
+      const pin = {
+        name: plan.pinName,
+        upstream,
+        tools,
+        surfaces,
+        ...(artifact === undefined ? {} : { artifact }),
+        mode: 'enforce' as const,
+      };
       await writePin(
-        {
-          name: plan.pinName,
-          upstream,
-          tools,
-          surfaces,
-          ...(artifact === undefined ? {} : { artifact }),
-          mode: 'enforce',
-          profile: TRACE_PROFILE,
-          out: plan.pinFile,
-          describe: plan.source.describe,
-        },
+        { ...pin, profile: TRACE_PROFILE, out: plan.pinFile, describe: plan.source.describe },
         io,
       );
     } catch (error) {
@@ -411,26 +346,94 @@ async function pinPlanned(plan: Plan, timeoutMs: number, io: CliIo): Promise<boo
     }
   }
   if (server.kind === 'http')
-    io.stderr.write(
-      `${server.name}: HTTP server pinned, its entry left as it is; to enforce the pin, serve ${plan.pinFile} with toolpin serve and point the client at its route (docs/desktop.md#http-servers)\n`,
-    );
+    io.stderr.write(`${server.name}: routed through the toolpin gateway at ${String(plan.after.url)}\n`);
   return true;
 }
 
-/** Writes the protected config (the original backed up once) and the digest unprotect checks. */
-async function writeProtected(config: string, backup: string, next: string, io: CliIo): Promise<void> {
-  // The first backup is the original: a later protect of the config it wrote keeps it.
-  if (!existsSync(backup)) await copyFile(config, backup, fsConstants.COPYFILE_EXCL);
-  await writeFileAtomic(config, next);
-  await writeFileAtomic(stateFileOf(config), `${JSON.stringify({ protected: configDigest(next) })}\n`);
+/** Writes the protected config (the original backed up once, or the merged original) and what protect wrote. */
+async function writeProtected(
+  reading: Reading,
+  next: { text: string; written: ReadonlyMap<string, unknown> },
+  io: CliIo,
+): Promise<void> {
+  const { config, backup } = reading;
+  // The first backup is the original; a config the client rewrote has its merged text as the original.
+  if (reading.rebased) await writeFileAtomic(backup, reading.base, 0o600);
+  else if (!existsSync(backup)) await copyFile(config, backup, fsConstants.COPYFILE_EXCL);
+  await writeFileAtomic(config, next.text);
+  await writeProtectState(config, next.text, next.written);
   io.stderr.write(`${config}: protected (original kept in ${backup}; toolpin unprotect restores it)\n`);
 }
 
+/** The configs a protect names: a path, a client's name (its usual path), or every client's (`--all`). */
+export function configsOf(
+  options: { config?: string; all?: boolean },
+  command: string,
+): { label?: string; file: string }[] {
+  if (options.all === true) {
+    if (options.config !== undefined)
+      throw new CliInputError(`--all finds every client's config: leave out ${options.config}`);
+    const { found } = findClientConfigs(CLIENT_NAMES);
+    if (found.length === 0)
+      throw new CliInputError(
+        `no client config found at the usual paths (${describeMissing(CLIENT_NAMES)}); name one: toolpin ${command} <client-config>`,
+      );
+    return found.map(({ client, file }) => ({ label: clientLabel(client), file }));
+  }
+  if (options.config === undefined)
+    throw new CliInputError(`name a client config, a client (${CLIENT_NAMES.join(', ')}) or --all`);
+  const client = CLIENT_NAMES.find((name) => name === options.config);
+  if (client === undefined || existsSync(options.config)) return [{ file: options.config }];
+  const { found } = findClientConfigs([client]);
+  if (found.length === 0)
+    throw new CliInputError(`no ${clientLabel(client)} config at ${describeMissing([client])}`);
+  return found.map(({ file }) => ({ label: clientLabel(client), file }));
+}
+
+function describeMissing(clients: readonly ClientName[]): string {
+  return findClientConfigs(clients)
+    .missing.flatMap((missing) => missing.paths)
+    .join(', ');
+}
+
+async function protect(options: ProtectCommandOptions, io: CliIo): Promise<number> {
+  const run: ProtectRun = {
+    launcher: launcherOf(options.toolpinCommand),
+    gateway: managedGateway(options.dir),
+    timeoutMs: parseTimeout(options.timeout, DEFAULT_TIMEOUT_MS),
+    dryRun: options.dryRun === true,
+    dirFlag: options.dir === undefined ? 'pin folder' : '--dir',
+  };
+  const configs = configsOf(options, 'protect');
+  if (options.all !== true && configs.length === 1 && configs[0]?.label === undefined)
+    return protectConfig(configs[0]?.file ?? '', run, io);
+  let code: number = ExitCodes.OK;
+  for (const { label, file } of configs) {
+    io.stderr.write(`${label ?? 'config'}: ${file}\n`);
+    // Each config's change is shown before it is made.
+    const shown = run.dryRun
+      ? ExitCodes.OK
+      : await runOne(file, { ...run, dryRun: true, choosePorts: true }, io);
+    const done = shown === ExitCodes.OK ? await runOne(file, run, io) : shown;
+    code = Math.max(code, done);
+  }
+  return code;
+}
+
+async function runOne(file: string, run: ProtectRun, io: CliIo): Promise<number> {
+  try {
+    return await protectConfig(file, run, io);
+  } catch (error) {
+    return reportInputError('protect', error, io);
+  }
+}
+
 /**
- * `toolpin protect <client-config>`: pins every server of a desktop client's MCP config (stdio
- * servers by running them, HTTP servers by URL) into one pin file each, and rewrites the config so
- * each stdio server runs through `toolpin wrap --pin <file>`. Exit 0; 1 when a server could not be
- * pinned (it is left as it was); 2 on bad input (the config, the folder).
+ * `toolpin protect <client-config | claude | cursor | vscode>` or `--all`: pins every server of a
+ * desktop client's MCP config (stdio servers by running them, HTTP servers by URL), and rewrites
+ * each entry in place: a stdio server runs through `toolpin wrap --pin <file>`, an HTTP server is
+ * reached through the managed gateway (`toolpin up`). Exit 0; 1 when a server could not be pinned
+ * (it is left as it was); 2 on bad input (the config, the folder).
  */
 export async function runProtect(options: ProtectCommandOptions, io: CliIo): Promise<number> {
   try {
@@ -445,17 +448,24 @@ export function registerProtectCommand(program: Command, io: CliIo, done: (code:
   program
     .command('protect')
     .description(
-      "pin every server of a desktop client's MCP config and run its stdio servers through toolpin wrap (exit 0; 1 when a server could not be pinned; 2 on bad input)",
+      "pin every server of a desktop client's MCP config: stdio servers run through toolpin wrap, HTTP servers through the toolpin gateway (exit 0; 1 when a server could not be pinned; 2 on bad input)",
     )
-    .argument('<client-config>', 'claude_desktop_config.json, or a Cursor / VS Code mcp.json')
-    .option('--dir <folder>', 'folder of the pin files (default ~/.toolpin)')
+    .argument(
+      '[client-config]',
+      'claude_desktop_config.json or an mcp.json; or claude, cursor, vscode (found at its usual path)',
+    )
+    .option(
+      '--all',
+      'every client config found at its usual path (Claude Desktop, Cursor, VS Code): each change shown, then made',
+    )
+    .option('--dir <folder>', 'folder of the pin files and of the toolpin gateway (default ~/.toolpin)')
     .option('--dry-run', 'print the change as a unified diff; start no server, write nothing')
     .option(
       '--toolpin-command <program>',
       "the program the client runs for toolpin (default: this node and this toolpin's absolute path), e.g. toolpin",
     )
     .option('--timeout <ms>', 'per request timeout while listing', String(DEFAULT_TIMEOUT_MS))
-    .action(async (config: string, options: Omit<ProtectCommandOptions, 'config'>) =>
-      done(await runProtect({ ...options, config }, io)),
+    .action(async (config: string | undefined, options: Omit<ProtectCommandOptions, 'config'>) =>
+      done(await runProtect({ ...options, ...(config === undefined ? {} : { config }) }, io)),
     );
 }

@@ -110,6 +110,7 @@ function toUpstreamConfig(upstream: PinFileData['upstream']): UpstreamConfig {
     command: [program ?? '', ...rest],
     args: upstream.args,
     env: upstream.env,
+    passEnv: upstream.passEnv,
     ...(upstream.cwd === undefined ? {} : { cwd: upstream.cwd }),
   };
 }

@@ -88,6 +88,11 @@ export const stdioUpstreamSchema = z.strictObject({
       z.string().regex(ARGUMENT_PATTERN, 'a value without NUL'),
     )
     .default({}),
+  // The variables the server gets from the environment toolpin runs in (the client's, for wrap):
+  // names only, so a pin never holds their values (docs/desktop.md#secrets-stay-in-the-client).
+  passEnv: z
+    .array(z.string().regex(ENV_NAME_PATTERN, 'an environment variable name (letters, digits, "_")'))
+    .default([]),
   cwd: z.string().min(1).optional(),
 });
 

@@ -107,10 +107,12 @@ function upstreamDocument(upstream: PinFileInput['upstream']): Record<string, un
   }
   const args = upstream.args ?? [];
   const env = upstream.env ?? {};
+  const passEnv = [...new Set(upstream.passEnv ?? [])].sort();
   return {
     command: typeof upstream.command === 'string' ? [upstream.command] : [...upstream.command],
     ...(args.length === 0 ? {} : { args: [...args] }),
     ...(Object.keys(env).length === 0 ? {} : { env: sortKeys(env) }),
+    ...(passEnv.length === 0 ? {} : { passEnv }),
     ...(upstream.cwd === undefined ? {} : { cwd: upstream.cwd }),
   };
 }

@@ -53,6 +53,12 @@ export interface StdioUpstreamConfig {
   readonly args: readonly string[];
   /** Added to the few variables a child inherits (PATH, HOME, …); the gateway's own environment is not passed. */
   readonly env: Readonly<Record<string, string>>;
+  /**
+   * The variables passed on from the environment toolpin runs in (a desktop client's, for wrap; the
+   * gateway's or the shell's otherwise), by name: a pin written by protect holds no env values.
+   * A pin file always has it (`[]` when absent). @default []
+   */
+  readonly passEnv?: readonly string[];
   /** Working directory; a relative one is resolved against the pin file's folder. @default the gateway's */
   readonly cwd?: string;
 }
@@ -335,6 +341,8 @@ export interface PinFileInput {
         readonly args?: readonly string[];
         /** @default {} */
         readonly env?: Readonly<Record<string, string>>;
+        /** @default [] */
+        readonly passEnv?: readonly string[];
         readonly cwd?: string;
       };
   /** Written only when present. */

@@ -27,7 +27,15 @@ export function httpUpstreamOf(server: Pick<ServerConfig, 'name' | 'upstream'>):
  */
 export function upstreamIdentity(upstream: UpstreamConfig): string {
   if (isStdioUpstream(upstream)) {
-    return JSON.stringify(['stdio', upstream.command, upstream.args, upstream.env, upstream.cwd ?? null]);
+    const passEnv = [...(upstream.passEnv ?? [])].sort();
+    return JSON.stringify([
+      'stdio',
+      upstream.command,
+      upstream.args,
+      upstream.env,
+      passEnv,
+      upstream.cwd ?? null,
+    ]);
   }
   // Headers too: the proxy sends the headers it was built with, so new ones need a new route.
   return JSON.stringify(['http', upstream.url, upstream.transport, upstream.headers]);

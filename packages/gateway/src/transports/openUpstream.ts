@@ -125,6 +125,8 @@ export interface StdioLaunch {
   readonly args?: readonly string[];
   /** Added to the SDK's default child environment (PATH, HOME, …), or to this process's when inherited. */
   readonly env?: Readonly<Record<string, string>>;
+  /** Variables passed on by name from this process's environment (those it has), under `env`. */
+  readonly passEnv?: readonly string[];
   /** Working directory; a relative one is resolved against `baseDir`. */
   readonly cwd?: string;
 }
@@ -145,13 +147,13 @@ export interface StdioChildLaunchOptions {
 
 /**
  * The one way a stdio upstream is started, for the gateway and the CLI alike: the program and its
- * arguments, an environment of the SDK's defaults (or this process's, when asked) plus the pin's
- * `env`, a `cwd` resolved against the pin file's folder, in its own process group. Not started yet.
+ * arguments, an environment of the SDK's defaults (or this process's, when asked) plus the
+ * variables the pin's `passEnv` names and the pin's `env`, a `cwd` resolved against the pin file's folder, in its own process group. Not started yet.
  */
 export function openStdioChild(launch: StdioLaunch, options: StdioChildLaunchOptions): StdioChildTransport {
   const [command = '', ...first] = launch.command;
   const args = [...first, ...(launch.args ?? [])];
-  const env = childEnvironment(launch.env, options.inheritEnv);
+  const env = childEnvironment(launch.env, options.inheritEnv, launch.passEnv);
   const cwd = launch.cwd === undefined ? undefined : resolve(options.baseDir ?? process.cwd(), launch.cwd);
   const { artifact } = options;
   return new StdioChildTransport({

@@ -292,7 +292,7 @@ export async function resolveLaunchArtifact(
   const cwd =
     launch.cwd === undefined ? process.cwd() : resolve(options.baseDir ?? process.cwd(), launch.cwd);
   const resolution = await resolveArtifact(argv, {
-    env: childEnvironment(launch.env, false),
+    env: childEnvironment(launch.env, false, launch.passEnv),
     cwd,
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
   });

@@ -5,7 +5,10 @@ import { lstat, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { applyPatch } from 'diff';
-import { formatJson, jsonLayout, parseClientConfig, wrappedPin } from '../../src/cli/clientConfig.js';
+import { parseClientConfig, wrappedPin } from '../../src/cli/clientConfig.js';
+import { clientConfigPaths } from '../../src/cli/clientConfigFiles.js';
+import { duplicateMember, rewriteEntry } from '../../src/cli/clientConfigText.js';
+import { unprotectedText } from '../../src/cli/protectState.js';
 import { pinNameOf } from '../../src/cli/protectCommand.js';
 import { runCli } from './runCli.js';
 
@@ -90,11 +93,41 @@ describe('client configs', () => {
     ).toThrow('servers.x.type: "http" with "command"');
   });
 
-  it('rewrites in the layout of the original: its indentation and line endings', () => {
-    const tabs = '{\r\n\t"servers": {}\r\n}\r\n';
-    expect(jsonLayout(tabs)).toEqual({ indent: '\t', eol: '\r\n', finalNewline: true });
-    expect(formatJson({ servers: {} }, jsonLayout(tabs))).toBe(tabs);
-    expect(formatJson({ a: [1] }, jsonLayout('{"a":[1]}'))).toBe('{\n  "a": [\n    1\n  ]\n}');
+  it('edits an entry in place: its other members, the other entries and comments keep their text', () => {
+    const text =
+      '{\r\n\t// mine\r\n\t"servers": {\r\n\t\t"a": {"command": "x", "args": ["1"], "cwd": "/w"},\r\n\t\t"b":   {"url": "http://h/mcp"}\r\n\t}\r\n}\r\n';
+    const before = { command: 'x', args: ['1'], cwd: '/w' };
+    const after = { command: 'toolpin', args: ['wrap', '--pin', '/p/a.yaml'] };
+    expect(rewriteEntry(text, 'servers', 'a', before, after)).toBe(
+      '{\r\n\t// mine\r\n\t"servers": {\r\n\t\t"a": {"command": "toolpin", "args": ["wrap", "--pin", "/p/a.yaml"]},\r\n\t\t"b":   {"url": "http://h/mcp"}\r\n\t}\r\n}\r\n',
+    );
+  });
+
+  it('refuses a config naming a member twice (JSON.parse reads the last, an edit would land on the first)', () => {
+    expect(duplicateMember('{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}')).toBe('a');
+    expect(duplicateMember('{"servers": {"a": {"command": "x", "command": "y"}}}')).toBe('command');
+    expect(duplicateMember('{"servers": {"a": {"command": "x"}, "b": {"command": "x"}}}')).toBeUndefined();
+  });
+
+  it('undoes protect in a config the client rewrote: its changes and a rotated key kept', () => {
+    const original = '{"mcpServers": {"a": {"command": "srv", "env": {"K": "old"}}}, "theme": "dark"}';
+    const written = { command: 'toolpin', args: ['wrap', '--pin', '/p/a.yaml'], env: { K: 'old' } };
+    // Claude rewrote the file in its own layout; the person rotated the key.
+    const current = JSON.stringify(
+      { mcpServers: { a: { ...written, env: { K: 'new' } } }, theme: 'light' },
+      null,
+      2,
+    );
+    const undone = unprotectedText(current, original, 'mcpServers', new Map([['a', written]]), []);
+    expect(undone.left).toEqual([]);
+    expect(JSON.parse(undone.text)).toEqual({
+      mcpServers: { a: { command: 'srv', env: { K: 'new' } } },
+      theme: 'light',
+    });
+    // An entry whose wrapping was changed by hand is left as it is, and named.
+    const edited = current.replace('/p/a.yaml', '/p/other.yaml');
+    const left = unprotectedText(edited, original, 'mcpServers', new Map([['a', written]]), []);
+    expect(left).toEqual({ text: edited, left: ['a'] });
   });
 
   it('names pins with letters, digits, "_", "." and "-", starting alphanumeric', () => {
@@ -103,6 +136,38 @@ describe('client configs', () => {
     expect(pinNameOf('../../etc/passwd')).toBe('etc-passwd');
     expect(pinNameOf('天気')).toBe('server');
     expect(pinNameOf('x'.repeat(100))).toHaveLength(56);
+  });
+});
+
+describe('where each client keeps its config', () => {
+  it('knows the usual paths on Linux, macOS and Windows', () => {
+    const linux = { platform: 'linux' as const, env: {}, home: '/home/me' };
+    const mac = { platform: 'darwin' as const, env: {}, home: '/Users/me' };
+    const windows = {
+      platform: 'win32' as const,
+      env: { APPDATA: 'C:\\Users\\me\\AppData\\Roaming', USERPROFILE: 'C:\\Users\\me' },
+      home: 'C:\\Users\\me',
+    };
+    expect(clientConfigPaths('claude', mac)).toEqual([
+      '/Users/me/Library/Application Support/Claude/claude_desktop_config.json',
+    ]);
+    expect(clientConfigPaths('claude', windows)[0]).toBe(
+      'C:\\Users\\me\\AppData\\Roaming\\Claude\\claude_desktop_config.json',
+    );
+    expect(clientConfigPaths('claude', linux)).toEqual([
+      '/home/me/.config/Claude/claude_desktop_config.json',
+    ]);
+    expect(clientConfigPaths('cursor', linux)).toEqual(['/home/me/.cursor/mcp.json']);
+    expect(clientConfigPaths('cursor', windows)).toEqual(['C:\\Users\\me\\.cursor\\mcp.json']);
+    expect(clientConfigPaths('vscode', mac)[0]).toBe(
+      '/Users/me/Library/Application Support/Code/User/mcp.json',
+    );
+    expect(clientConfigPaths('vscode', windows)[0]).toBe(
+      'C:\\Users\\me\\AppData\\Roaming\\Code\\User\\mcp.json',
+    );
+    expect(clientConfigPaths('vscode', { ...linux, env: { XDG_CONFIG_HOME: '/xdg' } })[0]).toBe(
+      '/xdg/Code/User/mcp.json',
+    );
   });
 });
 
@@ -266,7 +331,11 @@ describe('toolpin protect --dry-run', () => {
       expect(state.isFile()).toBe(true);
       expect(JSON.parse(await readFile(`${config}.toolpin-state.json`, 'utf8'))).toEqual({
         protected: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+        // Each entry as protect wrote it, so a config the client rewrites later is merged.
+        entries: { notes: { command: 'toolpin', args: ['wrap', '--pin', join(pins, 'notes.yaml')] } },
       });
+      // Owner-only: an entry can hold env values.
+      expect(state.mode & 0o077).toBe(0);
     });
 
     it('unprotect never restores a backup that is a symlink (the file it points at would land in the config)', async () => {
@@ -278,5 +347,54 @@ describe('toolpin protect --dry-run', () => {
       expect(run.stderr).toContain(`${config}.toolpin-backup: a symlink`);
       expect(await readFile(config, 'utf8')).toBe(text);
     });
+  });
+});
+
+describe('a config protected by an earlier toolpin (env values in the pin)', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'toolpin-protect-migrate-'));
+  });
+  afterAll(async () => rm(dir, { recursive: true, force: true }));
+
+  it('moves the values back into the entry and leaves their names in the pin; unprotect still restores', async () => {
+    const pins = join(dir, 'pins');
+    await mkdir(pins);
+    const pin = join(pins, 'notes.yaml');
+    // What protect wrote before: the key copied out of the client config into the pin.
+    const pinText =
+      'name: notes\nupstream:\n  command: [npx]\n  args: [-y, notes-mcp]\n  env:\n    NOTES_KEY: sk-old-1\n' +
+      'pin: trust-on-first-use\n';
+    await writeFile(pin, pinText);
+    const config = join(dir, 'claude_desktop_config.json');
+    const original =
+      '{"mcpServers": {"notes": {"command": "npx", "args": ["-y", "notes-mcp"], "env": {"NOTES_KEY": "sk-old-1"}}}}\n';
+    const protectedText = `{"mcpServers": {"notes": {"command": "toolpin", "args": ["wrap", "--pin", ${JSON.stringify(pin)}]}}}\n`;
+    await writeFile(`${config}.toolpin-backup`, original);
+    await writeFile(config, protectedText);
+    // An earlier state file: the digest only.
+    const { createHash } = await import('node:crypto');
+    const digest = `sha256:${createHash('sha256').update(protectedText).digest('hex')}`;
+    await writeFile(`${config}.toolpin-state.json`, JSON.stringify({ protected: digest }));
+
+    const run = await runCli('protect', config, '--dir', pins, '--toolpin-command', 'toolpin');
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain('notes: its env values moved from');
+    expect(run.stderr).not.toContain('sk-old-1');
+    const entry = (JSON.parse(await readFile(config, 'utf8')) as { mcpServers: Record<string, unknown> })
+      .mcpServers.notes;
+    expect(entry).toEqual({
+      command: 'toolpin',
+      args: ['wrap', '--pin', pin],
+      env: { NOTES_KEY: 'sk-old-1' },
+    });
+    const migrated = await readFile(pin, 'utf8');
+    expect(migrated).not.toContain('sk-old-1');
+    expect(migrated).toContain('passEnv:\n    - NOTES_KEY\n');
+    expect(migrated).toContain('pin: trust-on-first-use\n');
+
+    const restore = await runCli('unprotect', config);
+    expect(restore.code).toBe(0);
+    expect(await readFile(config, 'utf8')).toBe(original);
   });
 });

@@ -116,6 +116,8 @@ describe('toolpin --version and --help', () => {
       'login',
       'protect',
       'unprotect',
+      'up',
+      'down',
       'help',
     ]);
   });

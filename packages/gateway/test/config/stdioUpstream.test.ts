@@ -35,16 +35,17 @@ describe('a pin file with a stdio upstream', () => {
       command: ['node', 'server.js'],
       args: ['--quiet'],
       env: { API_KEY: 'k' },
+      passEnv: [],
       cwd: 'srv',
     });
     expect(isStdioUpstream(full.upstream)).toBe(true);
     const bare = parseServerConfig(stdioPin({ command: ['node', 'server.js'] }), FILE);
-    expect(bare.upstream).toEqual({ command: ['node', 'server.js'], args: [], env: {} });
+    expect(bare.upstream).toEqual({ command: ['node', 'server.js'], args: [], env: {}, passEnv: [] });
   });
 
   test('takes a single program as a string and keeps it as a one-element command', () => {
     const server = parseServerConfig(stdioPin({ command: 'mcp-server-files' }), FILE);
-    expect(server.upstream).toEqual({ command: ['mcp-server-files'], args: [], env: {} });
+    expect(server.upstream).toEqual({ command: ['mcp-server-files'], args: [], env: {}, passEnv: [] });
   });
 
   test('rejects url and command together, naming the command field', () => {
@@ -57,6 +58,8 @@ describe('a pin file with a stdio upstream', () => {
     [{ command: [] }, 'upstream.command'],
     [{ command: ['node'], shell: true }, 'upstream.shell'],
     [{ command: ['node'], env: { 'BAD-NAME': 'x' } }, 'upstream.env'],
+    [{ command: ['node'], passEnv: ['BAD-NAME'] }, 'upstream.passEnv[0]'],
+    [{ command: ['node'], passEnv: 'API_KEY' }, 'upstream.passEnv'],
     [{ command: ['node'], args: 'server.js' }, 'upstream.args'],
     [{ command: ['node'], headers: {} }, 'upstream.headers'],
   ])('rejects %j at %s', (upstream, field) => {
@@ -67,19 +70,29 @@ describe('a pin file with a stdio upstream', () => {
 
   test.each(['yaml', 'json'] as const)('round-trips through %s, leaving empty args and env out', (format) => {
     const server = parseServerConfig(
-      stdioPin({ command: ['node', 'server.js'], env: { B: '2', A: '1' } }),
+      stdioPin({ command: ['node', 'server.js'], env: { B: '2', A: '1' }, passEnv: ['Z_KEY', 'C_KEY'] }),
       FILE,
     );
     const text = serializePinFile(server, format);
+    // Names only, sorted: a pin written by protect holds no values.
+    expect(text.indexOf('C_KEY')).toBeLessThan(text.indexOf('Z_KEY'));
     expect(text).not.toContain('args');
     expect(text.indexOf('A')).toBeLessThan(text.indexOf('B'));
-    expect(parsePinFile(text, FILE)).toEqual(server);
+    expect(parsePinFile(text, FILE)).toEqual({
+      ...server,
+      upstream: { ...server.upstream, passEnv: ['C_KEY', 'Z_KEY'] },
+    });
   });
 
   test('identifies the upstream by command, args, env and cwd; logs only the program', () => {
     const a = parseServerConfig(stdioPin({ command: ['node', 'a.js'], env: { TOKEN: 'secret' } }), FILE);
     const b = parseServerConfig(stdioPin({ command: ['node', 'b.js'], env: { TOKEN: 'secret' } }), FILE);
     expect(upstreamIdentity(a.upstream)).not.toBe(upstreamIdentity(b.upstream));
+    // The variables passed on by name are part of it (their order is not).
+    const named = (passEnv: string[]) =>
+      upstreamIdentity(parseServerConfig(stdioPin({ command: ['node', 'a.js'], passEnv }), FILE).upstream);
+    expect(named(['A', 'B'])).toBe(named(['B', 'A']));
+    expect(named(['A'])).not.toBe(named(['A', 'B']));
     expect(describeUpstream(a.upstream)).toBe('stdio:node');
     const http = parseServerConfig(validPin(), FILE);
     expect(upstreamIdentity(http.upstream)).not.toBe(
