@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { CLIENT_INFO, ExitCodes } from '../defaults.js';
 import type { CliIo } from './cliIo.js';
+import { stopOnSignal } from './stopOnSignal.js';
 
 /** A command's registration (`register<Name>Command`): declares its options, hands them to its `run`. */
 type RegisterCommand = (program: Command, io: CliIo, done: (code: number) => void) => void;
@@ -23,6 +24,9 @@ const COMMANDS: Readonly<Record<string, () => Promise<RegisterCommand>>> = {
   protect: async () => (await import('./protectCommand.js')).registerProtectCommand,
   unprotect: async () => (await import('./unprotectCommand.js')).registerUnprotectCommand,
 };
+
+/** The commands that answer SIGINT and SIGTERM themselves (they drain, then stop what they run). */
+const OWN_SIGNALS: ReadonlySet<string> = new Set(['serve', 'wrap', 'review']);
 
 /**
  * The commands that `args` need registered: the one they name; none for `--version` (printed before
@@ -72,11 +76,15 @@ export async function runCli(args: readonly string[], io: CliIo): Promise<number
     },
     args,
   );
+  // Every other command ends the servers it started when interrupted (cli/stopOnSignal.ts).
+  const release = OWN_SIGNALS.has(args[0] ?? '') ? undefined : stopOnSignal(io);
   try {
     await program.parseAsync([...args], { from: 'user' });
   } catch (error) {
     if (!(error instanceof CommanderError)) throw error;
     return error.exitCode === 0 ? ExitCodes.OK : ExitCodes.BAD_INPUT;
+  } finally {
+    release?.();
   }
   return code;
 }
