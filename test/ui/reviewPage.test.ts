@@ -120,6 +120,12 @@ test('shows drift live with its word diff, and approve rewrites the pin that the
     expect(await page.evaluate(() => (globalThis as { sameDocument?: boolean }).sameDocument)).toBe(true);
     expect(await page.locator('section.server#server-demo').getAttribute('data-state')).toBe('drifted');
     expect(await drift(page).locator('mark').allTextContents()).toEqual(['description']);
+    // The inserted sentence is the suspicious part: shown as a warning (amber), not as a green addition.
+    const inserted = drift(page).locator('ins', { hasText: 'id_rsa' });
+    expect(await inserted.getAttribute('class')).toBe('warning');
+    expect(await inserted.evaluate((node) => getComputedStyle(node).backgroundColor)).toBe(
+      'rgb(255, 225, 166)',
+    );
     await page.screenshot({ path: SCREENSHOT ?? join(dir, 'review-ui.png'), fullPage: true });
 
     const observed = await drift(page).locator('input[name=observed]').first().inputValue();
@@ -144,9 +150,16 @@ test('shows drift live with its word diff, and approve rewrites the pin that the
     expect(await readFile(main.pinFile, 'utf8')).toContain(`${WEATHER}: ${observed}`);
     expect(main.running.gateway.routes.get('demo')?.guard.config.pin.tools[WEATHER]).toBe(observed);
     expect(main.logs.some((line) => line.event === 'review.approved')).toBe(true);
+    // No client listed since: the drift is shown approved, with nothing left to press.
+    expect(await drift(page).locator('p.approved').textContent()).toBe(
+      'approved, waiting for the next listing',
+    );
+    expect(await drift(page).locator('button').count()).toBe(0);
     const sdk = await connect(main);
     try {
       expect((await sdk.listTools()).tools.map((tool) => tool.name)).toContain('get_weather');
+      // The next listing verifies it: the live page drops the drift.
+      await drift(page).waitFor({ state: 'detached' });
       const result = await sdk.callTool({ name: 'get_weather', arguments: { city: 'Paris' } });
       expect(result.isError).not.toBe(true);
     } finally {
