@@ -164,7 +164,7 @@ describe('wrap: a drifting stdio server behind the stdio front', () => {
       {
         level: 'warning',
         logger: 'toolpin',
-        data: `toolpin hid 1 tool of drifting that differs from what was approved: echo (changed); run \`toolpin approve ${pinFile}\` to review.`,
+        data: `toolpin hid 1 tool of drifting that differs from what was approved: echo (changed); review it in the browser with \`toolpin review --dir ${dir}\`, or run \`toolpin approve ${pinFile}\`.`,
       },
       { level: 'warning', logger: 'toolpin', data: sentence },
     ]);
@@ -176,6 +176,26 @@ describe('wrap: a drifting stdio server behind the stdio front', () => {
     await client.ping();
     expect(notices).toHaveLength(2);
     expect(await executedCalls()).toEqual(['rug-pull']);
+  });
+
+  it('labels each run its own session: two wraps of one pin never share a label in the logs', async () => {
+    const tools = await catalogAtStart(fixtureCommand());
+    const pinFile = await writePin(dir, pinFor('drifting', 'http://127.0.0.1:9/mcp', tools));
+    const runs = [
+      await startWrapInProcess(pinFile, fixtureCommand()),
+      await startWrapInProcess(pinFile, fixtureCommand()),
+    ];
+    try {
+      for (const run of runs) await run.client.listTools();
+      const labels = runs.map((run) => run.events('catalog.verified')[0]?.session);
+      expect(labels).toEqual([
+        expect.stringMatching(/^[0-9a-f]{12}$/),
+        expect.stringMatching(/^[0-9a-f]{12}$/),
+      ]);
+      expect(labels[0]).not.toBe(labels[1]);
+    } finally {
+      for (const run of runs) await run.close();
+    }
   });
 
   it("runs the pin file's own stdio upstream when no command is given, and blocks a call made without listing", async () => {

@@ -73,7 +73,13 @@ export type GatewayErrorCode =
    * `resource` is not the upstream, an authorization server other than the pinned `auth.issuer`). `data`:
    * `{server, reason, file}`, `reason` ∈ `login_required | issuer_drift | metadata_invalid | insufficient_scope`. Never a token.
    */
-  | 'GW_UPSTREAM_AUTH';
+  | 'GW_UPSTREAM_AUTH'
+  /**
+   * A listener could not bind its address (in use, not permitted, not local). `data`: `{listener, host, port,
+   * setting, reason}`: `listener` ∈ `mcp | admin | review`, `setting` the gateway file's field that moves it
+   * (`listen.port`, `admin.port`), `reason` the system's code (`EADDRINUSE`…).
+   */
+  | 'GW_LISTEN_FAILED';
 
 /** Base class of the gateway's errors: a stable `code` plus structured `data`. */
 export class GatewayError extends Error {
