@@ -8,6 +8,10 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { createLogger, startGateway, type RunningGateway } from '@toolpin/gateway';
 import { startDemoServer } from '../../config/demo-server/server.mjs';
 import { CHROMIUM_PATH } from '../../scripts/ensureChromium.mjs';
+import { runCli } from '../../packages/gateway/dist/cli/program.js';
+import { captureIo } from '../../packages/gateway/test/cli/capturedIo.js';
+import { until } from '../support/until.js';
+import { RAW_ECHO, rawFixtureCommand, stdioPinFor, writePin } from '../transports/support.js';
 
 // The review page (docs/review-ui.md) in a real headless Chromium, over a real gateway in front of
 // the real demo MCP server: one browser launch for the file.
@@ -259,4 +263,62 @@ test('admin.ui readonly and a tokenless admin show the drift without actions and
     await readonly.running.close();
     await tokenless.running.close();
   }
+});
+
+// `toolpin review`: no gateway, the servers run through `wrap`; the command lists the pins of a
+// folder itself (an HTTP server and a stdio one here) and serves the same page, signed in by the
+// one-time link it hands the browser ($BROWSER: a script that records it, for Chromium to open).
+test('toolpin review lists a folder of pins live, opens the page signed in, and approves a drift through it', async () => {
+  const folder = join(dir, 'desk');
+  await mkdir(folder);
+  const pinFile = join(folder, 'demo.yaml');
+  await writeFile(
+    pinFile,
+    (await readFile(join(ROOT, 'config', 'servers', 'demo.yaml'), 'utf8')).replace(
+      'http://127.0.0.1:3001/mcp',
+      demo.url,
+    ),
+  );
+  await writePin(folder, stdioPinFor('local', rawFixtureCommand(), [RAW_ECHO]));
+  await demo.setDrift(true);
+  const opened = join(dir, 'opened.txt');
+  const browserScript = join(dir, 'browser.sh');
+  await writeFile(browserScript, `#!/bin/sh\nprintf '%s' "$1" > '${opened}'\n`, { mode: 0o755 });
+  const before = process.env.BROWSER;
+  process.env.BROWSER = browserScript;
+  const io = captureIo();
+  const exited = runCli(['review', '--dir', folder], io);
+  const context = await browser.newContext();
+  try {
+    const link = await until(
+      () => readFile(opened, 'utf8').catch(() => undefined),
+      'the browser to be opened',
+    );
+    expect(io.written.stderr).toContain(`toolpin review: 2 server(s) from ${folder}\n`);
+    expect(io.written.stderr).toContain(`this link signs a browser in once: ${link}\n`);
+    const page = await context.newPage();
+    await page.goto(link);
+    expect(new URL(page.url()).pathname).toBe('/ui');
+    expect(await page.locator('section.server#server-local').getAttribute('data-state')).toBe('verified');
+    expect(await page.locator('section.server#server-demo').getAttribute('data-state')).toBe('drifted');
+    await drift(page).locator('ins', { hasText: 'id_rsa' }).waitFor();
+    const observed = await drift(page).locator('input[name=observed]').first().inputValue();
+    await Promise.all([
+      page.waitForURL(/notice=approved/),
+      drift(page).locator('button[value=approve]').click(),
+    ]);
+    expect(await readFile(pinFile, 'utf8')).toContain(`${WEATHER}: ${observed}`);
+    // Listed again after the approval: verified at once, nothing left to approve.
+    expect(await page.locator('section.server#server-demo').getAttribute('data-state')).toBe('verified');
+    expect(await drift(page).count()).toBe(0);
+    // The link signed in once: used again, it signs nobody in.
+    const again = await fetch(link, { redirect: 'manual' });
+    expect(again.status).toBe(401);
+  } finally {
+    await context.close();
+    if (before === undefined) delete process.env.BROWSER;
+    else process.env.BROWSER = before;
+    io.signals.emit('SIGINT');
+  }
+  expect(await exited).toBe(0);
 });

@@ -19,6 +19,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<RegisterCommand>>> = {
   pin: async () => (await import('./pinCommand.js')).registerPinCommand,
   check: async () => (await import('./checkCommand.js')).registerCheckCommand,
   approve: async () => (await import('./approveCommand.js')).registerApproveCommand,
+  review: async () => (await import('./reviewCommand.js')).registerReviewCommand,
   wrap: async () => (await import('./wrapCommand.js')).registerWrapCommand,
   login: async () => (await import('./loginCommand.js')).registerLoginCommand,
   protect: async () => (await import('./protectCommand.js')).registerProtectCommand,
