@@ -244,7 +244,12 @@ test('admin.ui readonly and a tokenless admin show the drift without actions and
     }
     const cases = [
       { gateway: readonly, headers: { authorization: `Bearer ${TOKEN}` }, why: 'admin.ui is readonly' },
-      { gateway: tokenless, headers: {}, why: 'no admin.token is configured' },
+      {
+        gateway: tokenless,
+        headers: {},
+        // The note says where the token is set, not only that it is missing.
+        why: 'no admin.token is configured, and the page writes pins only for a reader who gave the token. To approve here, set admin: { token: … } in the gateway file',
+      },
     ];
     for (const { gateway, headers, why } of cases) {
       const admin = gateway.running.adminUrl;
