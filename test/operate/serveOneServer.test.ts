@@ -219,7 +219,7 @@ describe('toolpin serve: flags checked before anything starts', () => {
     ],
     [
       ['--name', 'demo', '--url', 'not-a-url', '--trust-on-first-use'],
-      '--url [redacted] (not a URL): expected an http:// or https:// URL',
+      '--url "not-a-url": not a URL; expected an http:// or https:// URL',
     ],
     [
       ['--name', 'demo', '--url', 'http://127.0.0.1:9/mcp', '--args', 'x', '--trust-on-first-use'],
