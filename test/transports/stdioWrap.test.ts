@@ -20,6 +20,7 @@ import {
   connectWrap,
   eventually,
   expectProgressBeforeResult,
+  runWrapInProcess,
   fixtureCommand,
   startWrapInProcess,
   stdioPinFor,
@@ -28,6 +29,8 @@ import {
   type WrapHandle,
 } from './support.js';
 import { rejectionOf } from '../support/rejection.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 
 describe('wrap: @modelcontextprotocol/server-everything behind the stdio front', () => {
   let dir: string;
@@ -318,4 +321,39 @@ describe("wrap: the pin file's HTTP upstream behind the stdio front", () => {
       expect(upstream.callCount('echo')).toBe(1);
     },
   );
+});
+
+// A desktop client that starts a wrap that cannot start shows only "disconnected" unless wrap says
+// why: it answers the client's initialize with an MCP error naming the reason, then exits 2.
+describe('wrap that cannot start', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'toolpin-wrap-fail-'));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it.each([
+    ['a pin file that does not exist', 'missing.json', undefined, 'GW_PIN_FILE_INVALID'],
+    [
+      'a server that cannot be spawned',
+      'ok',
+      ['/nonexistent/toolpin-no-such-server'],
+      'GW_UPSTREAM_SPAWN_FAILED',
+    ],
+  ] as const)('answers initialize with the reason for %s, exit 2', async (_label, file, command, reason) => {
+    const pinFile =
+      file === 'ok'
+        ? await writePin(dir, pinFor('broken', 'http://127.0.0.1:9/mcp', defaultTools()))
+        : join(dir, file);
+    const wrap = runWrapInProcess(pinFile, command);
+    const client = new Client({ name: 'toolpin-wrap-test', version: '1.0.0' });
+    const error = await rejectionOf(
+      client.connect(new StdioServerTransport(wrap.stdout, wrap.stdin)),
+      McpError,
+    );
+    expect(error.code).toBe(-32603);
+    expect(error.message).toContain('toolpin wrap cannot start: ');
+    expect(error.data).toEqual({ reason });
+    expect(await wrap.end()).toBe(2);
+  });
 });
