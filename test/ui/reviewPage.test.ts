@@ -127,9 +127,14 @@ test('shows drift live with its word diff, and approve rewrites the pin that the
     // The inserted sentence is the suspicious part: shown as a warning (amber), not as a green addition.
     const inserted = drift(page).locator('ins', { hasText: 'id_rsa' });
     expect(await inserted.getAttribute('class')).toBe('warning');
-    expect(await inserted.evaluate((node) => getComputedStyle(node).backgroundColor)).toBe(
-      'rgb(255, 225, 166)',
-    );
+    expect(
+      await inserted.evaluate(
+        (node) =>
+          (
+            globalThis as unknown as { getComputedStyle(element: unknown): { backgroundColor: string } }
+          ).getComputedStyle(node).backgroundColor,
+      ),
+    ).toBe('rgb(255, 225, 166)');
     await page.screenshot({ path: SCREENSHOT ?? join(dir, 'review-ui.png'), fullPage: true });
 
     const observed = await drift(page).locator('input[name=observed]').first().inputValue();

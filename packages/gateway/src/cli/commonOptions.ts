@@ -48,7 +48,9 @@ export function parseHttpUrl(flag: string, value: string): string {
   // Text that is no URL is the person's own typo, echoed as typed (on their own terminal) so they
   // see it; a URL of another scheme may carry credentials, and is shown redacted.
   if (url === undefined)
-    throw new CliInputError(`${flag} ${JSON.stringify(value)}: not a URL; expected an http:// or https:// URL`);
+    throw new CliInputError(
+      `${flag} ${JSON.stringify(value)}: not a URL; expected an http:// or https:// URL`,
+    );
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new CliInputError(`${flag} ${redactUrl(value)}: expected an http:// or https:// URL`);
   return value;
