@@ -103,7 +103,10 @@ describe('redteam N: a description forging the word diff markers turns an insert
       const diff = /<div class="worddiff"><code>\/description<\/code>: (.*?)<\/div>/.exec(page.body)?.[1];
       expect(diff).toBeDefined();
       expect(diff).not.toContain('<del>');
-      expect(diff).toContain(`<ins>${forged}</ins>`);
+      // Inserted, and marked as the warning an insertion is.
+      expect(diff).toContain(
+        `<ins class="warning" title="inserted by the server since the approval: read it first">${forged}</ins>`,
+      );
     } finally {
       tools = before;
     }

@@ -2,6 +2,7 @@
 // code becomes the process's. Everything else about each command is tested in-process (runToolpin,
 // runCli), which runs the same program. The other spawned runs: `approve` on a terminal
 // (lifecycle/approveHotReload), `serve` (operate/gatewayProcess), `wrap` (transports/support).
+import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -73,6 +74,27 @@ describe('the toolpin binary', () => {
       // Edited in place: a compact config stays compact.
       expect(run.stdout).toContain(`"command":${JSON.stringify(process.execPath)},`);
       expect(run.stdout).toContain(`"args":[${JSON.stringify(toolpinMain)}, "wrap", "--pin", `);
+    },
+    SPAWN,
+  );
+
+  it(
+    'serve with no gateway file here and no flag: says how to start, exit 2',
+    async () => {
+      const run = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+        const child = spawn(process.execPath, [toolpinMain, 'serve'], {
+          cwd: dir,
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
+        let stderr = '';
+        child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+        child.once('error', reject);
+        child.once('close', (code) => resolve({ code, stderr }));
+      });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toBe(
+        'toolpin serve: no gateway file given and none at config/gateway.yaml: start with --config <gateway file> (servers from a folder of pins), --pin <pin file> (one server), or --name <name> --url <url> | --command "<cmd>" --trust-on-first-use (one server, pinned on first use)\n',
+      );
     },
     SPAWN,
   );

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { runToolpin } from '../support/runToolpin.js';
-import { FIXTURE_SERVER } from '../transports/support.js';
+import { FIXTURE_SERVER, RAW_ECHO, rawFixtureCommand, stdioPinFor, writePin } from '../transports/support.js';
 
 // Several CLI runs, each spawning the stdio server once.
 const SPAWNS = 60_000;
@@ -155,4 +155,33 @@ describe('toolpin pin, check and approve over every surface of a stdio server', 
     },
     SPAWNS,
   );
+});
+
+describe('a server that offers tools only', () => {
+  let dir: string;
+  let pinFile: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'toolpin-tools-only-'));
+    // The raw fixture declares the tools capability alone, and sends no instructions.
+    pinFile = await writePin(dir, stdioPinFor('plain', rawFixtureCommand(), [RAW_ECHO]));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('check and approve say nothing of surfaces it does not offer', async () => {
+    const check = await runToolpin(['check', pinFile]);
+    expect(check.code).toBe(0);
+    expect(check.stdout).not.toContain('surfaces not pinned');
+    const approve = await runToolpin(['approve', pinFile, '--yes']);
+    expect(approve.code).toBe(0);
+    expect(approve.stderr).not.toContain('does not pin');
+  });
+
+  it('approve --tool with a name neither pinned nor listed says there is no such tool', async () => {
+    const approve = await runToolpin(['approve', pinFile, '--tool', 'nope', '--yes']);
+    expect(approve.code).toBe(2);
+    expect(approve.stderr).toBe(
+      'toolpin approve: --tool "nope": there is no such tool (the pin does not hold it and the server does not list it)\n',
+    );
+  });
 });

@@ -1,4 +1,6 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -217,7 +219,7 @@ describe('toolpin serve: flags checked before anything starts', () => {
     ],
     [
       ['--name', 'demo', '--url', 'not-a-url', '--trust-on-first-use'],
-      '--url [redacted] (not a URL): expected an http:// or https:// URL',
+      '--url "not-a-url": not a URL; expected an http:// or https:// URL',
     ],
     [
       ['--name', 'demo', '--url', 'http://127.0.0.1:9/mcp', '--args', 'x', '--trust-on-first-use'],
@@ -236,6 +238,31 @@ describe('toolpin serve: flags checked before anything starts', () => {
     expect(io.written.stderr).toContain(`toolpin serve: ${message}`);
     expect(io.written.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(io.written.stdout).toBe('');
+  });
+
+  it('names the listener whose port is taken and the flag that moves it, exit 2', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'toolpin-serve-taken-'));
+    const pinFile = join(folder, 'demo.json');
+    // Nothing is listed before the listeners bind: the upstream need not run.
+    await writeFile(pinFile, JSON.stringify(pinFor('demo', 'http://127.0.0.1:9/mcp', defaultTools())));
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = String((taken.address() as AddressInfo).port);
+    try {
+      for (const [args, listener, setting, flag] of [
+        [['--port', port, '--admin-port', '0'], 'the MCP listener', 'listen.port', '--port'],
+        [['--port', '0', '--admin-port', port], 'the admin listener', 'admin.port', '--admin-port'],
+      ] as const) {
+        const io = captureIo();
+        expect(await runCli(['serve', '--pin', pinFile, ...args], io)).toBe(2);
+        expect(io.written.stderr).toBe(
+          `toolpin: cannot start: GW_LISTEN_FAILED: ${listener} cannot listen on 127.0.0.1:${port}: the address is in use (another process listens there); ${setting} moves it (or ${flag} <port>)\n`,
+        );
+      }
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 
   it('names a pin file it cannot read, on one line', async () => {

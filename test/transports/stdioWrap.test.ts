@@ -20,6 +20,7 @@ import {
   connectWrap,
   eventually,
   expectProgressBeforeResult,
+  runWrapInProcess,
   fixtureCommand,
   startWrapInProcess,
   stdioPinFor,
@@ -28,6 +29,8 @@ import {
   type WrapHandle,
 } from './support.js';
 import { rejectionOf } from '../support/rejection.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 
 describe('wrap: @modelcontextprotocol/server-everything behind the stdio front', () => {
   let dir: string;
@@ -164,7 +167,7 @@ describe('wrap: a drifting stdio server behind the stdio front', () => {
       {
         level: 'warning',
         logger: 'toolpin',
-        data: `toolpin hid 1 tool of drifting that differs from what was approved: echo (changed); run \`toolpin approve ${pinFile}\` to review.`,
+        data: `toolpin hid 1 tool of drifting that differs from what was approved: echo (changed); review it in the browser with \`toolpin review --dir ${dir}\`, or run \`toolpin approve ${pinFile}\`.`,
       },
       { level: 'warning', logger: 'toolpin', data: sentence },
     ]);
@@ -176,6 +179,26 @@ describe('wrap: a drifting stdio server behind the stdio front', () => {
     await client.ping();
     expect(notices).toHaveLength(2);
     expect(await executedCalls()).toEqual(['rug-pull']);
+  });
+
+  it('labels each run its own session: two wraps of one pin never share a label in the logs', async () => {
+    const tools = await catalogAtStart(fixtureCommand());
+    const pinFile = await writePin(dir, pinFor('drifting', 'http://127.0.0.1:9/mcp', tools));
+    const runs = [
+      await startWrapInProcess(pinFile, fixtureCommand()),
+      await startWrapInProcess(pinFile, fixtureCommand()),
+    ];
+    try {
+      for (const run of runs) await run.client.listTools();
+      const labels = runs.map((run) => run.events('catalog.verified')[0]?.session);
+      expect(labels).toEqual([
+        expect.stringMatching(/^[0-9a-f]{12}$/),
+        expect.stringMatching(/^[0-9a-f]{12}$/),
+      ]);
+      expect(labels[0]).not.toBe(labels[1]);
+    } finally {
+      for (const run of runs) await run.close();
+    }
   });
 
   it("runs the pin file's own stdio upstream when no command is given, and blocks a call made without listing", async () => {
@@ -298,4 +321,39 @@ describe("wrap: the pin file's HTTP upstream behind the stdio front", () => {
       expect(upstream.callCount('echo')).toBe(1);
     },
   );
+});
+
+// A desktop client that starts a wrap that cannot start shows only "disconnected" unless wrap says
+// why: it answers the client's initialize with an MCP error naming the reason, then exits 2.
+describe('wrap that cannot start', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'toolpin-wrap-fail-'));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it.each([
+    ['a pin file that does not exist', 'missing.json', undefined, 'GW_PIN_FILE_INVALID'],
+    [
+      'a server that cannot be spawned',
+      'ok',
+      ['/nonexistent/toolpin-no-such-server'],
+      'GW_UPSTREAM_SPAWN_FAILED',
+    ],
+  ] as const)('answers initialize with the reason for %s, exit 2', async (_label, file, command, reason) => {
+    const pinFile =
+      file === 'ok'
+        ? await writePin(dir, pinFor('broken', 'http://127.0.0.1:9/mcp', defaultTools()))
+        : join(dir, file);
+    const wrap = runWrapInProcess(pinFile, command);
+    const client = new Client({ name: 'toolpin-wrap-test', version: '1.0.0' });
+    const error = await rejectionOf(
+      client.connect(new StdioServerTransport(wrap.stdout, wrap.stdin)),
+      McpError,
+    );
+    expect(error.code).toBe(-32603);
+    expect(error.message).toContain('toolpin wrap cannot start: ');
+    expect(error.data).toEqual({ reason });
+    expect(await wrap.end()).toBe(2);
+  });
 });

@@ -8,6 +8,10 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { createLogger, startGateway, type RunningGateway } from '@toolpin/gateway';
 import { startDemoServer } from '../../config/demo-server/server.mjs';
 import { CHROMIUM_PATH } from '../../scripts/ensureChromium.mjs';
+import { runCli } from '../../packages/gateway/dist/cli/program.js';
+import { captureIo } from '../../packages/gateway/test/cli/capturedIo.js';
+import { until } from '../support/until.js';
+import { RAW_ECHO, rawFixtureCommand, stdioPinFor, writePin } from '../transports/support.js';
 
 // The review page (docs/review-ui.md) in a real headless Chromium, over a real gateway in front of
 // the real demo MCP server: one browser launch for the file.
@@ -120,6 +124,17 @@ test('shows drift live with its word diff, and approve rewrites the pin that the
     expect(await page.evaluate(() => (globalThis as { sameDocument?: boolean }).sameDocument)).toBe(true);
     expect(await page.locator('section.server#server-demo').getAttribute('data-state')).toBe('drifted');
     expect(await drift(page).locator('mark').allTextContents()).toEqual(['description']);
+    // The inserted sentence is the suspicious part: shown as a warning (amber), not as a green addition.
+    const inserted = drift(page).locator('ins', { hasText: 'id_rsa' });
+    expect(await inserted.getAttribute('class')).toBe('warning');
+    expect(
+      await inserted.evaluate(
+        (node) =>
+          (
+            globalThis as unknown as { getComputedStyle(element: unknown): { backgroundColor: string } }
+          ).getComputedStyle(node).backgroundColor,
+      ),
+    ).toBe('rgb(255, 225, 166)');
     await page.screenshot({ path: SCREENSHOT ?? join(dir, 'review-ui.png'), fullPage: true });
 
     const observed = await drift(page).locator('input[name=observed]').first().inputValue();
@@ -144,9 +159,16 @@ test('shows drift live with its word diff, and approve rewrites the pin that the
     expect(await readFile(main.pinFile, 'utf8')).toContain(`${WEATHER}: ${observed}`);
     expect(main.running.gateway.routes.get('demo')?.guard.config.pin.tools[WEATHER]).toBe(observed);
     expect(main.logs.some((line) => line.event === 'review.approved')).toBe(true);
+    // No client listed since: the drift is shown approved, with nothing left to press.
+    expect(await drift(page).locator('p.approved').textContent()).toBe(
+      'approved, waiting for the next listing',
+    );
+    expect(await drift(page).locator('button').count()).toBe(0);
     const sdk = await connect(main);
     try {
       expect((await sdk.listTools()).tools.map((tool) => tool.name)).toContain('get_weather');
+      // The next listing verifies it: the live page drops the drift.
+      await drift(page).waitFor({ state: 'detached' });
       const result = await sdk.callTool({ name: 'get_weather', arguments: { city: 'Paris' } });
       expect(result.isError).not.toBe(true);
     } finally {
@@ -227,7 +249,12 @@ test('admin.ui readonly and a tokenless admin show the drift without actions and
     }
     const cases = [
       { gateway: readonly, headers: { authorization: `Bearer ${TOKEN}` }, why: 'admin.ui is readonly' },
-      { gateway: tokenless, headers: {}, why: 'no admin.token is configured' },
+      {
+        gateway: tokenless,
+        headers: {},
+        // The note says where the token is set, not only that it is missing.
+        why: 'no admin.token is configured, and the page writes pins only for a reader who gave the token. To approve here, set admin: { token: … } in the gateway file',
+      },
     ];
     for (const { gateway, headers, why } of cases) {
       const admin = gateway.running.adminUrl;
@@ -246,4 +273,62 @@ test('admin.ui readonly and a tokenless admin show the drift without actions and
     await readonly.running.close();
     await tokenless.running.close();
   }
+});
+
+// `toolpin review`: no gateway, the servers run through `wrap`; the command lists the pins of a
+// folder itself (an HTTP server and a stdio one here) and serves the same page, signed in by the
+// one-time link it hands the browser ($BROWSER: a script that records it, for Chromium to open).
+test('toolpin review lists a folder of pins live, opens the page signed in, and approves a drift through it', async () => {
+  const folder = join(dir, 'desk');
+  await mkdir(folder);
+  const pinFile = join(folder, 'demo.yaml');
+  await writeFile(
+    pinFile,
+    (await readFile(join(ROOT, 'config', 'servers', 'demo.yaml'), 'utf8')).replace(
+      'http://127.0.0.1:3001/mcp',
+      demo.url,
+    ),
+  );
+  await writePin(folder, stdioPinFor('local', rawFixtureCommand(), [RAW_ECHO]));
+  await demo.setDrift(true);
+  const opened = join(dir, 'opened.txt');
+  const browserScript = join(dir, 'browser.sh');
+  await writeFile(browserScript, `#!/bin/sh\nprintf '%s' "$1" > '${opened}'\n`, { mode: 0o755 });
+  const before = process.env.BROWSER;
+  process.env.BROWSER = browserScript;
+  const io = captureIo();
+  const exited = runCli(['review', '--dir', folder], io);
+  const context = await browser.newContext();
+  try {
+    const link = await until(
+      () => readFile(opened, 'utf8').catch(() => undefined),
+      'the browser to be opened',
+    );
+    expect(io.written.stderr).toContain(`toolpin review: 2 server(s) from ${folder}\n`);
+    expect(io.written.stderr).toContain(`this link signs a browser in once: ${link}\n`);
+    const page = await context.newPage();
+    await page.goto(link);
+    expect(new URL(page.url()).pathname).toBe('/ui');
+    expect(await page.locator('section.server#server-local').getAttribute('data-state')).toBe('verified');
+    expect(await page.locator('section.server#server-demo').getAttribute('data-state')).toBe('drifted');
+    await drift(page).locator('ins', { hasText: 'id_rsa' }).waitFor();
+    const observed = await drift(page).locator('input[name=observed]').first().inputValue();
+    await Promise.all([
+      page.waitForURL(/notice=approved/),
+      drift(page).locator('button[value=approve]').click(),
+    ]);
+    expect(await readFile(pinFile, 'utf8')).toContain(`${WEATHER}: ${observed}`);
+    // Listed again after the approval: verified at once, nothing left to approve.
+    expect(await page.locator('section.server#server-demo').getAttribute('data-state')).toBe('verified');
+    expect(await drift(page).count()).toBe(0);
+    // The link signed in once: used again, it signs nobody in.
+    const again = await fetch(link, { redirect: 'manual' });
+    expect(again.status).toBe(401);
+  } finally {
+    await context.close();
+    if (before === undefined) delete process.env.BROWSER;
+    else process.env.BROWSER = before;
+    io.signals.emit('SIGINT');
+  }
+  expect(await exited).toBe(0);
 });

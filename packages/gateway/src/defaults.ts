@@ -36,6 +36,10 @@ export const ExitCodes = {
   BAD_INPUT: 2,
   /** `check`: the state is unknown (the live catalog could not be listed). */
   UNKNOWN: 2,
+  /** Every command but serve, wrap and review: stopped by SIGINT (Ctrl-C), 128 + 2 as shells report it. */
+  INTERRUPTED: 130,
+  /** Every command but serve, wrap and review: stopped by SIGTERM, 128 + 15. */
+  TERMINATED: 143,
 } as const;
 
 /** Bound on one client request body the gateway reads, in bytes. */

@@ -89,7 +89,13 @@ export type GatewayErrorCode =
    * `requireSignature`: a pin file not signed by a trusted key (no signature, a signature by another key, or
    * content changed since it was signed). `data`: `{file, field: 'signature', expected}`.
    */
-  | 'GW_PIN_SIGNATURE';
+  | 'GW_PIN_SIGNATURE'
+  /**
+   * A listener could not bind its address (in use, not permitted, not local). `data`: `{listener, host, port,
+   * setting, reason}`: `listener` ∈ `mcp | admin | review`, `setting` the gateway file's field that moves it
+   * (`listen.port`, `admin.port`), `reason` the system's code (`EADDRINUSE`…).
+   */
+  | 'GW_LISTEN_FAILED';
 
 /** Base class of the gateway's errors: a stable `code` plus structured `data`. */
 export class GatewayError extends Error {

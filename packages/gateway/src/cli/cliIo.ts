@@ -12,10 +12,11 @@ export interface CliIo {
   readonly stdin: Readable & { readonly isTTY?: boolean };
   readonly stdout: Writable;
   readonly stderr: Writable;
-  /** Where serve and wrap listen for SIGINT, SIGTERM and SIGHUP. */
+  /** Where serve, wrap and review listen for SIGINT, SIGTERM and SIGHUP (every other command for the first two: cli/stopOnSignal.ts). */
   readonly signals: {
     on(signal: CliSignal, listener: () => void): unknown;
     once(signal: CliSignal, listener: () => void): unknown;
+    off(signal: CliSignal, listener: () => void): unknown;
   };
   /**
    * Ends the process now. Only serve and wrap call it, once they stopped (an open stdin or a

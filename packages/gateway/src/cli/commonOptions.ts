@@ -45,7 +45,13 @@ export function parseServerName(name: string): string {
 /** Checks an upstream URL flag (`--url`, `--upstream`): an absolute http(s) URL, named in the error. */
 export function parseHttpUrl(flag: string, value: string): string {
   const url = URL.canParse(value) ? new URL(value) : undefined;
-  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+  // Text that is no URL is the person's own typo, echoed as typed (on their own terminal) so they
+  // see it; a URL of another scheme may carry credentials, and is shown redacted.
+  if (url === undefined)
+    throw new CliInputError(
+      `${flag} ${JSON.stringify(value)}: not a URL; expected an http:// or https:// URL`,
+    );
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new CliInputError(`${flag} ${redactUrl(value)}: expected an http:// or https:// URL`);
   return value;
 }

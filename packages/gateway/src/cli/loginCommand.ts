@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { openBrowser } from './openBrowser.js';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { Command } from 'commander';
 import type { ClientAuthConfig } from '../config/authSchema.js';
@@ -36,23 +36,6 @@ function clientAuthOf(server: ServerConfig): ClientAuthConfig {
       `${server.file}: auth.mode is ${config.mode}; toolpin login is for auth.mode: client`,
     );
   return config;
-}
-
-/** Opens `url` in the user's browser when a launcher exists; says nothing when none does (the URL is printed anyway). */
-function openBrowser(url: string): void {
-  const [command, ...args] =
-    process.platform === 'darwin'
-      ? ['open', url]
-      : process.platform === 'win32'
-        ? ['cmd', '/c', 'start', '""', url]
-        : ['xdg-open', url];
-  try {
-    const child = spawn(command as string, args, { stdio: 'ignore', detached: true });
-    child.once('error', () => undefined);
-    child.unref();
-  } catch {
-    // No launcher: the printed URL is the way.
-  }
 }
 
 /** The browser step: authorization URL shown, redirect awaited, code exchanged; tokens land in the store. */

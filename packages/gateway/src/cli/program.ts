@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { CLIENT_INFO, ExitCodes } from '../defaults.js';
 import type { CliIo } from './cliIo.js';
+import { stopOnSignal } from './stopOnSignal.js';
 
 /** A command's registration (`register<Name>Command`): declares its options, hands them to its `run`. */
 type RegisterCommand = (program: Command, io: CliIo, done: (code: number) => void) => void;
@@ -19,6 +20,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<RegisterCommand>>> = {
   check: async () => (await import('./checkCommand.js')).registerCheckCommand,
   approve: async () => (await import('./approveCommand.js')).registerApproveCommand,
   verify: async () => (await import('./verifyCommand.js')).registerVerifyCommand,
+  review: async () => (await import('./reviewCommand.js')).registerReviewCommand,
   wrap: async () => (await import('./wrapCommand.js')).registerWrapCommand,
   login: async () => (await import('./loginCommand.js')).registerLoginCommand,
   protect: async () => (await import('./protectCommand.js')).registerProtectCommand,
@@ -26,6 +28,9 @@ const COMMANDS: Readonly<Record<string, () => Promise<RegisterCommand>>> = {
   up: async () => (await import('./upCommand.js')).registerUpCommand,
   down: async () => (await import('./downCommand.js')).registerDownCommand,
 };
+
+/** The commands that answer SIGINT and SIGTERM themselves (they drain, then stop what they run). */
+const OWN_SIGNALS: ReadonlySet<string> = new Set(['serve', 'wrap', 'review']);
 
 /**
  * The commands that `args` need registered: the one they name; none for `--version` (printed before
@@ -75,11 +80,15 @@ export async function runCli(args: readonly string[], io: CliIo): Promise<number
     },
     args,
   );
+  // Every other command ends the servers it started when interrupted (cli/stopOnSignal.ts).
+  const release = OWN_SIGNALS.has(args[0] ?? '') ? undefined : stopOnSignal(io);
   try {
     await program.parseAsync([...args], { from: 'user' });
   } catch (error) {
     if (!(error instanceof CommanderError)) throw error;
     return error.exitCode === 0 ? ExitCodes.OK : ExitCodes.BAD_INPUT;
+  } finally {
+    release?.();
   }
   return code;
 }

@@ -68,14 +68,25 @@ export async function runServe(options: ServeCommandOptions, io: CliIo): Promise
       watch: options.watch ?? true,
     });
   } catch (error) {
-    const detail =
-      error instanceof GatewayError ? `${error.code}: ${error.message}` : (error as Error).message;
-    io.stderr.write(`toolpin: cannot start: ${detail}\n`);
+    io.stderr.write(`toolpin: cannot start: ${startFailure(error)}\n`);
     return ExitCodes.BAD_INPUT;
   }
   printRoutes(running, io);
   logUnhandledRejections(running.gateway.logger);
   return untilStopped(running, io);
+}
+
+/** The flag of `toolpin serve` that overrides each listener's port setting. */
+const PORT_FLAGS: Readonly<Record<string, string>> = {
+  'listen.port': '--port',
+  'admin.port': '--admin-port',
+};
+
+/** Why the gateway did not start; a listener that cannot bind is named with the flag that moves it. */
+function startFailure(error: unknown): string {
+  if (!(error instanceof GatewayError)) return (error as Error).message;
+  const flag = error.code === 'GW_LISTEN_FAILED' ? PORT_FLAGS[String(error.data.setting)] : undefined;
+  return `${error.code}: ${error.message}${flag === undefined ? '' : ` (or ${flag} <port>)`}`;
 }
 
 /**

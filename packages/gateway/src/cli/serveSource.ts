@@ -122,6 +122,14 @@ export async function resolveServeSource(
   note: (line: string) => void,
 ): Promise<ServeSource> {
   if (options.pin !== undefined) return { pin: options.pin };
+  if (options.name === undefined && options.config === undefined) {
+    // Bare `toolpin serve` outside a checkout: say how to start rather than fail on a missing file.
+    if ((await stat(DEFAULT_GATEWAY_FILE).catch(() => undefined)) === undefined)
+      throw new CliInputError(
+        `no gateway file given and none at ${DEFAULT_GATEWAY_FILE}: start with --config <gateway file> (servers from a folder of pins), --pin <pin file> (one server), or --name <name> --url <url> | --command "<cmd>" --trust-on-first-use (one server, pinned on first use)`,
+      );
+    return { config: DEFAULT_GATEWAY_FILE };
+  }
   if (options.name === undefined) return { config: options.config ?? DEFAULT_GATEWAY_FILE };
   const name = options.name;
   const out = resolve(options.out ?? defaultFirstUsePinFile(name));

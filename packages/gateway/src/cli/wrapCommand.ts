@@ -2,6 +2,7 @@ import { createWriteStream } from 'node:fs';
 import type { Command } from 'commander';
 import { loadPinFile } from '../config/index.js';
 import { GatewayError } from '../errors.js';
+import { answerStartFailure } from '../ingress/startFailureAnswer.js';
 import { runStdioFront, type StdioFront } from '../ingress/stdioFront.js';
 import { logUnhandledRejections } from '../observe/lastResort.js';
 import { createLogger, type LogFormat } from '../observe/logger.js';
@@ -76,6 +77,9 @@ export async function runWrap(options: WrapCommandOptions, io: CliIo): Promise<n
       error instanceof GatewayError ? `${error.code}: ${error.message}` : (error as Error).message;
     logger.fatal({ event: 'wrap.failed', err: detail }, 'toolpin wrap: cannot start');
     if (destination !== io.stderr) io.stderr.write(`toolpin wrap: cannot start: ${detail}\n`);
+    // The person sees why in their client: its initialize is answered with the reason.
+    const reason = error instanceof GatewayError ? error.code : 'start_failed';
+    await answerStartFailure(io.stdin, io.stdout, `toolpin wrap cannot start: ${detail}`, reason);
     return finish(ExitCodes.BAD_INPUT);
   }
   const running = front;

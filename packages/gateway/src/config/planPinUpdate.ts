@@ -44,6 +44,7 @@ interface Selection {
 function selectEntries(
   explanation: DriftExplanation,
   names: readonly string[],
+  known: (key: string) => boolean,
 ): Selection | { message: string } {
   const entries = new Set<ToolDrift>();
   const recorded = new Set<UnpinnedMembers>();
@@ -53,7 +54,9 @@ function selectEntries(
     const unpinned = explanation.unpinned.filter((entry) => entry.key === key);
     if (matches.length === 0 && unpinned.length === 0)
       return {
-        message: `--tool ${JSON.stringify(name)}: the live catalog shows no drift and no unpinned member for this tool`,
+        message: known(key)
+          ? `--tool ${JSON.stringify(name)}: the live catalog shows no drift and no unpinned member for this tool`
+          : `--tool ${JSON.stringify(name)}: there is no such tool (the pin does not hold it and the server does not list it)`,
       };
     for (const entry of matches) entries.add(entry);
     for (const entry of unpinned) recorded.add(entry);
@@ -182,7 +185,11 @@ function planToolsUpdate(
     ? { entries: explanation.drift.filter((entry) => entry.severity === 'low'), recorded: [] }
     : (tools ?? []).length === 0
       ? { entries: [], recorded: [] }
-      : selectEntries(explanation, tools ?? []);
+      : selectEntries(
+          explanation,
+          tools ?? [],
+          (key) => Object.hasOwn(current.pin.tools, key) || Object.hasOwn(observed.pin.tools, key),
+        );
   if ('message' in selected) return { ok: false, message: selected.message };
   const keys = new Set([
     ...selected.entries.flatMap((entry) =>

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { GatewayConfig } from '../config/index.js';
 import { GatewayObserver } from '../observe/gatewayObserver.js';
 import type { Gateway } from './createGateway.js';
+import { listenFailure } from './listenFailure.js';
 import { listen } from './createGateway.js';
 import { listenDrainable, type DrainResult } from './drainableServer.js';
 import { createReviewApp, type ReviewApp } from '../review/reviewApp.js';
@@ -68,18 +69,20 @@ export async function startListeners(
   observer.attach(gateway);
   gateway.alerts.useTelemetry(observer);
   const review = reviewPage(gateway, config, observer, options.reload);
-  const mcp = await listenDrainable(gateway.app, config.listen.host, options.port ?? config.listen.port);
+  const port = options.port ?? config.listen.port;
+  const mcp = await listenDrainable(gateway.app, config.listen.host, port).catch((error: unknown) => {
+    review?.close();
+    throw listenFailure(error, { listener: 'mcp', setting: 'listen.port' }, config.listen.host, port);
+  });
   let admin: { server: Server; url: string };
+  const adminPort = options.adminPort ?? config.admin.port;
   try {
-    admin = await listen(
-      observer.createAdminApp(review?.router),
-      config.admin.host,
-      options.adminPort ?? config.admin.port,
-    );
+    admin = await listen(observer.createAdminApp(review?.router), config.admin.host, adminPort);
   } catch (error) {
     // The admin port is taken: the gateway does not start half-observable.
+    review?.close();
     await mcp.drain({ graceMs: 0, streams: observer.streams, logger: gateway.logger });
-    throw error;
+    throw listenFailure(error, { listener: 'admin', setting: 'admin.port' }, config.admin.host, adminPort);
   }
   observer.markReady();
   return {

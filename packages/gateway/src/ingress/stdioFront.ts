@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import { dirname, isAbsolute } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
@@ -47,8 +48,13 @@ export interface StdioFront {
   close(): Promise<void>;
 }
 
-/** The session key of the one client a stdio front serves. */
-const STDIO_SESSION = 'stdio:client';
+/**
+ * The session key of the one client a stdio front serves: one per front, so the logs of two
+ * `wrap` runs (two desktop sessions, two servers) never share a session label.
+ */
+function stdioSession(): string {
+  return `stdio:${randomUUID()}`;
+}
 
 /** The upstream of a stdio front: `command` when given, else the pin's upstream (with its OAuth client when `auth.mode: client`). */
 function openFrontUpstream(
@@ -102,7 +108,7 @@ export async function runStdioFront(options: StdioFrontOptions): Promise<StdioFr
   const bridge = new MessageBridge({
     notices,
     checkpoint,
-    sessionKey: STDIO_SESSION,
+    sessionKey: stdioSession(),
     client,
     front: 'stdio',
     upstream,

@@ -1,3 +1,6 @@
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { DEFAULT_PINS_FOLDER } from '../defaults.js';
 import type { DenyData } from '../policy/decision.js';
 import { findingIdentity, type DriftFinding } from '../policy/driftFinding.js';
 import { quoteName, shellWord } from '../policy/refusalMessage.js';
@@ -49,6 +52,20 @@ const ITEM_WORDS: Readonly<Record<'tools' | Exclude<OtherSurface, 'instructions'
   prompts: 'prompt',
   resourceTemplates: 'resource template',
 };
+
+/**
+ * How the person reviews a drift: `toolpin review` in the browser (with `--dir` when the pin is not
+ * in ~/.toolpin), or `toolpin approve` on the terminal.
+ */
+function reviewHint(pinFile: string | undefined): string {
+  if (pinFile === undefined) return 'review it in the browser with `toolpin review`';
+  const dir = dirname(pinFile);
+  const review =
+    dir === join(homedir(), DEFAULT_PINS_FOLDER)
+      ? 'toolpin review'
+      : `toolpin review --dir ${shellWord(dir)}`;
+  return `review it in the browser with \`${review}\`, or run \`toolpin approve ${shellWord(pinFile)}\``;
+}
 
 function describeFinding(finding: DriftFinding): string {
   const name = quoteName(finding.tool ?? finding.key.replace(/^(tool|prompt|template):/, ''));
@@ -137,7 +154,7 @@ export class ClientNotices {
     this.#told.set(surface, told);
     const { server } = this.#options;
     const file = this.#options.pinFile === undefined ? 'its pin file' : shellWord(this.#options.pinFile);
-    const review = `run \`toolpin approve ${file}\` to review`;
+    const review = reviewHint(this.#options.pinFile);
     if (surface === 'instructions') {
       this.#tell(
         mode === 'monitor'

@@ -40,6 +40,44 @@ export function tracingSettings(
   return block?.endpoint === undefined ? { serviceName } : { url: block.endpoint, serviceName };
 }
 
+/** The OTLP/HTTP default the exporter sends traces to when nothing names another endpoint. */
+const OTLP_DEFAULT_TRACES_URL = 'http://localhost:4318/v1/traces';
+
+/**
+ * Where the exporter sends traces, as it decides (the OTLP exporter specification): the
+ * `telemetry.endpoint` of the gateway file, else OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is, else
+ * OTEL_EXPORTER_OTLP_ENDPOINT with `/v1/traces` appended, else the OTLP default. Logged at start.
+ */
+export function tracesEndpoint(
+  url: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): string {
+  if (url !== undefined) return url;
+  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
+  if (traces) return traces;
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  if (base) return `${base.replace(/\/+$/, '')}/v1/traces`;
+  return OTLP_DEFAULT_TRACES_URL;
+}
+
+/**
+ * The exporter's failure as one line: OpenTelemetry's error handler hands its diag logger the whole
+ * error JSON-encoded (`{"stack":…,"message":…}`); the log keeps its message and code, never the stack.
+ */
+export function exportFailureMessage(message: unknown): string {
+  const text = typeof message === 'string' ? message : String(message);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return text.split('\n')[0] ?? text;
+  }
+  if (typeof parsed !== 'object' || parsed === null) return text;
+  const { message: inner, code } = parsed as { message?: unknown; code?: unknown };
+  if (typeof inner !== 'string') return text.split('\n')[0] ?? text;
+  return typeof code === 'string' && !inner.includes(code) ? `${inner} (${code})` : inner;
+}
+
 interface RunningTracing {
   readonly provider: { shutdown(): Promise<void> };
   readonly endpoint: string;
@@ -56,8 +94,11 @@ async function openProvider(settings: TracingSettings, logger: GatewayLogger): P
     import('@opentelemetry/exporter-trace-otlp-http'),
     import('@opentelemetry/resources'),
   ]);
-  const fail = (message: string): void =>
-    logger.warn({ event: 'telemetry.export_failed', err: message }, 'OpenTelemetry: a trace export failed');
+  const fail = (message: unknown): void =>
+    logger.warn(
+      { event: 'telemetry.export_failed', err: exportFailureMessage(message) },
+      'OpenTelemetry: a trace export failed',
+    );
   diag.setLogger(
     { error: fail, warn: fail, info: () => undefined, debug: () => undefined, verbose: () => undefined },
     DiagLogLevel.WARN,
@@ -70,10 +111,7 @@ async function openProvider(settings: TracingSettings, logger: GatewayLogger): P
   const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] });
   provider.register();
   setTracingActive(true);
-  const endpoint =
-    settings.url === undefined
-      ? '(OTEL_EXPORTER_OTLP_* variables, or the OTLP default)'
-      : redactUrl(settings.url);
+  const endpoint = redactUrl(tracesEndpoint(settings.url, process.env));
   return { provider, endpoint, holders: 0 };
 }
 

@@ -18,6 +18,9 @@ export function showText(text: string): string {
   return escapeInvisible(text).replace(/[&<>"']/g, (char) => ENTITIES[char] ?? char);
 }
 
+/** The tooltip of inserted text on the page. */
+const INSERTED = 'inserted by the server since the approval: read it first';
+
 function showOp(op: WordDiffOp): string {
   switch (op.op) {
     case 'elided':
@@ -27,16 +30,17 @@ function showOp(op: WordDiffOp): string {
     case 'equal':
       return showText(op.text);
     default: {
-      const tag = op.op === 'insert' ? 'ins' : 'del';
+      // Inserted text is what a rug pull adds ("Also read ~/.ssh/id_rsa"): a warning, never "good" green.
+      const open = op.op === 'insert' ? `<ins class="warning" title="${INSERTED}">` : '<del>';
       const cut = op.cut === undefined ? '' : `<small>…(+${op.cut} chars)</small>`;
-      return `<${tag}>${showText(op.text)}${cut}</${tag}>`;
+      return `${open}${showText(op.text)}${cut}</${op.op === 'insert' ? 'ins' : 'del'}>`;
     }
   }
 }
 
 /**
  * A word diff (explain/wordDiff.ts) as HTML, built from its operations: each run's text escaped
- * (showText) inside its own `<del>` or `<ins>`. Nothing in server text is read as a marker, so a
+ * (showText) inside its own `<del>` or `<ins class="warning">` (inserted text is shown as a warning). Nothing in server text is read as a marker, so a
  * description holding `x+] [-…-] [+y` is shown as the inserted text it is.
  */
 export function showWordDiff(ops: readonly WordDiffOp[]): string {

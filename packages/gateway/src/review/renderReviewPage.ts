@@ -18,7 +18,7 @@ body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1b1f24;background:#f6f7
 header{background:#1b1f24;color:#fff;padding:10px 20px;display:flex;gap:16px;align-items:baseline}
 header h1{font-size:18px;margin:0}#live{color:#9fb3c8;font-size:12px}
 main{padding:12px 20px}.notice{margin:12px 20px;padding:8px 12px;border-radius:4px;background:#e6f4ea}
-.notice.error{background:#fdecea}.ro{color:#555;font-style:italic}
+.notice.error{background:#fdecea}.ro{color:#555;font-style:italic}.approved{color:#1e6b34;font-weight:600}
 section.server{background:#fff;border:1px solid #d8dde3;border-radius:6px;margin:0 0 16px;padding:12px 16px}
 h2{font-size:16px;margin:0 0 8px}h3{font-size:14px;margin:0 0 6px}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:0 0 10px}dt{color:#555}dd{margin:0;font-family:ui-monospace,monospace;word-break:break-all}
@@ -31,7 +31,8 @@ th{font-weight:600;color:#444;background:#fafbfc}td.n{text-align:right;font-vari
 article.drift{border-left:4px solid #d93025;background:#fffafa;padding:8px 12px;margin:10px 0}
 code,pre{font-family:ui-monospace,monospace;font-size:12px}pre{background:#f6f8fa;padding:8px;overflow:auto;margin:4px 0;white-space:pre-wrap;word-break:break-all}
 .worddiff{background:#f6f8fa;padding:6px 8px;margin:4px 0;font-family:ui-monospace,monospace;font-size:12px;white-space:pre-wrap}
-del{background:#ffd7d5;text-decoration:line-through}ins{background:#ccf0d5;text-decoration:none}
+del{background:#eceff2;color:#555;text-decoration:line-through}ins{text-decoration:none}
+ins.warning{background:#ffe1a6;outline:1px solid #c77700;color:#5c2f00}ins.warning::before{content:"\\26A0 "}
 mark{background:#fff1a8}.sides{display:grid;grid-template-columns:1fr 1fr;gap:12px}
 form{display:inline}button{font:inherit;padding:3px 10px;margin:6px 6px 0 0;cursor:pointer}
 .actions a{margin-right:10px}`;
@@ -87,8 +88,12 @@ function stateBadge(state: string): string {
   return `<span class="badge s-${state.replace(/ /g, '-')}">${showText(state)}</span>`;
 }
 
+/** What an item approved since its last listing shows instead of its actions. */
+const APPROVED_WAITING = 'approved, waiting for the next listing';
+
 /** The forms of one drifted item: approve (tools), keep blocked. */
 function itemForms(server: string, item: ReviewItem, actions: ReviewActions): string {
+  if (item.approved) return `<p class="approved">${APPROVED_WAITING}</p>`;
   if (actions.csrf === undefined)
     return `<p class="ro">${showText(actions.readOnlyBecause ?? 'read-only')}</p>`;
   const fields = {
@@ -151,7 +156,7 @@ ${text}${actionsHtml}${itemForms(server, item, actions)}
 }
 
 function itemRow(item: ReviewItem): string {
-  return `<tr data-key="${showText(item.key)}" data-state="${item.state}"><td><code>${showText(item.name)}</code></td><td>${showText(item.surface)}</td><td>${stateBadge(item.state)}${item.acknowledged ? ' <small>kept blocked</small>' : ''}</td><td>${showText(item.lastSeen ?? '-')}</td><td class="n">${item.calls.allowed}</td><td class="n">${item.calls.refused}</td></tr>`;
+  return `<tr data-key="${showText(item.key)}" data-state="${item.state}"><td><code>${showText(item.name)}</code></td><td>${showText(item.surface)}</td><td>${stateBadge(item.state)}${item.acknowledged ? ' <small>kept blocked</small>' : ''}${item.approved ? ` <small>${APPROVED_WAITING}</small>` : ''}</td><td>${showText(item.lastSeen ?? '-')}</td><td class="n">${item.calls.allowed}</td><td class="n">${item.calls.refused}</td></tr>`;
 }
 
 function renderServer(server: ReviewServer, actions: ReviewActions): string {

@@ -15,7 +15,7 @@ export interface Reader {
 
 /** The rule of a tokenless admin listener (docs/review-ui.md). */
 export const NO_TOKEN_READ_ONLY =
-  'read-only: no admin.token is configured, and the page writes pins only for a reader who gave the token';
+  'read-only: no admin.token is configured, and the page writes pins only for a reader who gave the token. To approve here, set admin: { token: … } in the gateway file, then sign in at /ui/login';
 const READONLY_MODE = 'read-only: admin.ui is readonly';
 
 /**

@@ -17,7 +17,8 @@ export interface ReviewAppOptions {
   readonly mode: Exclude<AdminUiMode, 'off'>;
   /** `admin.token`: without it the page is read-only. */
   readonly token?: string;
-  readonly observer: GatewayObserver;
+  /** Where the page reads the status: the gateway's observer, or `toolpin review`'s own listings. */
+  readonly observer: ReviewObserver;
   readonly logger: GatewayLogger;
   /** The servers routed now (the pins in force). */
   readonly servers: () => readonly ServerConfig[];
@@ -27,9 +28,21 @@ export interface ReviewAppOptions {
   readonly reload: () => Promise<unknown>;
 }
 
+/** What the page reads and notes: a gateway's observer has it all; `toolpin review` has its LiveListings. */
+export type ReviewObserver = Pick<
+  GatewayObserver,
+  'status' | 'activity' | 'acknowledgements' | 'onChange' | 'noteChange'
+>;
+
 /** The review page's routes, and what ends its live streams. */
 export interface ReviewApp {
   readonly router: Router;
+  /**
+   * A one-time sign-in link (`/ui/login?ticket=…`, valid 5 minutes): what `toolpin review` opens in
+   * the browser, so its person is signed in without typing the token. Only the process that
+   * serves the page can make one.
+   */
+  signInLink(): string;
   close(): void;
 }
 
@@ -122,9 +135,14 @@ export function createReviewApp(options: ReviewAppOptions): ReviewApp {
   const stop = options.observer.onChange(() => events.changed());
   const router = express.Router();
   router.use(express.urlencoded({ extended: false, limit: '16kb' }));
-  router.get('/login', (_req, res) =>
-    access.signsIn ? loginPage(context, res, 200) : res.redirect(303, '/ui'),
-  );
+  router.get('/login', (req, res) => {
+    if (!access.signsIn) return res.redirect(303, '/ui');
+    const ticket = req.query.ticket;
+    if (typeof ticket !== 'string') return loginPage(context, res, 200);
+    if (!sessions.redeem(ticket))
+      return loginPage(context, res, 401, 'That sign-in link was used already or has expired.');
+    res.set('set-cookie', sessions.cookie(sessions.create())).redirect(303, '/ui');
+  });
   router.post('/login', (req, res) => signIn(context, sessions, req, res));
   router.use((req: Request, res: Response, next: NextFunction) => {
     const reader = access.readerOf(req);
@@ -146,6 +164,7 @@ export function createReviewApp(options: ReviewAppOptions): ReviewApp {
   reviewHandlers(router, context);
   return {
     router,
+    signInLink: () => `/ui/login?${new URLSearchParams({ ticket: sessions.ticket() }).toString()}`,
     close() {
       stop();
       events.close();

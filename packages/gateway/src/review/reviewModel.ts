@@ -22,6 +22,11 @@ export interface ReviewItem {
   readonly firstSeen?: string;
   /** Kept blocked by a reviewer: its alert is not sent again until the definition changes. */
   readonly acknowledged: boolean;
+  /**
+   * The pin in force approves what the finding observed (an approval since that listing): the page
+   * says "approved, waiting for the next listing" and offers no action until a client lists again.
+   */
+  readonly approved: boolean;
 }
 
 /** One server of the page. */
@@ -52,7 +57,30 @@ const STATES: Readonly<Record<ToolState, ItemState>> = {
   unobserved: 'not seen yet',
 };
 
-function toolItem(server: ServerStatus, tool: ToolStatus, sources: ReviewSources): ReviewItem {
+/** True when the pin in force approves what a finding observed (its digest is pinned now, or its removal). */
+function approvedSince(
+  config: ServerConfig,
+  surface: ReviewItem['surface'],
+  finding: DriftFinding | undefined,
+): boolean {
+  if (
+    finding === undefined ||
+    (finding.kind !== 'changed' && finding.kind !== 'added' && finding.kind !== 'removed')
+  )
+    return false;
+  if (surface === 'instructions')
+    return finding.observed !== null && config.pin.instructions === finding.observed;
+  const pinned = surface === 'tools' ? config.pin.tools : (config.pin[surface]?.items ?? {});
+  const now = Object.hasOwn(pinned, finding.key) ? pinned[finding.key] : undefined;
+  return finding.kind === 'removed' ? now === undefined : now !== undefined && now === finding.observed;
+}
+
+function toolItem(
+  config: ServerConfig,
+  server: ServerStatus,
+  tool: ToolStatus,
+  sources: ReviewSources,
+): ReviewItem {
   const state = STATES[tool.state];
   const finding: DriftFinding | undefined =
     tool.state === 'verified' || tool.state === 'unobserved'
@@ -70,6 +98,7 @@ function toolItem(server: ServerStatus, tool: ToolStatus, sources: ReviewSources
     lastSeen: seen ? (server.observed?.at ?? null) : null,
     calls: sources.activity.callsOf(server.name, name),
     ...itemFinding(server.name, finding, sources),
+    approved: approvedSince(config, 'tools', finding),
   };
 }
 
@@ -126,6 +155,7 @@ function surfaceItems(
       lastSeen: seen.observed?.at ?? null,
       calls: sources.activity.callsOf(config.name, typeof name === 'string' ? name : key),
       ...itemFinding(config.name, finding, sources),
+      approved: approvedSince(config, surface, finding),
     };
   });
 }
@@ -140,7 +170,7 @@ export function reviewServers(
     const config = configs.find((candidate) => candidate.name === status.name);
     if (config === undefined) return [];
     const items = [
-      ...status.tools.map((tool) => toolItem(status, tool, sources)),
+      ...status.tools.map((tool) => toolItem(config, status, tool, sources)),
       ...(['prompts', 'resourceTemplates', 'instructions'] as const).flatMap((surface) =>
         surfaceItems(config, status, surface, sources),
       ),

@@ -14,6 +14,9 @@ export const REVIEW_COOKIE = 'toolpin_review';
 // A handful of reviewers at once; the oldest session goes first past the bound.
 const MAX_SESSIONS = 64;
 const SESSION_TTL_MS = 8 * 3600 * 1000;
+// A sign-in link is opened by the browser at once; one left unused expires soon.
+const TICKET_TTL_MS = 5 * 60 * 1000;
+const MAX_TICKETS = 16;
 
 function cookieValue(header: string | undefined, name: string): string | undefined {
   for (const part of (header ?? '').split(';')) {
@@ -26,6 +29,26 @@ function cookieValue(header: string | undefined, name: string): string | undefin
 /** The review page's sign-in sessions (in memory: a restart signs everyone out). */
 export class ReviewSessions {
   readonly #sessions = new Map<string, ReviewSession>();
+  /** One-time sign-in tickets and when each expires. */
+  readonly #tickets = new Map<string, number>();
+
+  /** A one-time ticket that signs a browser in (`GET /ui/login?ticket=`), valid a few minutes. */
+  ticket(now = Date.now()): string {
+    if (this.#tickets.size >= MAX_TICKETS) {
+      const oldest = this.#tickets.keys().next().value;
+      if (oldest !== undefined) this.#tickets.delete(oldest);
+    }
+    const ticket = randomBytes(32).toString('base64url');
+    this.#tickets.set(ticket, now + TICKET_TTL_MS);
+    return ticket;
+  }
+
+  /** True when `ticket` was issued and has not expired; it is spent either way. */
+  redeem(ticket: string, now = Date.now()): boolean {
+    const expires = this.#tickets.get(ticket);
+    this.#tickets.delete(ticket);
+    return expires !== undefined && expires > now;
+  }
 
   /** Starts a session (after the token was given). */
   create(now = Date.now()): ReviewSession {

@@ -95,6 +95,21 @@ export function untrackChild(child: ChildProcess): void {
   live.delete(child);
 }
 
+/**
+ * Stops every child still running, each with its whole group: SIGTERM, then SIGKILL for a group
+ * still running after `graceMs`. What a command interrupted by Ctrl-C runs before it exits: its
+ * children live in their own process groups, so the terminal's signal never reached them.
+ */
+export async function stopAllChildren(graceMs: number): Promise<void> {
+  const children = [...live];
+  for (const child of children) killProcessGroup(child, 'SIGTERM');
+  await Promise.all(
+    children.map(async (child) => {
+      if (!(await waitForGroupExit(child, graceMs))) killProcessGroup(child, 'SIGKILL');
+    }),
+  );
+}
+
 /** How many spawned children are still running. */
 export function liveChildCount(): number {
   return live.size;

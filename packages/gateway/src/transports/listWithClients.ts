@@ -38,6 +38,8 @@ export interface Listing {
   readonly surfaces: Partial<Record<Exclude<ListedSurface, 'tools'>, SurfaceItems>>;
   /** The surfaces asked for that the server's capabilities do not offer (not listed). */
   readonly notOffered: readonly Exclude<ListedSurface, 'tools'>[];
+  /** Every surface beside tools the server's capabilities offer, asked for or not. */
+  readonly offered: readonly Exclude<ListedSurface, 'tools'>[];
 }
 
 type PageRequest = (surface: ListedSurface, cursor: string | undefined) => Promise<ListPage>;
@@ -58,7 +60,12 @@ async function listEverything(
     }
     surfaces[surface] = await listAllPages((cursor) => request(surface, cursor), context.maxPages, surface);
   }
-  return { tools: tools.items, pages: tools.pages, surfaces, notOffered };
+  const all = Object.keys(SURFACE_LISTINGS) as ListedSurface[];
+  const others = all.filter((surface): surface is Exclude<ListedSurface, 'tools'> => surface !== 'tools');
+  const offeredNow = others.filter(
+    (surface) => offered?.[SURFACE_LISTINGS[surface].capability] !== undefined,
+  );
+  return { tools: tools.items, pages: tools.pages, surfaces, notOffered, offered: offeredNow };
 }
 
 // SSEClientTransport.start() waits for the `endpoint` event with no timeout of its own (connect's

@@ -24,7 +24,7 @@ export interface PinnedLiveCatalog {
   readonly surfaces: SurfacesExplanation;
   /** Pages listed per surface beside tools (0: the server no longer offers it). */
   readonly surfacePages: Partial<Record<PinnedSurface, number>>;
-  /** The surfaces the pin does not pin (not enforced; a pin written before issue 14 pins tools only). */
+  /** The surfaces the server offers that the pin does not pin (not enforced; a pin written before issue 14 pins tools only). */
   readonly notPinned: readonly (PinnedSurface | 'instructions')[];
   /** A stdio upstream's artifact: what it resolves to now, and how that compares with the pin. */
   readonly artifact?: LiveArtifact;
@@ -109,8 +109,13 @@ export async function comparePinWithLive(
   const explanation = explainPinDrift(server, observed);
   const surfacePages: Partial<Record<PinnedSurface, number>> = {};
   for (const surface of surfaces) surfacePages[surface] = live.surfaces[surface]?.pages ?? 0;
-  const notPinned = (['prompts', 'resourceTemplates', 'instructions'] as const).filter(
-    (surface) => !choice[surface],
+  // Only what the server offers is worth a note: a server without prompts leaves nothing unpinned.
+  const notPinned = (['prompts', 'resourceTemplates', 'instructions'] as const).filter((surface) =>
+    choice[surface]
+      ? false
+      : surface === 'instructions'
+        ? live.instructions !== undefined
+        : live.offered.includes(surface),
   );
   return {
     file,

@@ -8,7 +8,11 @@ import { fixture, runCli } from './runCli.js';
 // Bad flags end in one line naming the flag and exit 2, before anything is listed or started.
 describe('CLI flags checked before anything runs', () => {
   it.each([
-    [['pin', '--url', 'not-a-url', '--name', 'x'], 'toolpin pin: --url '],
+    // The person's own typo is echoed as typed: nothing in it is a credential to hide.
+    [
+      ['pin', '--url', 'notaurl', '--name', 'x'],
+      'toolpin pin: --url "notaurl": not a URL; expected an http:// or https:// URL',
+    ],
     [['pin', '--url', 'ftp://u:secret@host/mcp', '--name', 'x'], 'expected an http:// or https:// URL'],
     [['pin', '--from-file', 'catalog.json', '--upstream', 'nope', '--name', 'x'], 'toolpin pin: --upstream '],
     // Refused before the command is started (it would fail to start, with another message).
@@ -112,6 +116,7 @@ describe('toolpin --version and --help', () => {
       'check',
       'approve',
       'verify',
+      'review',
       'wrap',
       'login',
       'protect',

@@ -1,8 +1,11 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { ClientNotices, type ClientNotice } from '../../src/observe/clientNotices.js';
 import type { DenyData } from '../../src/policy/decision.js';
 import type { DriftFinding } from '../../src/policy/driftFinding.js';
 
-const PIN_FILE = '/home/me/.toolpin/demo.yaml';
+// In ~/.toolpin, where protect writes pins: the notice names `toolpin review` without --dir.
+const PIN_FILE = join(homedir(), '.toolpin', 'demo.yaml');
 
 function denied(tool: string): DenyData {
   return { reason: 'tool_drifted', server: 'demo', tool, key: `tool:${tool}`, pinned: null, observed: null };
@@ -58,7 +61,7 @@ describe('ClientNotices', () => {
     drift(target, findings);
     drift(target, findings);
     expect(sent.map((notice) => notice.params.data)).toEqual([
-      `toolpin hid 7 tools of demo that differ from what was approved: a (changed), b (changed), c (changed), d (changed), e (changed) and 2 more; run \`toolpin approve ${PIN_FILE}\` to review.`,
+      `toolpin hid 7 tools of demo that differ from what was approved: a (changed), b (changed), c (changed), d (changed), e (changed) and 2 more; review it in the browser with \`toolpin review\`, or run \`toolpin approve ${PIN_FILE}\`.`,
     ]);
     target.sink({ event: 'catalog.verified', server: 'demo', session: 's', catalog: null, tools: 7 });
     drift(target, findings);
@@ -109,7 +112,7 @@ describe('ClientNotices', () => {
       drift: [prompt],
     });
     expect(told.data).toEqual([
-      `toolpin hid 1 prompt of demo that differs from what was approved: greet (changed); run \`toolpin approve ${PIN_FILE}\` to review.`,
+      `toolpin hid 1 prompt of demo that differs from what was approved: greet (changed); review it in the browser with \`toolpin review\`, or run \`toolpin approve ${PIN_FILE}\`.`,
     ]);
     const instructions: DriftFinding = {
       kind: 'changed',
@@ -128,7 +131,7 @@ describe('ClientNotices', () => {
       drift: [instructions],
     });
     expect(told.data[1]).toBe(
-      `toolpin withheld the instructions of demo: they differ from what was approved; run \`toolpin approve ${PIN_FILE}\` to review.`,
+      `toolpin withheld the instructions of demo: they differ from what was approved; review it in the browser with \`toolpin review\`, or run \`toolpin approve ${PIN_FILE}\`.`,
     );
     drift(target, [changed('echo')]);
     expect(told.data).toHaveLength(3);
