@@ -71,13 +71,29 @@ type Attempt =
   { readonly catalog: LiveCatalog } | { readonly failure: AttemptFailure; readonly error: unknown };
 
 async function attempt(list: () => Promise<LiveCatalog>): Promise<Attempt> {
-  try {
-    return { catalog: await list() };
-  } catch (error) {
-    // A GatewayError comes after the handshake: the server speaks this transport and its listing failed.
-    if (error instanceof GatewayError) throw error;
-    return { failure: classifyAttemptFailure(error), error };
+  for (let tries = 1; ; tries++) {
+    try {
+      return { catalog: await list() };
+    } catch (error) {
+      // A GatewayError comes after the handshake: the server speaks this transport and its listing failed.
+      if (error instanceof GatewayError) throw error;
+      // fetch keeps connections alive between requests of one process (toolpin review lists again,
+      // tests run commands in-process): one the server closed while idle fails the first request
+      // sent on it with a reset. One more try goes out on a fresh connection.
+      if (tries === 1 && wasReset(error)) continue;
+      return { failure: classifyAttemptFailure(error), error };
+    }
   }
+}
+
+/** True when a connection reset (ECONNRESET) is among the causes of a failed fetch. */
+function wasReset(error: unknown): boolean {
+  let cause: unknown = error;
+  for (let depth = 0; depth < 5 && typeof cause === 'object' && cause !== null; depth++) {
+    if ((cause as { code?: unknown }).code === 'ECONNRESET') return true;
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 // Servers answer 404s with whole HTML pages: one line of the reason is enough to tell what happened.
