@@ -59,6 +59,8 @@ describe(`the artifact of ${PACKAGE} run through npx`, () => {
   let dir: string;
   let mirror: NpmRegistryMirror;
   let pinFile: string;
+  /** This thread's environment before the client's env was set in it. */
+  const saved = new Map<string, string | undefined>();
 
   const artifact = async (): Promise<Record<string, unknown>> =>
     (parse(await readFile(pinFile, 'utf8')) as { pin: { artifact: Record<string, unknown> } }).pin.artifact;
@@ -88,12 +90,21 @@ describe(`the artifact of ${PACKAGE} run through npx`, () => {
     const entry = { command: 'npx', args: ['-y', PACKAGE, 'stdio'], env, cwd: project };
     await writeFile(config, JSON.stringify({ mcpServers: { everything: entry } }, null, 2));
     const run = await runToolpin(['protect', config, '--dir', join(dir, 'pins')]);
+    // The client passes the entry's env to wrap (the pin keeps the names only): wrap, run in-process
+    // below, reads it from this thread's environment, as a wrap started by the client would.
+    for (const [name, value] of Object.entries(env)) {
+      saved.set(name, process.env[name]);
+      process.env[name] = value;
+    }
     expect(run.stderr).toContain(`artifact: npm ${PACKAGE}@${VERSION}`);
     expect(run.code).toBe(0);
     pinFile = join(dir, 'pins', 'everything.yaml');
   }, 60_000);
 
   afterAll(async () => {
+    for (const [name, value] of saved)
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
     await mirror?.close();
     await rm(dir, { recursive: true, force: true });
   });
