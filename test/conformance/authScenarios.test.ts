@@ -23,6 +23,8 @@ interface Run {
   readonly completed: boolean;
   /** The client program's failure line, when it stopped. */
   readonly clientError?: string | undefined;
+  /** The client or the suite did not finish in time (a loaded machine), rather than failing. */
+  readonly timedOut: boolean;
   /** Every check recorded, INFO and repeats included. */
   readonly checks: readonly Check[];
 }
@@ -53,8 +55,9 @@ const run = runScenario as (scenario: string, column: Column) => Promise<Run>;
 const checksOf = judgedChecks as (run: Run) => Map<string, Check>;
 
 /** The suite's verdict, and why the client stopped when it did (shown by a failing expectation). */
-function verdict(result: Run): Pick<Run, 'passed' | 'completed' | 'clientError'> {
-  return { passed: result.passed, completed: result.completed, clientError: result.clientError };
+function verdict(result: Run): Pick<Run, 'passed' | 'completed' | 'clientError' | 'timedOut'> {
+  const { passed, completed, clientError, timedOut } = result;
+  return { passed, completed, clientError, timedOut };
 }
 
 function statuses(result: Run): Record<string, string> {
@@ -84,7 +87,12 @@ describe("conformance auth scenarios: the suite's checks on each path", () => {
   /** The suite passed the client, each of `ids` is a success, and no check failed or warned. */
   function expectPassed(path: string, ids: readonly string[]): void {
     const result = runs.get(path)!;
-    expect(verdict(result)).toEqual({ passed: true, completed: true, clientError: undefined });
+    expect(verdict(result)).toEqual({
+      passed: true,
+      completed: true,
+      clientError: undefined,
+      timedOut: false,
+    });
     const seen = statuses(result);
     for (const id of ids) expect([id, seen[id]]).toEqual([id, 'SUCCESS']);
     expect(Object.entries(seen).filter(([, status]) => status !== 'SUCCESS')).toEqual([]);
