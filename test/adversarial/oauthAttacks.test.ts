@@ -6,6 +6,7 @@ import { SignJWT, UnsecuredJWT } from 'jose';
 import { defaultTools, startV1Server, type PeerHandle } from '../peers/index.js';
 import { freePort } from '../peers/freePort.js';
 import { listenOnLoopback, type LoopbackServer } from '../peers/listen.js';
+import { until } from '../support/until.js';
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { pinFor } from '../support/pinFor.js';
 import { sendRawHttp } from '../support/rawHttpClient.js';
@@ -64,6 +65,14 @@ beforeAll(async () => {
     ],
     { listen: { host: '127.0.0.1', port: Number(new URL(base).port) } },
   );
+  // At start each forward route with an HTTP upstream reads the upstream's own protected resource
+  // metadata (a warning check, docs/oauth.md): done before the tests count what reaches the upstream.
+  const checked = (): string[] =>
+    gateway.logs
+      .filter((line) => line.event?.startsWith('auth.forward_') === true)
+      .map((line) => String(line.server));
+  await until(() => (checked().length >= 3 ? true : undefined), 'the forward checks at start');
+  expect(checked().sort()).toEqual(['guarded', 'plainidp', 'redirected']);
 });
 
 afterAll(async () => {

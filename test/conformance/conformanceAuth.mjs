@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `pnpm conformance:auth`: every auth/* client scenario of the MCP conformance suite, with the SDK
-// v1 and v2 clients, directly, through a toolpin resource-server route (forward), and with toolpin
-// as the OAuth client (client mode). Prints a summary (scenario x path x SDK) and the table of
+// v1 and v2 clients, directly, through a toolpin resource-server route (forward, and exchange), and
+// with toolpin as the OAuth client (client mode). Prints a summary (scenario x path x SDK) and the table of
 // checks; --write puts both into docs/oauth-conformance.md between the markers of a section
 // (`--section direct`: `<!-- conformance:auth direct begin -->` ... `end -->`; default `results`).
 //
@@ -26,10 +26,13 @@ import {
 const DOC = join(ROOT, 'docs/oauth-conformance.md');
 const marker = (section, end) => `<!-- conformance:auth ${section} ${end ? 'end' : 'begin'} -->`;
 const MARK = { SUCCESS: 'pass', FAILURE: '**FAIL**', WARNING: 'warn' };
-// Checks the harness itself earns on a path, not the client: for the gateway route, the harness
+// Checks the harness itself earns on a path, not the client: for the gateway routes, the harness
 // reads the upstream's protected resource metadata to configure the route (the client reads the
 // gateway's). Shown as "harness" and left out of the counts.
-const HARNESS_CHECKS = { 'resource-server': new Set(['prm-pathbased-requested']) };
+const HARNESS_CHECKS = {
+  'resource-server': new Set(['prm-pathbased-requested']),
+  exchange: new Set(['prm-pathbased-requested']),
+};
 
 const { values } = parseArgs({
   options: {

@@ -34,9 +34,10 @@ export const NOT_APPLICABLE_MARKER = 'conformance scenario not applicable';
 export const FAILED_PREFIX = 'conformance client failed';
 
 /**
- * The clients under test, each with the time the suite gives it. `path` is how the client reaches the scenario: directly, through a
- * toolpin gateway route in resource-server mode (forward), or with toolpin itself as the OAuth
- * client (auth.mode client: `toolpin login`, then an SDK stdio client spawning `toolpin wrap`).
+ * The clients under test, each with the time the suite gives it. `path` is how the client reaches
+ * the scenario: directly, through a toolpin gateway route in resource-server mode (`resource-server`:
+ * upstreamCredential forward; `exchange`: upstreamCredential exchange), or with toolpin itself as
+ * the OAuth client (auth.mode client: `toolpin login`, then an SDK stdio client spawning `toolpin wrap`).
  */
 export const COLUMNS = Object.freeze([
   { path: 'direct', sdk: 'v1', command: `node ${CLIENTS}/sdkAuthClient.mjs v1`, timeoutMs: 30_000 },
@@ -53,6 +54,8 @@ export const COLUMNS = Object.freeze([
     command: `node ${CLIENTS}/viaResourceServer.mjs v2`,
     timeoutMs: 45_000,
   },
+  { path: 'exchange', sdk: 'v1', command: `node ${CLIENTS}/viaExchange.mjs v1`, timeoutMs: 45_000 },
+  { path: 'exchange', sdk: 'v2', command: `node ${CLIENTS}/viaExchange.mjs v2`, timeoutMs: 45_000 },
   // Four node processes per run (the suite, this driver, toolpin login, toolpin wrap).
   { path: 'client', sdk: 'v1', command: `node ${CLIENTS}/viaToolpinClient.mjs v1`, timeoutMs: 60_000 },
   { path: 'client', sdk: 'v2', command: `node ${CLIENTS}/viaToolpinClient.mjs v2`, timeoutMs: 60_000 },
@@ -147,11 +150,12 @@ export async function runScenario(
       completed,
       notApplicable,
       clientError: completed ? undefined : clientErrorOf(stderr),
-      checks: checks.map(({ id, status, description, errorMessage }) => ({
+      checks: checks.map(({ id, status, description, errorMessage, details }) => ({
         id,
         status,
         description,
         errorMessage,
+        details,
       })),
       output: cli.output,
     };

@@ -211,6 +211,37 @@ describe('the other credentials', () => {
     }
     expect(idp.hits.get('/introspect')).toBe(3);
   });
+
+  test('introspection answers without "exp" or "iss" are refused 401, as JWTs without them are', async () => {
+    const before = upstream.requests.length;
+    const introspected = idp.hits.get('/introspect') ?? 0;
+    const cases = [
+      { without: ['exp'], description: 'the token has no expiry ("exp")' },
+      { without: ['iss'], description: 'the token names no issuer ("iss")' },
+      { without: ['exp', 'iss'], description: 'the token names no issuer ("iss")' },
+    ];
+    for (const { without, description } of cases) {
+      const token = await idp.mint({
+        sub: 'alice',
+        aud: `${base}/opaque/mcp`,
+        scope: SCOPE,
+        introspectedWithout: without,
+      });
+      clientTokens.push(token);
+      const answer = await post('opaque', { authorization: `Bearer ${token}` });
+      expect([without, answer.status]).toEqual([without, 401]);
+      const challenge = answer.headers.get('www-authenticate') ?? '';
+      expect(challenge).toContain('error="invalid_token"');
+      expect(await answer.json()).toEqual({ error: 'invalid_token', error_description: description });
+    }
+    // Each was asked of the provider (answered active, without the member), and none went upstream.
+    expect(idp.hits.get('/introspect')).toBe(introspected + cases.length);
+    expect(upstream.requests.length).toBe(before);
+    // The same provider's complete answer for the same kind of token is admitted.
+    const complete = await post('opaque', { authorization: `Bearer ${await tokenFor('opaque')}` });
+    expect(complete.status).toBe(200);
+    await complete.text();
+  });
 });
 
 describe('refusals: nothing reaches the upstream', () => {

@@ -15,7 +15,8 @@ import { listenOnLoopback, type LoopbackServer } from '../peers/listen.js';
 // A small, real OAuth identity provider for tests, on 127.0.0.1 (node:http): RFC 8414 metadata,
 // a JWKS of jose-generated keys, tokens minted by the test, RFC 8693 token exchange and the
 // client-credentials grant for registered clients, RFC 7662 introspection (`/introspect`, for
-// registered clients: an expired or foreign token is `active: false`), each checked (client authentication, the
+// registered clients: an expired or foreign token is `active: false`; a token minted with
+// `introspectedWithout` is answered without those members), each checked (client authentication, the
 // audience a client may ask for, the subject token's signature, issuer and expiry), and a record
 // of everything it issued. Nothing is mocked: the gateway fetches its metadata and keys over HTTP.
 //
@@ -55,6 +56,11 @@ export interface MintOptions {
   readonly expiresIn?: number;
   /** `nbf`, in seconds from now. */
   readonly notBeforeIn?: number;
+  /**
+   * Members the provider's introspection leaves out of its answer for this token (RFC 7662 §2.2
+   * makes every member but `active` optional: some providers answer without `exp` or `iss`).
+   */
+  readonly introspectedWithout?: readonly string[];
 }
 
 /** One request at the token endpoint, as the provider judged it. */
@@ -131,16 +137,23 @@ export async function startTestIdentityProvider(
   const jwk: JWK = { ...(await exportJWK(publicKey)), kid: KID, alg: 'RS256', use: 'sig' };
   const keySet = createLocalJWKSet({ keys: [jwk] });
   const grants: TokenGrantRecord[] = [];
+  /** By `jti`: the members introspection leaves out of its answer for that token. */
+  const introspectedWithout = new Map<string, readonly string[]>();
   const hits = new Map<string, number>();
   let issuer = '';
 
-  const sign = (claims: JWTPayload, expiresIn: number, key: CryptoKey = privateKey): Promise<string> => {
+  const sign = (
+    claims: JWTPayload,
+    expiresIn: number,
+    key: CryptoKey = privateKey,
+    jti: string = crypto.randomUUID(),
+  ): Promise<string> => {
     const now = Math.floor(Date.now() / 1000);
     return new SignJWT(claims)
       .setProtectedHeader({ alg: 'RS256', kid: KID, typ: 'at+jwt' })
       .setIssuedAt(now)
       .setExpirationTime(now + expiresIn)
-      .setJti(crypto.randomUUID())
+      .setJti(jti)
       .sign(key);
   };
 
@@ -195,7 +208,9 @@ export async function startTestIdentityProvider(
       return sendJson(res, 401, { error: 'invalid_client' });
     try {
       const { payload } = await jwtVerify(form.get('token') ?? '', keySet, { issuer });
-      sendJson(res, 200, { active: true, token_type: 'Bearer', ...payload });
+      const answer: Record<string, unknown> = { active: true, token_type: 'Bearer', ...payload };
+      for (const member of introspectedWithout.get(String(payload.jti)) ?? []) delete answer[member];
+      sendJson(res, 200, answer);
     } catch {
       sendJson(res, 200, { active: false });
     }
@@ -241,7 +256,9 @@ export async function startTestIdentityProvider(
         ...(mint.scope === undefined ? {} : { scope: mint.scope }),
         ...(mint.notBeforeIn === undefined ? {} : { nbf: Math.floor(Date.now() / 1000) + mint.notBeforeIn }),
       };
-      return sign(claims, mint.expiresIn ?? 300);
+      const jti = crypto.randomUUID();
+      if (mint.introspectedWithout !== undefined) introspectedWithout.set(jti, mint.introspectedWithout);
+      return sign(claims, mint.expiresIn ?? 300, privateKey, jti);
     },
     verify: async (token, audience) => (await jwtVerify(token, keySet, { issuer, audience })).payload,
     grants,

@@ -2,6 +2,13 @@
 // plays the browser: it fetches the authorization URL without following the redirect and keeps the
 // code from its Location. The conformance scenarios' authorization endpoints redirect at once.
 
+/**
+ * The scope the authorization server granted with each access token this process received (its
+ * token response's `scope`), by token: what the gateway paths' introspection endpoint
+ * (introspectionOracle.mjs) answers for that token, as the authorization server would.
+ */
+export const grantedScopes = new Map();
+
 /** In-memory OAuth client state; the "browser step" is one fetch of the authorization URL. */
 export class HeadlessOAuthProvider {
   #redirectUrl;
@@ -44,6 +51,7 @@ export class HeadlessOAuthProvider {
 
   saveTokens(tokens) {
     this.#tokens = tokens;
+    if (typeof tokens.scope === 'string') grantedScopes.set(tokens.access_token, tokens.scope);
   }
 
   saveCodeVerifier(verifier) {

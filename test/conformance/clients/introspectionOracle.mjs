@@ -4,9 +4,11 @@
 // offer neither introspection nor JWKS; the scenario's own MCP server accepts a token by its prefix
 // (the suite's MockTokenVerifier). A toolpin route in resource-server mode must validate every
 // token, so the harness gives it this endpoint, which applies the same rule and vouches for the
-// issuer, audience (the route) and scopes the route was configured with. Audience and scope
-// enforcement are therefore not what these runs show; test/oauth covers them with a real identity
-// provider.
+// issuer and audience (the route) the route was configured with, and for the scope the scenario's
+// authorization server granted with the token when the harness's client saw it (its token
+// response's `scope`: needed for step-up, where a token of more scope follows one of less), else
+// the route's scopes. Audience enforcement is therefore not what these runs show;
+// test/gateway/oauthResourceServer.test.ts covers it with a real identity provider.
 import { createServer } from 'node:http';
 import { URLSearchParams } from 'node:url';
 
@@ -35,8 +37,9 @@ function clientAuthenticated(request, form, clientId, clientSecret) {
 }
 
 /**
- * Starts the endpoint. `claims()` gives `{ iss, aud, scope }` for an accepted token (read at each
- * request: the route's URL is known only once the gateway listens).
+ * Starts the endpoint. `claims(token)` gives `{ iss, aud, scope }` for an accepted token (read at
+ * each request: the route's URL is known only once the gateway listens, a token's scope once it is
+ * granted).
  */
 export async function startIntrospectionOracle({ clientId, clientSecret, claims }) {
   const introspected = [];
@@ -53,7 +56,7 @@ export async function startIntrospectionOracle({ clientId, clientSecret, claims 
     const body = active
       ? {
           active,
-          ...claims(),
+          ...claims(token),
           sub: 'conformance-client',
           client_id: 'conformance-client',
           token_type: 'Bearer',

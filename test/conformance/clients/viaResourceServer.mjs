@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The "resource-server" path of `pnpm conformance:auth`: the SDK client under test talks to a toolpin
 // route in resource-server mode with upstreamCredential forward, in front of the scenario's MCP server.
+// The "exchange" path (viaExchange.mjs) is the same route with upstreamCredential exchange.
 //
 //   node viaResourceServer.mjs <v1|v2> <scenario-server-url>
 //
@@ -13,8 +14,10 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { createLogger, startGateway } from '@toolpin/gateway';
 import { runClientProgram } from './clientProgram.mjs';
+import { grantedScopes } from './headlessOAuthProvider.mjs';
 import { startIntrospectionOracle } from './introspectionOracle.mjs';
 import { loadSdk } from './loadSdk.mjs';
 import { scenarioPin } from './scenarioPin.mjs';
@@ -34,8 +37,20 @@ function freePort() {
   });
 }
 
+/**
+ * What the upstream receives, by path: the client's token (`forward`), or an RFC 8693 exchange of
+ * it at the scenario's own token endpoint (`exchange`, found in its authorization server's
+ * metadata; the gateway a public client). The scenarios' token endpoints answer any grant with a
+ * token of the scope of the last authorization, registered with their MCP server: the exchanged
+ * token takes the client's scope, as an identity provider's exchange does.
+ */
+const CREDENTIALS = {
+  forward: { kind: 'forward' },
+  exchange: { kind: 'exchange', clientId: 'toolpin-gateway' },
+};
+
 /** Starts the gateway in front of `upstreamUrl`; resolves to its route URL and a close(). */
-export async function startResourceServerGateway(sdk, upstreamUrl) {
+export async function startResourceServerGateway(sdk, upstreamUrl, credential = 'forward') {
   const { issuer, scopes } = await readUpstreamAuthorization(sdk, upstreamUrl);
   const port = await freePort();
   const resource = `http://127.0.0.1:${port}/${ROUTE}/mcp`;
@@ -44,7 +59,10 @@ export async function startResourceServerGateway(sdk, upstreamUrl) {
   const oracle = await startIntrospectionOracle({
     clientId: 'toolpin-gateway',
     clientSecret: secret,
-    claims: () => ({ iss: issuer, aud: resource, ...(scopes.length > 0 ? { scope: scopes.join(' ') } : {}) }),
+    claims: (token) => {
+      const scope = grantedScopes.get(token) ?? scopes.join(' ');
+      return { iss: issuer, aud: resource, ...(scope === '' ? {} : { scope }) };
+    },
   });
   const auth = {
     mode: 'resource-server',
@@ -52,7 +70,7 @@ export async function startResourceServerGateway(sdk, upstreamUrl) {
     issuer,
     introspection: { endpoint: oracle.endpoint, clientId: 'toolpin-gateway', clientSecretEnv: SECRET_ENV },
     scopes,
-    upstreamCredential: { kind: 'forward' },
+    upstreamCredential: CREDENTIALS[credential],
   };
   const dir = await mkdtemp(join(tmpdir(), 'toolpin-conformance-gw-'));
   await mkdir(join(dir, 'servers'));
@@ -78,11 +96,18 @@ export async function startResourceServerGateway(sdk, upstreamUrl) {
   };
 }
 
-runClientProgram(async (sdkName, upstreamUrl, scenario) => {
-  const gateway = await startResourceServerGateway(await loadSdk(sdkName), upstreamUrl);
-  try {
-    await runScenario(sdkName, scenario, gateway.url);
-  } finally {
-    await gateway.close();
-  }
-});
+/** The client program of a path: the scenario's client through a route whose upstream gets `credential`. */
+export function runThroughRoute(credential) {
+  runClientProgram(async (sdkName, upstreamUrl, scenario) => {
+    const gateway = await startResourceServerGateway(await loadSdk(sdkName), upstreamUrl, credential);
+    try {
+      await runScenario(sdkName, scenario, gateway.url);
+    } finally {
+      await gateway.close();
+    }
+  });
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  runThroughRoute('forward');
+}

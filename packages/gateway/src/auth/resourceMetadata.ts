@@ -26,14 +26,16 @@ function quoted(value: string): string {
 
 /**
  * The route's Bearer challenge (RFC 6750 §3, RFC 9728 §5.1): its own `resource_metadata`, the
- * scopes it asks for (on insufficient_scope, those a new token needs: step-up), and the error.
+ * scopes it asks for (`scopes`, default the route's; on insufficient_scope, those a new token
+ * needs: step-up), and the error.
  */
 export function bearerChallenge(
   config: ResourceServerAuthConfig,
   refusal?: { readonly error: string; readonly description: string },
+  scopes: readonly string[] = config.scopes,
 ): string {
   const params = [`resource_metadata=${quoted(resourceMetadataUrl(config.resource))}`];
-  if (config.scopes.length > 0) params.push(`scope=${quoted(config.scopes.join(' '))}`);
+  if (scopes.length > 0) params.push(`scope=${quoted(scopes.join(' '))}`);
   if (refusal !== undefined)
     params.push(`error=${quoted(refusal.error)}`, `error_description=${quoted(refusal.description)}`);
   return `Bearer ${params.join(', ')}`;

@@ -166,7 +166,11 @@ export class TokenVerifier {
   }
 }
 
-/** An active introspection answer for this route (RFC 7662 §2.2), else a refusal. */
+/**
+ * An active introspection answer for this route (RFC 7662 §2.2), else a refusal. RFC 7662 makes
+ * every member but `active` optional; the route requires what it requires of a JWT: `iss` (the
+ * configured issuer), `aud` (the route), `exp` and `sub`.
+ */
 function principalOfIntrospection(
   answer: Record<string, unknown>,
   config: ResourceServerAuthConfig,
@@ -177,11 +181,14 @@ function principalOfIntrospection(
     throw new TokenRefusal('invalid_token', message);
   };
   if (answer.active !== true) refuse('the token is not active');
-  if (answer.iss !== undefined && answer.iss !== config.issuer)
-    refuse('the token\'s "iss" is not accepted here');
+  // As for a JWT: the issuer and the expiry are required, not checked only when the answer has them.
+  if (answer.iss === undefined) refuse('the token names no issuer ("iss")');
+  if (answer.iss !== config.issuer) refuse('the token\'s "iss" is not accepted here');
   if (!audienceHolds(answer.aud, config.resource)) refuse('the token\'s "aud" is not accepted here');
-  const exp = typeof answer.exp === 'number' ? answer.exp : undefined;
-  if (exp !== undefined && exp + skew <= now) refuse('the token has expired');
+  if (typeof answer.exp !== 'number' || !Number.isFinite(answer.exp))
+    refuse('the token has no expiry ("exp")');
+  const exp = answer.exp as number;
+  if (exp + skew <= now) refuse('the token has expired');
   if (typeof answer.nbf === 'number' && answer.nbf - skew > now) refuse('the token is not valid yet');
   if (typeof answer.sub !== 'string' || answer.sub === '') refuse('the token names no subject');
   return { issuer: config.issuer, subject: answer.sub as string, scopes: scopesOf(answer), expiresAt: exp };

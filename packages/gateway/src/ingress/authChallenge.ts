@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import { stepUpChallenge } from '../auth/stepUp.js';
 import { resourceServerAuthOf, type ServerConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
 import type { CatalogRefresh } from '../checkpoint/serverCheckpoint.js';
@@ -49,8 +50,10 @@ function applyAuthChallenge(res: ServerResponse, challenge: AuthChallenge): numb
 
 /**
  * Answers the requests the upstream's challenge refused. On a transparent route the client gets
- * the challenge (its credential is the upstream's); on a resource-server route the credential was
- * the gateway's, which the client cannot fix: an error naming the server, no challenge (-32041).
+ * the challenge (its credential is the upstream's). On a resource-server route it gets the route's
+ * own step-up challenge when the upstream asks for a scope its token can earn (stepUpChallenge);
+ * otherwise the credential was the gateway's, which the client cannot fix: an error naming the
+ * server, no challenge (-32041).
  */
 export function replyWithChallenge(
   headers: IncomingHttpHeaders,
@@ -59,8 +62,14 @@ export function replyWithChallenge(
   challenge: AuthChallenge,
   answer: JsonRpcResponse | JsonRpcResponse[] | undefined,
 ): void {
-  if (resourceServerAuthOf(config.auth) === undefined)
-    return replyToClient(headers, res, applyAuthChallenge(res, challenge), answer);
+  const auth = resourceServerAuthOf(config.auth);
+  if (auth === undefined) return replyToClient(headers, res, applyAuthChallenge(res, challenge), answer);
+  // A scope the client's own token can earn: the route's challenge, so the client steps up.
+  const stepUp = stepUpChallenge(auth, challenge.status, challenge.wwwAuthenticate);
+  if (stepUp !== undefined) {
+    res.setHeader('www-authenticate', stepUp.header);
+    return replyJson(res, 403, stepUp.body);
+  }
   const message = `toolpin: the upstream of ${config.name} refused the gateway's credential (HTTP ${challenge.status})`;
   const failure = (refused: JsonRpcResponse | undefined): JsonRpcResponse =>
     upstreamFailureOf(config.name, refused?.id ?? null, 'upstream_auth', message, {

@@ -1,5 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { resourceServerAuthOf, upstreamIdentity, type ServerConfig } from '../config/index.js';
+import {
+  isStdioUpstream,
+  resourceServerAuthOf,
+  upstreamIdentity,
+  type ServerConfig,
+} from '../config/index.js';
+import { checkForwardedUpstream } from './forwardedUpstream.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { answerOAuthDiscovery } from './oauthDiscovery.js';
 import { RouteAuthenticator } from './routeAuth.js';
@@ -18,7 +24,10 @@ export class RouteGates {
     this.#logger = logger;
   }
 
-  /** Puts a server's auth block in force; an unchanged block keeps its caches (JWKS, upstream tokens). */
+  /**
+   * Puts a server's auth block in force; an unchanged block keeps its caches (JWKS, upstream
+   * tokens). A new `forward` route is compared with its upstream's own metadata (a warning).
+   */
   update(server: ServerConfig): void {
     const auth = resourceServerAuthOf(server.auth);
     if (auth === undefined) return this.remove(server.name);
@@ -27,6 +36,10 @@ export class RouteGates {
     const authenticator = new RouteAuthenticator(server, auth, this.#logger);
     this.#gates.set(server.name, { key, authenticator });
     this.#authenticators.set(server.name, authenticator);
+    if (auth.upstreamCredential.kind === 'forward' && !isStdioUpstream(server.upstream))
+      void checkForwardedUpstream(server.name, server.upstream.url, auth, this.#logger).catch(
+        () => undefined,
+      );
   }
 
   remove(name: string): void {

@@ -1,6 +1,7 @@
 import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { stepUpChallenge, type StepUpChallenge } from '../auth/stepUp.js';
 import { resourceServerAuthOf } from '../config/index.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
@@ -217,13 +218,14 @@ class StreamableHttpForwarder {
     if (status === 404 && req.headers['mcp-session-id'] !== undefined)
       exchange.checkpoint.forgetSession(exchange.sessionKey);
     const headers = clientHeaders(upstream.headers);
-    if (
-      (status === 401 || status === 403) &&
-      resourceServerAuthOf(exchange.checkpoint.config.auth) !== undefined
-    ) {
+    const auth = resourceServerAuthOf(exchange.checkpoint.config.auth);
+    if ((status === 401 || status === 403) && auth !== undefined) {
+      upstream.resume();
+      // A scope the client's own token can earn: the route's challenge, so the client steps up.
+      const stepUp = stepUpChallenge(auth, status, upstream.headers['www-authenticate']);
+      if (stepUp !== undefined) return this.#challengeStepUp(exchange, res, stepUp);
       // The upstream refused the gateway's own credential: the client cannot fix it, so it gets no
       // challenge for the upstream, only an error naming the server.
-      upstream.resume();
       this.#log(
         exchange,
         'upstream.refused_credential',
@@ -349,6 +351,23 @@ class StreamableHttpForwarder {
   }
 
   /** Answers the client with an error for each forwarded request (nothing of the upstream's answer). */
+  /**
+   * The route's own 403 `insufficient_scope` in place of the upstream's (stepUpChallenge): the
+   * client asks its authorization server for a token of more scope and sends the request again.
+   */
+  #challengeStepUp(exchange: Exchange, res: ServerResponse, stepUp: StepUpChallenge): void {
+    this.#log(
+      exchange,
+      'upstream.step_up',
+      'insufficient_scope',
+      "the upstream asked for more scope: the client was given the route's challenge",
+    );
+    // The gateway answers these requests itself: no later call under their ids inherits a check.
+    exchange.checkpoint.forgetAnswers(exchange.sessionKey, exchange.requestIds, exchange.answers);
+    if (res.headersSent) return void res.end();
+    sendJson(res, 403, { 'www-authenticate': stepUp.header }, JSON.stringify(stepUp.body));
+  }
+
   #fail(
     exchange: Exchange,
     res: ServerResponse,
