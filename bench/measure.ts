@@ -43,6 +43,8 @@ export interface Measurement {
   readonly cpuVsPassthrough: number | undefined;
   /** The proxy's CPU per request over the minimal node:http floor's, paired within rounds likewise. */
   readonly cpuVsFloor: number | undefined;
+  /** toolpin's CPU per request over the baseline build's (BENCH_BASELINE_CLI), paired likewise. */
+  readonly cpuVsBaseline: number | undefined;
   readonly rounds: readonly Window[];
 }
 
@@ -209,6 +211,7 @@ export async function measureMessage(
       ratioToDirect: reqPerSec / direct,
       cpuVsPassthrough: median(paired('passthrough')),
       cpuVsFloor: median(paired('floor')),
+      cpuVsBaseline: median(paired('baseline')),
       rounds,
     };
   });

@@ -54,8 +54,8 @@ export function formatTable(measurements: readonly Measurement[]): string {
     fixed(m.p50Ms, 2),
     fixed(m.p99Ms, 2),
     fixed(m.proxyCpuUsPerReq, 0),
-    m.target === 'toolpin' || m.target === 'floor' ? fixed(m.cpuVsPassthrough, 2) : '',
-    m.target === 'toolpin' ? fixed(m.cpuVsFloor, 2) : '',
+    m.target === 'direct' || m.target === 'passthrough' ? '' : fixed(m.cpuVsPassthrough, 2),
+    m.target === 'toolpin' || m.target === 'baseline' ? fixed(m.cpuVsFloor, 2) : '',
     fixed(m.upstreamCpuUsPerReq, 0),
   ]);
   const widths = header.map((title, column) =>

@@ -129,7 +129,7 @@ async function main(): Promise<void> {
         const results = await measureMessage(group, message, sessions, options);
         for (const m of results)
           log(
-            `  tools/${message} ${m.target.padEnd(11)} ${m.reqPerSec.toFixed(0).padStart(6)} req/s  cpu ${m.proxyCpuUsPerReq?.toFixed(0) ?? '-'} us/req`,
+            `  tools/${message} ${m.target.padEnd(11)} ${m.reqPerSec.toFixed(0).padStart(6)} req/s  cpu ${m.proxyCpuUsPerReq?.toFixed(0) ?? '-'} us/req${m.target === 'toolpin' && m.cpuVsBaseline !== undefined ? `  (${m.cpuVsBaseline.toFixed(2)} x the baseline build's CPU, paired)` : ''}`,
           );
         measurements.push(...results);
       }
@@ -153,7 +153,7 @@ async function main(): Promise<void> {
     log(
       `\nidle sessions: ${idleSessions} sessions through toolpin, each initialized and listing 3 tools once`,
     );
-    idle = await measureIdleSessions(idleSessions, 3, 32, quick ? 5 : 50);
+    idle = await measureIdleSessions(idleSessions, 3, 32, quick ? 5 : 20);
     const mb = (bytes: number | undefined): string => ((bytes ?? NaN) / 2 ** 20).toFixed(1);
     log(
       `  toolpin RSS ${mb(idle.rssBytes)} MB idle after ${idle.idleSeconds} s (${mb(idle.rssAfterLoadBytes)} MB right after the load, ${mb(idle.rssBaselineBytes)} MB at start); sessions opened in ${idle.seconds.toFixed(1)} s`,

@@ -10,7 +10,7 @@ import { startToolpin, type ToolpinTarget } from './toolpinTarget.js';
 export type Profile = 'stateful' | 'stateless';
 
 /** The names of the targets, in the order they are first measured. */
-export const TARGET_NAMES = ['direct', 'floor', 'passthrough', 'toolpin'] as const;
+export const TARGET_NAMES = ['direct', 'floor', 'passthrough', 'toolpin', 'baseline'] as const;
 
 /** One way to reach the upstream. */
 export interface Target {
@@ -69,6 +69,12 @@ export async function startGroup(
     started.push(floor);
     const toolpin = await startToolpin(upstream.url, tools, proxyFlags);
     started.push(toolpin);
+    const baselineCli = process.env.BENCH_BASELINE_CLI;
+    const baseline =
+      baselineCli === undefined
+        ? undefined
+        : await startToolpin(upstream.url, tools, proxyFlags, baselineCli);
+    if (baseline !== undefined) started.push(baseline);
     return {
       profile,
       tools,
@@ -79,6 +85,9 @@ export async function startGroup(
         { name: 'floor', url: floor.url, pid: floor.pid },
         { name: 'passthrough', url: passthrough.url, pid: passthrough.pid },
         { name: 'toolpin', url: toolpin.url, pid: toolpin.child.pid },
+        ...(baseline === undefined
+          ? []
+          : [{ name: 'baseline' as const, url: baseline.url, pid: baseline.child.pid }]),
       ],
       // The proxies first, so the upstream never sees them lose their connections mid-request.
       stop: async () => {

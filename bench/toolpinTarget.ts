@@ -19,7 +19,8 @@ export interface ToolpinTarget {
   stop(): Promise<void>;
 }
 
-// BENCH_TOOLPIN_CLI runs another build or wrapper of the CLI (A/B experiments).
+// BENCH_TOOLPIN_CLI runs another build or wrapper of the CLI (A/B experiments); BENCH_BASELINE_CLI
+// adds a fifth target, `baseline`, running that other build beside this one in the same rounds.
 const CLI =
   process.env.BENCH_TOOLPIN_CLI ??
   fileURLToPath(new URL('../packages/gateway/dist/cli/main.js', import.meta.url));
@@ -59,6 +60,7 @@ export async function startToolpin(
   upstreamUrl: string,
   tools: readonly Record<string, unknown>[],
   nodeFlags: readonly string[] = [],
+  cli: string = CLI,
 ): Promise<ToolpinTarget> {
   const dir = await mkdtemp(join(tmpdir(), 'toolpin-bench-'));
   await mkdir(join(dir, 'servers'));
@@ -78,7 +80,7 @@ export async function startToolpin(
   try {
     child = await startChild({
       name: 'toolpin',
-      args: [CLI, 'serve', '--config', gatewayFile],
+      args: [cli, 'serve', '--config', gatewayFile],
       nodeFlags,
       readyFrom: (output) => /"event":"gateway\.started".*?"url":"(http:[^"]+)"/.exec(output)?.[1],
       onOutput: eventCounter(events),
