@@ -21,7 +21,7 @@ export interface ToolpinTarget {
 
 // BENCH_TOOLPIN_CLI runs another build or wrapper of the CLI (A/B experiments); BENCH_BASELINE_CLI
 // adds a fifth target, `baseline`, running that other build beside this one in the same rounds.
-const CLI =
+export const CLI =
   process.env.BENCH_TOOLPIN_CLI ??
   fileURLToPath(new URL('../packages/gateway/dist/cli/main.js', import.meta.url));
 
@@ -61,6 +61,7 @@ export async function startToolpin(
   tools: readonly Record<string, unknown>[],
   nodeFlags: readonly string[] = [],
   cli: string = CLI,
+  onOutput?: (chunk: string) => void,
 ): Promise<ToolpinTarget> {
   const dir = await mkdtemp(join(tmpdir(), 'toolpin-bench-'));
   await mkdir(join(dir, 'servers'));
@@ -83,7 +84,7 @@ export async function startToolpin(
       args: [cli, 'serve', '--config', gatewayFile],
       nodeFlags,
       readyFrom: (output) => /"event":"gateway\.started".*?"url":"(http:[^"]+)"/.exec(output)?.[1],
-      onOutput: eventCounter(events),
+      onOutput: onOutput ?? eventCounter(events),
     });
   } catch (error) {
     await rm(dir, { recursive: true, force: true });
