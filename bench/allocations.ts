@@ -57,7 +57,9 @@ async function send(url: string, sessions: readonly string[] | undefined, amount
 async function measure(cli: string): Promise<string> {
   const upstream = await startUpstream(profile, size);
   const counter = gcCounter();
-  const toolpin = await startToolpin(upstream.url, makeCatalog(size), ['--trace-gc'], cli, counter.feed);
+  // BENCH_NODE_FLAGS adds flags to toolpin's node, e.g. --heap-prof for the allocation sites.
+  const flags = ['--trace-gc', ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [])];
+  const toolpin = await startToolpin(upstream.url, makeCatalog(size), flags, cli, counter.feed);
   try {
     const sessions =
       profile === 'stateful'

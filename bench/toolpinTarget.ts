@@ -6,7 +6,8 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { digestCatalog, restrictTool, TRACE_PROFILE } from '@toolpin/digest';
+import { TRACE_PROFILE } from '@toolpin/digest';
+import { pinFromCatalog } from '@toolpin/gateway/pin';
 import { startChild, type Child } from './children.js';
 
 /** The running gateway, its route, and the events it logged. */
@@ -25,19 +26,17 @@ export const CLI =
   process.env.BENCH_TOOLPIN_CLI ??
   fileURLToPath(new URL('../packages/gateway/dist/cli/main.js', import.meta.url));
 
-/** A pin-file object approving exactly `tools` for the upstream at `url`. */
+/** A pin-file object approving exactly `tools` for the upstream at `url` (as `toolpin pin` writes it, any size). */
 function pinFile(url: string, tools: readonly Record<string, unknown>[]): Record<string, unknown> {
-  const digest = digestCatalog(tools, { profile: TRACE_PROFILE });
+  const { pin, definitions } = pinFromCatalog(tools, TRACE_PROFILE);
   return {
     name: 'bench',
     upstream: { url },
     mode: 'enforce',
     profile: TRACE_PROFILE,
     onDrift: 'filter',
-    pin: { catalog: digest.catalog, tools: digest.entries },
-    definitions: Object.fromEntries(
-      digest.tools.map((tool, index) => [tool.key, restrictTool(tools[index] as Record<string, unknown>)]),
-    ),
+    pin,
+    definitions,
   };
 }
 
@@ -83,6 +82,9 @@ export async function startToolpin(
       name: 'toolpin',
       args: [cli, 'serve', '--config', gatewayFile],
       nodeFlags,
+      // toolpin reads and verifies the pin file before it listens: a 5,000-tool pin (8 MB of strict
+      // YAML/JSON) takes seconds, more on a busy machine.
+      readyTimeoutMs: 30_000 + tools.length * 20,
       readyFrom: (output) => /"event":"gateway\.started".*?"url":"(http:[^"]+)"/.exec(output)?.[1],
       onOutput: onOutput ?? eventCounter(events),
     });
