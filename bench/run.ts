@@ -125,7 +125,9 @@ async function main(): Promise<void> {
     try {
       const sessions = await openTargetSessions(group, Math.max(...messages.map(connectionsFor)));
       for (const message of messages) {
-        const options = { ...windows, connections: connectionsFor(message) };
+        // A 5,000-tool listing takes long enough that a short window holds too few of them.
+        const seconds = tools >= 5000 ? windows.seconds * 3 : windows.seconds;
+        const options = { ...windows, seconds, connections: connectionsFor(message) };
         const results = await measureMessage(group, message, sessions, options);
         for (const m of results)
           log(
