@@ -12,6 +12,8 @@ declare module 'autocannon' {
     connections?: number;
     /** Seconds. */
     duration?: number;
+    /** Stop after this many requests (instead of a duration). */
+    amount?: number;
     pipelining?: number;
     /** Seconds. */
     timeout?: number;

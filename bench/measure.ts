@@ -1,5 +1,5 @@
-// Measures one message against the three targets of a group: a full check of one answer per
-// target, a warm-up window each, then rounds in rotating order (ABC, BCA, CAB, ...) so that
+// Measures one message against the four targets of a group: a full check of one answer per
+// target, a warm-up window each, then rounds in rotating order (ABCD, BCDA, CDAB, ...) so that
 // load from other processes on the machine hits every target alike; medians are reported.
 import { cpuMicros } from './children.js';
 import { bodyOf, runLoad, type LoadResult, type MessageKind } from './load.js';
@@ -26,6 +26,8 @@ export interface Measurement {
   readonly profile: Profile;
   readonly tools: number;
   readonly message: MessageKind;
+  /** The size of the listing's result in bytes (tools/list only). */
+  readonly listingBytes: number | undefined;
   readonly target: Target['name'];
   readonly reqPerSec: number;
   readonly p50Ms: number;
@@ -39,6 +41,10 @@ export interface Measurement {
    * round (the two windows of a round are seconds apart, so load from elsewhere hits both alike).
    */
   readonly cpuVsPassthrough: number | undefined;
+  /** The proxy's CPU per request over the minimal node:http floor's, paired within rounds likewise. */
+  readonly cpuVsFloor: number | undefined;
+  /** toolpin's CPU per request over the baseline build's (BENCH_BASELINE_CLI), paired likewise. */
+  readonly cpuVsBaseline: number | undefined;
   readonly rounds: readonly Window[];
 }
 
@@ -181,20 +187,21 @@ export async function measureMessage(
     }
   }
   const direct = median((windows.get('direct') ?? []).map((window) => window.reqPerSec)) ?? NaN;
-  const passthrough = windows.get('passthrough') ?? [];
   return group.targets.map((target) => {
     const rounds = windows.get(target.name) ?? [];
-    const paired = rounds.map((window, round) => {
-      const base = passthrough[round]?.proxyCpuUsPerReq;
-      return window.proxyCpuUsPerReq === undefined || base === undefined
-        ? undefined
-        : window.proxyCpuUsPerReq / base;
-    });
+    const paired = (baseline: Target['name']): (number | undefined)[] =>
+      rounds.map((window, round) => {
+        const base = windows.get(baseline)?.[round]?.proxyCpuUsPerReq;
+        return window.proxyCpuUsPerReq === undefined || base === undefined
+          ? undefined
+          : window.proxyCpuUsPerReq / base;
+      });
     const reqPerSec = median(rounds.map((window) => window.reqPerSec)) ?? NaN;
     return {
       profile: group.profile,
       tools: group.tools.length,
       message: kind,
+      listingBytes: kind === 'list' ? Buffer.byteLength(JSON.stringify({ tools: group.tools })) : undefined,
       target: target.name,
       reqPerSec,
       p50Ms: median(rounds.map((window) => window.p50Ms)) ?? NaN,
@@ -202,7 +209,9 @@ export async function measureMessage(
       proxyCpuUsPerReq: median(rounds.map((window) => window.proxyCpuUsPerReq)),
       upstreamCpuUsPerReq: median(rounds.map((window) => window.upstreamCpuUsPerReq)),
       ratioToDirect: reqPerSec / direct,
-      cpuVsPassthrough: median(paired),
+      cpuVsPassthrough: median(paired('passthrough')),
+      cpuVsFloor: median(paired('floor')),
+      cpuVsBaseline: median(paired('baseline')),
       rounds,
     };
   });

@@ -1,5 +1,6 @@
-// Summarizes a V8 .cpuprofile (from `pnpm bench --cpu-prof`): self time per function and per
-// package, heaviest first, to find the hot paths of the toolpin process.
+// Summarizes a V8 .cpuprofile (from `pnpm bench --cpu-prof`): self time by category (GC, native
+// and I/O, node's HTTP, streams and the rest of node, toolpin, dependencies), by file, by function,
+// and total time by function, heaviest first, as shares of the busy (non-idle) time.
 // Usage: tsx bench/profileSummary.ts <file.cpuprofile> [top=30]
 import { readFileSync } from 'node:fs';
 
@@ -48,15 +49,51 @@ function nameOf(node: ProfileNode): string {
   return `${frame.functionName || '(anonymous)'}${where}`;
 }
 
+const NATIVE_IO =
+  /^(writev|writeUtf8String|writeLatin1String|writeBuffer|writeAsciiString|writeUcs2String|readv?|close|shutdown|accept|connect)$/;
+
+/** The category a sample's function belongs to: where the proxy's CPU goes, coarsely. */
+function categoryOf(node: ProfileNode): string {
+  const { url, functionName } = node.callFrame;
+  if (functionName === '(garbage collector)') return 'GC';
+  if (functionName === '(program)') return 'V8 runtime (program)';
+  if (url === '') return NATIVE_IO.test(functionName) ? 'native I/O (syscalls)' : 'native / V8 builtins';
+  if (/^node:(_http|http|https|internal\/http)/.test(url)) return 'node http';
+  if (/^node:internal\/streams|^node:stream/.test(url)) return 'node streams';
+  if (/^node:(net|internal\/stream_base|internal\/net)/.test(url)) return 'node net';
+  if (/^node:(internal\/)?(timers|process\/task_queues)/.test(url)) return 'node timers / ticks';
+  if (url.startsWith('node:')) return 'node other';
+  if (url.includes('/node_modules/')) return `dep ${packageOf(url)}`;
+  return `toolpin ${packageOf(url)}`;
+}
+
+/** The script a frame belongs to, shortened. */
+function fileOf(node: ProfileNode): string {
+  const { url, functionName } = node.callFrame;
+  if (url === '') return functionName.startsWith('(') ? functionName : '(native)';
+  return url.replace(/^.*\/(node_modules|packages)\//, '$1/').replace(/^file:\/\//, '');
+}
+
+const selfByCategory = new Map<string, number>();
+const selfByFile = new Map<string, number>();
 const selfByFunction = new Map<string, number>();
 const totalByFunction = new Map<string, number>();
 const selfByPackage = new Map<string, number>();
 let total = 0;
+let idle = 0;
 profile.samples.forEach((id, index) => {
   const node = byId.get(id);
   const micros = profile.timeDeltas[index] ?? 0;
   if (node === undefined) return;
+  if (node.callFrame.functionName === '(idle)') {
+    idle += micros;
+    return;
+  }
   total += micros;
+  const category = categoryOf(node);
+  selfByCategory.set(category, (selfByCategory.get(category) ?? 0) + micros);
+  const file = fileOf(node);
+  selfByFile.set(file, (selfByFile.get(file) ?? 0) + micros);
   const name = nameOf(node);
   selfByFunction.set(name, (selfByFunction.get(name) ?? 0) + micros);
   // Inclusive time: each function on the sample's stack once (recursion counted once).
@@ -71,6 +108,8 @@ profile.samples.forEach((id, index) => {
   selfByPackage.set(pkg, (selfByPackage.get(pkg) ?? 0) + micros);
 });
 
+// A reader that stops early (| head) is not an error.
+process.stdout.on('error', () => process.exit(0));
 const print = (title: string, map: Map<string, number>, limit: number): void => {
   process.stdout.write(`\n${title}\n`);
   for (const [name, micros] of [...map].sort((a, b) => b[1] - a[1]).slice(0, limit)) {
@@ -79,7 +118,11 @@ const print = (title: string, map: Map<string, number>, limit: number): void => 
     );
   }
 };
-process.stdout.write(`${file}: ${(total / 1000).toFixed(0)} ms sampled\n`);
+process.stdout.write(
+  `${file}: ${(total / 1000).toFixed(0)} ms busy sampled (${(idle / 1000).toFixed(0)} ms idle left out)\n`,
+);
+print('self time by category', selfByCategory, 20);
+print('self time by file', selfByFile, 20);
 print('self time by package', selfByPackage, 20);
 print('self time by function', selfByFunction, top);
 print('total time by function (self + callees)', totalByFunction, top);

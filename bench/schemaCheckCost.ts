@@ -41,7 +41,7 @@ function checkpointOf(config: ServerConfig, tools: readonly Record<string, unkno
     alerts: new Alerts(logger),
     logger,
   });
-  checkpoint.expectList('s', 'l', undefined);
+  checkpoint.expectAnswer('s', 'l', 'tools/list', {});
   checkpoint.inspectUpstreamText('s', JSON.stringify({ jsonrpc: '2.0', id: 'l', result: { tools } }));
   return checkpoint;
 }

@@ -1,5 +1,6 @@
 // One group of the benchmark: an upstream (profile + catalog size) and the three ways to reach it,
-// each in its own process: directly, through the plain passthrough, through toolpin.
+// each in its own process: directly, through the minimal node:http floor, through the plain
+// passthrough, through toolpin.
 import { fileURLToPath } from 'node:url';
 import { makeCatalog } from './catalog.js';
 import { startChild, type Child } from './children.js';
@@ -9,7 +10,7 @@ import { startToolpin, type ToolpinTarget } from './toolpinTarget.js';
 export type Profile = 'stateful' | 'stateless';
 
 /** The names of the targets, in the order they are first measured. */
-export const TARGET_NAMES = ['direct', 'passthrough', 'toolpin'] as const;
+export const TARGET_NAMES = ['direct', 'floor', 'passthrough', 'toolpin', 'baseline'] as const;
 
 /** One way to reach the upstream. */
 export interface Target {
@@ -42,7 +43,7 @@ export function startUpstream(profile: Profile, size: number): Promise<Child> {
   });
 }
 
-/** Starts an upstream and both proxies in front of it. `proxyFlags` go to both proxies' node (e.g. --cpu-prof). */
+/** Starts an upstream and the three proxies in front of it. `proxyFlags` go to every proxy's node (e.g. --cpu-prof). */
 export async function startGroup(
   profile: Profile,
   size: number,
@@ -59,8 +60,21 @@ export async function startGroup(
       readyFrom: (output) => /bench-passthrough ready (\S+)/.exec(output)?.[1],
     });
     started.push(passthrough);
+    const floor = await startChild({
+      name: 'floor',
+      nodeFlags: [...TSX, ...proxyFlags],
+      args: [script('floor.ts'), new URL(upstream.url).origin],
+      readyFrom: (output) => /bench-floor ready (\S+)/.exec(output)?.[1],
+    });
+    started.push(floor);
     const toolpin = await startToolpin(upstream.url, tools, proxyFlags);
     started.push(toolpin);
+    const baselineCli = process.env.BENCH_BASELINE_CLI;
+    const baseline =
+      baselineCli === undefined
+        ? undefined
+        : await startToolpin(upstream.url, tools, proxyFlags, baselineCli);
+    if (baseline !== undefined) started.push(baseline);
     return {
       profile,
       tools,
@@ -68,8 +82,12 @@ export async function startGroup(
       toolpin,
       targets: [
         { name: 'direct', url: upstream.url, pid: undefined },
+        { name: 'floor', url: floor.url, pid: floor.pid },
         { name: 'passthrough', url: passthrough.url, pid: passthrough.pid },
         { name: 'toolpin', url: toolpin.url, pid: toolpin.child.pid },
+        ...(baseline === undefined
+          ? []
+          : [{ name: 'baseline' as const, url: baseline.url, pid: baseline.child.pid }]),
       ],
       // The proxies first, so the upstream never sees them lose their connections mid-request.
       stop: async () => {

@@ -6,7 +6,8 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { digestCatalog, restrictTool, TRACE_PROFILE } from '@toolpin/digest';
+import { TRACE_PROFILE } from '@toolpin/digest';
+import { pinFromCatalog } from '@toolpin/gateway/pin';
 import { startChild, type Child } from './children.js';
 
 /** The running gateway, its route, and the events it logged. */
@@ -19,24 +20,23 @@ export interface ToolpinTarget {
   stop(): Promise<void>;
 }
 
-// BENCH_TOOLPIN_CLI runs another build or wrapper of the CLI (A/B experiments).
-const CLI =
+// BENCH_TOOLPIN_CLI runs another build or wrapper of the CLI (A/B experiments); BENCH_BASELINE_CLI
+// adds a fifth target, `baseline`, running that other build beside this one in the same rounds.
+export const CLI =
   process.env.BENCH_TOOLPIN_CLI ??
   fileURLToPath(new URL('../packages/gateway/dist/cli/main.js', import.meta.url));
 
-/** A pin-file object approving exactly `tools` for the upstream at `url`. */
+/** A pin-file object approving exactly `tools` for the upstream at `url` (as `toolpin pin` writes it, any size). */
 function pinFile(url: string, tools: readonly Record<string, unknown>[]): Record<string, unknown> {
-  const digest = digestCatalog(tools, { profile: TRACE_PROFILE });
+  const { pin, definitions } = pinFromCatalog(tools, TRACE_PROFILE);
   return {
     name: 'bench',
     upstream: { url },
     mode: 'enforce',
     profile: TRACE_PROFILE,
     onDrift: 'filter',
-    pin: { catalog: digest.catalog, tools: digest.entries },
-    definitions: Object.fromEntries(
-      digest.tools.map((tool, index) => [tool.key, restrictTool(tools[index] as Record<string, unknown>)]),
-    ),
+    pin,
+    definitions,
   };
 }
 
@@ -59,6 +59,8 @@ export async function startToolpin(
   upstreamUrl: string,
   tools: readonly Record<string, unknown>[],
   nodeFlags: readonly string[] = [],
+  cli: string = CLI,
+  onOutput?: (chunk: string) => void,
 ): Promise<ToolpinTarget> {
   const dir = await mkdtemp(join(tmpdir(), 'toolpin-bench-'));
   await mkdir(join(dir, 'servers'));
@@ -78,10 +80,13 @@ export async function startToolpin(
   try {
     child = await startChild({
       name: 'toolpin',
-      args: [CLI, 'serve', '--config', gatewayFile],
+      args: [cli, 'serve', '--config', gatewayFile],
       nodeFlags,
+      // toolpin reads and verifies the pin file before it listens: a 5,000-tool pin (8 MB of strict
+      // YAML/JSON) takes seconds, more on a busy machine.
+      readyTimeoutMs: 30_000 + tools.length * 20,
       readyFrom: (output) => /"event":"gateway\.started".*?"url":"(http:[^"]+)"/.exec(output)?.[1],
-      onOutput: eventCounter(events),
+      onOutput: onOutput ?? eventCounter(events),
     });
   } catch (error) {
     await rm(dir, { recursive: true, force: true });

@@ -83,7 +83,7 @@ function answerDecision(
   { id, name, spec, book }: ScreenedRequest,
   decision: CallDecision,
 ): JsonRpcResponse | undefined {
-  const session = sessionLabel(sessionKey);
+  // The session's label is hashed only for an alert (most calls are allowed without one).
   traceDecision(checkpoint.config.name, spec.surface, name, 'call', decision);
   if (decision.kind === 'allow') {
     // Its answer is awaited: a call's result checked, a prompt's taken as any result.
@@ -93,7 +93,7 @@ function answerDecision(
       checkpoint.alerts.emit({
         event: 'call.flagged',
         server: checkpoint.config.name,
-        session,
+        session: sessionLabel(sessionKey),
         id,
         decision: decision.flagged,
       });
@@ -103,7 +103,7 @@ function answerDecision(
   checkpoint.alerts.emit({
     event: 'call.blocked',
     server: checkpoint.config.name,
-    session,
+    session: sessionLabel(sessionKey),
     id,
     decision: decision.data,
   });

@@ -49,7 +49,7 @@ import {
   unverifiableAnswer,
   type InvalidUpstreamMessage,
 } from '../wire/upstreamMessage.js';
-import { matchResultEnvelope } from '../wire/resultEnvelope.js';
+import { matchResultEnvelope, matchResultEnvelopeBytes } from '../wire/resultEnvelope.js';
 import { VerifiedListings, type VerifiedListing } from './verifiedListings.js';
 import { isObject } from '../wire/isObject.js';
 
@@ -157,6 +157,8 @@ export class ServerCheckpoint {
   replaceConfig(config: ServerConfig): void {
     this.#config = config;
     this.#schemaChecks.reset();
+    // A listing verified under the pin that leaves is never replayed under the new one.
+    this.#verified.clear();
   }
 
   #state(sessionKey: string): SessionState {
@@ -408,25 +410,61 @@ export class ServerCheckpoint {
     const envelope = matchResultEnvelope(text);
     if (envelope === undefined || envelope.id === null) return undefined;
     const known = this.#verified.find(config, envelope.resultText);
-    if (known === undefined) return undefined;
-    // The steps of #inspectMessage and #inspectListResult for a listing, minus the pure ones: only
-    // the answer to an awaited tools/list page under its very id (any other goes the full way).
-    const answers = this.#book(sessionKey, book);
-    const key = idKey(envelope.id);
-    const expected = answers.peek(key);
-    if (expected?.kind !== 'list' || expected.surface !== 'tools') return undefined;
-    answers.take(key);
-    const catalog = this.#state(sessionKey).catalog;
-    const first = expected.cursor === undefined;
-    const completion = catalog.addPage(config, known.inspection, first, known.last);
-    // A whole catalog on one page folds to the same digest every time: the listing remembers it.
-    if (completion !== undefined)
-      this.#report(sessionKey, catalog, completion, first && known.last ? known : undefined);
+    if (known === undefined || !this.#replayListing(sessionKey, known, envelope.id, book)) return undefined;
     return {
       message: { jsonrpc: '2.0', id: envelope.id, result: known.result },
       // find() matched the input text, so an unchanged listing (output is input) is this very text.
       text: known.output === known.input ? text : envelope.wrap(known.output),
     };
+  }
+
+  /**
+   * A listing whose bytes (`slices`, laid end to end) are a compact response around bytes identical
+   * to a result verified before under the pin in force, replayed as {@link inspectUpstreamText}
+   * replays its text: what the client receives is the envelope around the verified output's shared
+   * bytes (`parts`, never copied). Undefined: any other bytes, decided as text. `answering`: only
+   * an answer under this id is replayed here (a JSON body answering its own request).
+   */
+  knownListingBytes(
+    sessionKey: string,
+    slices: readonly Buffer[],
+    length: number,
+    book?: AnswerBook,
+    answering?: JsonRpcId,
+  ): { id: JsonRpcId; parts: readonly (string | Buffer)[] } | undefined {
+    const config = this.#config;
+    if (awaitsFirstUse(config)) return undefined;
+    const envelope = matchResultEnvelopeBytes(slices, length);
+    if (envelope === undefined || envelope.id === null) return undefined;
+    if (answering !== undefined && idKey(answering) !== idKey(envelope.id)) return undefined;
+    const known = this.#verified.findBytes(config, slices, envelope.resultStart, envelope.resultEnd);
+    if (known === undefined || !this.#replayListing(sessionKey, known, envelope.id, book)) return undefined;
+    return { id: envelope.id, parts: [envelope.prefix, known.outputBytes, envelope.suffix] };
+  }
+
+  /**
+   * The steps of #inspectMessage and #inspectListResult for a listing verified before, minus the
+   * pure ones: only the answer to an awaited tools/list page under its very id (false: any other
+   * goes the full way).
+   */
+  #replayListing(
+    sessionKey: string,
+    known: VerifiedListing,
+    id: string | number,
+    book: AnswerBook | undefined,
+  ): boolean {
+    const answers = this.#book(sessionKey, book);
+    const key = idKey(id);
+    const expected = answers.peek(key);
+    if (expected?.kind !== 'list' || expected.surface !== 'tools') return false;
+    answers.take(key);
+    const catalog = this.#state(sessionKey).catalog;
+    const first = expected.cursor === undefined;
+    const completion = catalog.addPage(known.config, known.inspection, first, known.last);
+    // A whole catalog on one page folds to the same digest every time: the listing remembers it.
+    if (completion !== undefined)
+      this.#report(sessionKey, catalog, completion, first && known.last ? known : undefined);
+    return true;
   }
 
   /** Remembers a single-message listing text and what its verification produced. */
@@ -437,7 +475,16 @@ export class ServerCheckpoint {
     const serialized = JSON.stringify(replaced.result);
     // An unchanged listing keeps one text for both (half the memory, and a reference check on reuse).
     const output = serialized === envelope.resultText ? envelope.resultText : serialized;
-    this.#verified.remember({ ...page, input: envelope.resultText, output, result: replaced.result });
+    const inputBytes = Buffer.from(envelope.resultText);
+    const outputBytes = output === envelope.resultText ? inputBytes : Buffer.from(output);
+    this.#verified.remember({
+      ...page,
+      input: envelope.resultText,
+      output,
+      inputBytes,
+      outputBytes,
+      result: replaced.result,
+    });
   }
 
   /** Logs an upstream message that is not valid JSON-RPC; the request it would answer (if awaited) gets -32042. */

@@ -12,6 +12,10 @@ export interface VerifiedListing {
   readonly last: boolean;
   /** JSON.stringify of the verified result the client receives. */
   readonly output: string;
+  /** `input` as UTF-8: the bytes an unchanged listing arrives in again. */
+  readonly inputBytes: Buffer;
+  /** `output` as UTF-8, written as is to every client it answers (shared, never copied). */
+  readonly outputBytes: Buffer;
   /** The verified result itself (what `output` serializes). */
   readonly result: unknown;
   /** The catalog digest of a listing that is a whole verified catalog on one page, once folded. */
@@ -43,8 +47,31 @@ export class VerifiedListings {
     return undefined;
   }
 
+  /**
+   * The listing verified from exactly these bytes (bytes [start, end) of the slices) under exactly
+   * this config, if remembered. Identical bytes are the UTF-8 of the very text verified.
+   */
+  findBytes(
+    config: ServerConfig,
+    slices: readonly Buffer[],
+    start: number,
+    end: number,
+  ): VerifiedListing | undefined {
+    for (const entry of this.#entries) {
+      if (entry.config !== config || entry.inputBytes.length !== end - start) continue;
+      if (sameBytes(entry.inputBytes, slices, start, end)) return this.find(config, entry.input);
+    }
+    return undefined;
+  }
+
+  /** Forgets every listing (a new pin is in force). */
+  clear(): void {
+    this.#entries = [];
+  }
+
   /** Remembers a listing, forgetting the least recently used past the bounds. */
   remember(entry: VerifiedListing): void {
+    // The bytes count as much again (off the heap).
     if (entry.input.length + entry.output.length > MAX_CHARS) return;
     const kept = [entry];
     let chars = entry.input.length + entry.output.length;
@@ -56,4 +83,19 @@ export class VerifiedListings {
     }
     this.#entries = kept;
   }
+}
+
+/** True when bytes [start, end) of the slices (laid end to end) are `bytes`. */
+function sameBytes(bytes: Buffer, slices: readonly Buffer[], start: number, end: number): boolean {
+  let at = 0;
+  let compared = 0;
+  for (const slice of slices) {
+    const from = Math.max(start - at, 0);
+    const to = Math.min(end - at, slice.length);
+    at += slice.length;
+    if (to <= from) continue;
+    if (bytes.compare(slice, from, to, compared, compared + (to - from)) !== 0) return false;
+    compared += to - from;
+  }
+  return compared === bytes.length;
 }

@@ -28,9 +28,25 @@ export function sessionKeyOf(
     const value = headers[name];
     identity += `${name}:${Array.isArray(value) ? value.join(', ') : (value ?? '')}\n`;
   }
-  // One-shot hash (no Hash object per request).
-  const caller = hash('sha256', identity, 'base64url');
+  const caller = callerHash(identity);
   const session = headers['mcp-session-id'];
   const id = Array.isArray(session) ? session[0] : session;
   return id === undefined ? `credential:${caller}` : `session:${id}:${caller}`;
+}
+
+// A caller sends the same identifying headers request after request: its hash is remembered
+// (bounded: the oldest half is forgotten when full).
+const MAX_CALLERS = 4096;
+const callers = new Map<string, string>();
+
+/** The SHA-256 of a caller's identity (base64url), hashed once per distinct identity. */
+function callerHash(identity: string): string {
+  let caller = callers.get(identity);
+  if (caller !== undefined) return caller;
+  // One-shot hash (no Hash object).
+  caller = hash('sha256', identity, 'base64url');
+  if (callers.size >= MAX_CALLERS)
+    for (const old of [...callers.keys()].slice(0, MAX_CALLERS / 2)) callers.delete(old);
+  callers.set(identity, caller);
+  return caller;
 }

@@ -2,7 +2,15 @@ import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { idKey, isResponse, type JsonRpcResponse } from '../wire/jsonRpc.js';
 import { readBounded, type BoundedReadEnd } from '../wire/readBounded.js';
+import type { Deadline, DeadlineWheel } from './deadlineWheel.js';
 import { upstreamFailure, type Exchange, type UpstreamFailureReason } from './exchange.js';
+
+/** The bounds of an upstream body: its size, the silence allowed, and the wheel that times it. */
+export interface BodyLimits {
+  readonly maxBytes: number;
+  readonly idleMs: number;
+  readonly wheel: DeadlineWheel;
+}
 
 /** Why reading an upstream body failed, as the reason of the errors the client receives. */
 export class UpstreamBodyError extends Error {
@@ -20,26 +28,22 @@ export class UpstreamBodyError extends Error {
  * decided on. A body cut short (the connection closed before its Content-Length or final chunk)
  * is an error, never a shorter answer.
  */
-async function readUpstreamBody(
-  upstream: IncomingMessage,
-  maxBytes: number,
-  idleMs: number,
-): Promise<Buffer> {
+async function readUpstreamBody(upstream: IncomingMessage, limits: BodyLimits): Promise<Buffer> {
+  const { maxBytes, idleMs, wheel } = limits;
   const chunks: Buffer[] = [];
   let idle = false;
-  let timer: NodeJS.Timeout | undefined;
-  const arm = (): void => {
-    clearTimeout(timer);
-    timer = setTimeout(() => {
+  const deadline: Deadline = {
+    deadlineAt: 0,
+    onDeadline: () => {
       idle = true;
       upstream.destroy(new Error(`nothing received for ${idleMs} ms`));
-    }, idleMs);
+    },
   };
-  arm();
+  wheel.arm(deadline, idleMs);
   let end: BoundedReadEnd;
   try {
     end = await readBounded(upstream, maxBytes, (chunk) => {
-      arm();
+      wheel.arm(deadline, idleMs);
       chunks.push(chunk as Buffer);
     });
   } catch (error) {
@@ -50,7 +54,7 @@ async function readUpstreamBody(
       `the upstream closed the connection mid-answer (${(error as Error).message})`,
     );
   } finally {
-    clearTimeout(timer);
+    wheel.disarm(deadline);
   }
   if (end === 'too_large')
     throw new UpstreamBodyError('too_large', `the upstream answer exceeds ${maxBytes} bytes`);
@@ -63,23 +67,25 @@ async function readUpstreamBody(
  * Waits for the end of an upstream body that must be empty (no media type was given for it): its
  * first byte is a body the gateway cannot parse, refused at once, and so is silence past `idleMs`.
  */
-export function expectNoBody(upstream: IncomingMessage, idleMs: number): Promise<void> {
+export function expectNoBody(upstream: IncomingMessage, limits: BodyLimits): Promise<void> {
+  const { idleMs, wheel } = limits;
   return new Promise((resolve, reject) => {
     const refuse = (error: UpstreamBodyError): void => {
-      clearTimeout(timer);
+      wheel.disarm(deadline);
       upstream.destroy();
       reject(error);
     };
-    const timer = setTimeout(
-      () =>
+    const deadline: Deadline = {
+      deadlineAt: 0,
+      onDeadline: () =>
         refuse(new UpstreamBodyError('timeout', `the upstream sent nothing of its answer for ${idleMs} ms`)),
-      idleMs,
-    );
+    };
+    wheel.arm(deadline, idleMs);
     upstream.once('data', () =>
       refuse(new UpstreamBodyError('media_type', 'the upstream answered with a body of no media type')),
     );
     upstream.once('end', () => {
-      clearTimeout(timer);
+      wheel.disarm(deadline);
       if (upstream.complete) resolve();
       else reject(new UpstreamBodyError('closed', 'the upstream closed the connection mid-answer'));
     });
@@ -101,13 +107,23 @@ export async function relayJsonResponse(
   upstream: IncomingMessage,
   res: ServerResponse,
   headers: OutgoingHttpHeaders,
-  limits: { readonly maxBytes: number; readonly idleMs: number },
+  limits: BodyLimits,
 ): Promise<void> {
-  const raw = await readUpstreamBody(upstream, limits.maxBytes, limits.idleMs);
+  const raw = await readUpstreamBody(upstream, limits);
   const status = upstream.statusCode ?? 502;
   if (raw.length === 0) {
     sendAccepted(exchange, res, status, headers);
     return;
+  }
+  const only = exchange.requestIds.length === 1 ? exchange.requestIds[0] : undefined;
+  if (exchange.refused.length === 0 && !exchange.batch && only !== undefined && only !== null) {
+    // A listing verified before, recognized by its bytes: the envelope around the shared verified bytes.
+    const { checkpoint, sessionKey, answers } = exchange;
+    const known = checkpoint.knownListingBytes(sessionKey, [raw], raw.length, answers, only);
+    if (known !== undefined) {
+      sendJsonParts(res, status, headers, known.parts);
+      return;
+    }
   }
   const text = raw.toString('utf8');
   const verdict = exchange.checkpoint.inspectUpstreamText(exchange.sessionKey, text, exchange.answers);
@@ -165,6 +181,22 @@ export function sendAccepted(
   }
   res.writeHead(status, headers);
   res.end();
+}
+
+/** Sends the gateway's JSON body in pieces (written at once, none copied), framed by the gateway. */
+function sendJsonParts(
+  res: ServerResponse,
+  status: number,
+  headers: OutgoingHttpHeaders,
+  parts: readonly (string | Buffer)[],
+): void {
+  let length = 0;
+  for (const part of parts) length += Buffer.byteLength(part);
+  res.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': length });
+  res.cork();
+  for (const part of parts) res.write(part);
+  res.end();
+  res.uncork();
 }
 
 /** Sends the gateway's JSON body, framed by the gateway. */

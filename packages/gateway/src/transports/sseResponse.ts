@@ -2,6 +2,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import { idKey, isResponse, type JsonRpcId } from '../wire/jsonRpc.js';
 import { encodeSseMessage } from '../wire/sseEncode.js';
 import { SseRewriter } from '../wire/sseRewriter.js';
+import type { Deadline, DeadlineWheel } from './deadlineWheel.js';
 import { upstreamFailure, type Exchange, type UpstreamFailureReason } from './exchange.js';
 
 /** A relayed SSE stream, as shutdown sees it. */
@@ -19,6 +20,8 @@ export interface SseRelayOptions {
    * long without a byte.
    */
   readonly idleMs: number;
+  /** Times the idle limit (one per server). */
+  readonly wheel: DeadlineWheel;
   /** Called when the upstream stream fails (broken, idle, unparseable framing). */
   readonly onBroken: (error: Error) => void;
   /** Called for an event whose data the gateway dropped (not JSON, not JSON-RPC). */
@@ -44,8 +47,9 @@ export function relaySseResponse(
   return { end: () => relay.end() };
 }
 
-/** One relayed stream: its rewriter, the requests it still owes answers to, and its clocks. */
-class SseStreamRelay {
+/** One relayed stream: its rewriter, the requests it still owes answers to, and its clock. */
+class SseStreamRelay implements Deadline {
+  deadlineAt = 0;
   readonly #exchange: Exchange;
   readonly #upstream: IncomingMessage;
   readonly #res: ServerResponse;
@@ -55,7 +59,6 @@ class SseStreamRelay {
   #flushed: boolean;
   #ended = false;
   #clientGone = false;
-  #idle: NodeJS.Timeout | undefined;
   // A client that reads slower than the upstream writes holds the upstream back (backpressure):
   // the gateway never queues more than one chunk's events for it.
   #held = false;
@@ -82,6 +85,8 @@ class SseStreamRelay {
     this.#rewriter = new SseRewriter({
       rewrite: (data) => this.#decide(data),
       write: (text) => this.#write(text),
+      rewriteBytes: (slices, length) => this.#decideBytes(slices, length),
+      writeParts: (parts) => this.#writeParts(parts),
       onIgnored: () => options.onIgnored?.(),
       onError: (error) => {
         options.onBroken(error);
@@ -94,7 +99,7 @@ class SseStreamRelay {
 
   /** Ends the client's stream cleanly (shutdown) and drops the upstream one. */
   end(): void {
-    clearTimeout(this.#idle);
+    this.#options.wheel.disarm(this);
     if (this.#res.writableEnded) return;
     this.#ended = true;
     this.#res.end();
@@ -109,7 +114,7 @@ class SseStreamRelay {
       this.#rewriter.push(chunk);
     });
     upstream.on('end', () => {
-      clearTimeout(this.#idle);
+      this.#options.wheel.disarm(this);
       this.#rewriter.end();
       if (this.#ended || res.writableEnded) return;
       this.#ended = true;
@@ -124,7 +129,7 @@ class SseStreamRelay {
     });
     // A client that goes away takes the upstream stream with it.
     res.on('close', () => {
-      clearTimeout(this.#idle);
+      this.#options.wheel.disarm(this);
       this.#clientGone = !res.writableEnded;
       if (!upstream.complete) upstream.destroy();
     });
@@ -140,10 +145,31 @@ class SseStreamRelay {
       return null;
     }
     for (const message of verdict.out) if (isResponse(message)) this.#unanswered.delete(idKey(message.id));
-    if (this.#unanswered.size === 0) clearTimeout(this.#idle);
+    if (this.#unanswered.size === 0) this.#options.wheel.disarm(this);
     if (verdict.out.length === 0) return null;
     if (verdict.text !== undefined) return verdict.text;
     return JSON.stringify(verdict.batch ? verdict.out : verdict.out[0]);
+  }
+
+  /** A listing verified before, recognized by its bytes: the pieces of its answer, or undefined. */
+  #decideBytes(slices: readonly Buffer[], length: number): readonly (string | Buffer)[] | undefined {
+    const { checkpoint, sessionKey, answers } = this.#exchange;
+    const known = checkpoint.knownListingBytes(sessionKey, slices, length, answers);
+    if (known === undefined) return undefined;
+    this.#unanswered.delete(idKey(known.id));
+    if (this.#unanswered.size === 0) this.#options.wheel.disarm(this);
+    return known.parts;
+  }
+
+  /** One event's pieces in one write (the shared bytes of a listing are written, not copied). */
+  #writeParts(parts: readonly (string | Buffer)[]): void {
+    this.#flushed = true;
+    const res = this.#res;
+    res.cork();
+    let ok = true;
+    for (const part of parts) ok = res.write(part);
+    res.uncork();
+    if (!ok) this.#holdUpstream();
   }
 
   #write(text: string): void {
@@ -155,7 +181,7 @@ class SseStreamRelay {
   #holdUpstream(): void {
     if (this.#held) return;
     this.#held = true;
-    clearTimeout(this.#idle);
+    this.#options.wheel.disarm(this);
     this.#upstream.pause();
     this.#res.once('drain', () => {
       this.#held = false;
@@ -167,20 +193,21 @@ class SseStreamRelay {
   // Only a stream that owes answers can hang: a listening stream (GET, subscriptions/listen) may
   // rightly be quiet for as long as the client keeps it open.
   #armIdle(): void {
-    clearTimeout(this.#idle);
     // A stream held back for the client is not the upstream's silence.
-    if (this.#unanswered.size === 0 || this.#held) return;
+    if (this.#unanswered.size === 0 || this.#held) this.#options.wheel.disarm(this);
+    else this.#options.wheel.arm(this, this.#options.idleMs);
+  }
+
+  /** The upstream sent nothing for idleMs while answers were owed. */
+  onDeadline(): void {
     const { idleMs } = this.#options;
-    this.#idle = setTimeout(() => {
-      this.#options.onBroken(new Error(`upstream stream idle for ${idleMs} ms`));
-      this.#finish('timeout', `toolpin: the upstream sent nothing for ${idleMs} ms`);
-    }, idleMs);
-    this.#idle.unref();
+    this.#options.onBroken(new Error(`upstream stream idle for ${idleMs} ms`));
+    this.#finish('timeout', `toolpin: the upstream sent nothing for ${idleMs} ms`);
   }
 
   /** Ends the client's stream: every request the upstream left unanswered gets an error first. */
   #finish(reason: UpstreamFailureReason, message: string): void {
-    clearTimeout(this.#idle);
+    this.#options.wheel.disarm(this);
     const res = this.#res;
     if (this.#ended || this.#clientGone || res.writableEnded) return;
     this.#ended = true;

@@ -18,6 +18,7 @@ import {
   UpstreamBodyError,
 } from './jsonResponse.js';
 import { relaySseResponse } from './sseResponse.js';
+import { DeadlineWheel, type Deadline } from './deadlineWheel.js';
 
 /** Options of {@link createStreamableHttpProxy}. */
 export interface StreamableHttpProxyOptions {
@@ -59,12 +60,11 @@ function upstreamHeaders(
   exchange: Exchange,
 ): OutgoingHttpHeaders {
   const { body } = exchange;
-  // Hop-by-hop ones stay behind, with those the client's Connection header names.
-  const headers = copyEndToEnd(req.headers);
-  for (const name of REPRESENTATION) delete headers[name];
-  // Mcp-Param-* go upstream only as the gateway checked and wrote them (exchange.paramHeaders).
-  for (const name in headers) if (name.startsWith(PARAM_HEADER_PREFIX)) delete headers[name];
-  Object.assign(headers, exchange.paramHeaders, configured);
+  // Hop-by-hop ones stay behind, with those the client's Connection header names; Mcp-Param-* go
+  // upstream only as the gateway checked and wrote them (exchange.paramHeaders).
+  const headers = copyEndToEnd(req.headers, notForwarded);
+  if (exchange.paramHeaders !== undefined) Object.assign(headers, exchange.paramHeaders);
+  Object.assign(headers, configured);
   // The upstream's DNS-rebinding protection checks Host against its own name.
   headers.host = host;
   // The gateway parses what comes back; a compressed answer could not be inspected. Removing
@@ -84,10 +84,17 @@ function upstreamHeaders(
  * block alone: an upstream's `Access-Control-Allow-Origin: *` must not widen it).
  */
 function clientHeaders(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
-  const out = copyEndToEnd(headers);
-  for (const name of REPRESENTATION) delete out[name];
-  for (const name in out) if (name.startsWith('access-control-')) delete out[name];
-  return out;
+  return copyEndToEnd(headers, notRelayed);
+}
+
+/** The client's headers that never go upstream as they are (besides hop-by-hop ones). */
+function notForwarded(name: string): boolean {
+  return REPRESENTATION.has(name) || name.startsWith(PARAM_HEADER_PREFIX);
+}
+
+/** The upstream's headers that never reach the client as they are (besides hop-by-hop ones). */
+function notRelayed(name: string): boolean {
+  return REPRESENTATION.has(name) || name.startsWith('access-control-');
 }
 
 /**
@@ -111,7 +118,9 @@ class StreamableHttpForwarder {
   readonly #hostname: string;
   readonly #port: number | undefined;
   readonly #path: string;
-  readonly #bodyLimits: { readonly maxBytes: number; readonly idleMs: number };
+  readonly #bodyLimits: { readonly maxBytes: number; readonly idleMs: number; readonly wheel: DeadlineWheel };
+  /** Every deadline of this server's exchanges: time to headers, idle streams and bodies. */
+  readonly #wheel: DeadlineWheel;
 
   constructor(options: StreamableHttpProxyOptions) {
     this.#options = options;
@@ -125,7 +134,12 @@ class StreamableHttpForwarder {
     this.#hostname = this.#target.hostname.replace(/^\[(.*)\]$/, '$1');
     this.#port = this.#target.port === '' ? undefined : Number(this.#target.port);
     this.#path = this.#target.pathname + this.#target.search;
-    this.#bodyLimits = { maxBytes: options.maxResponseBytes, idleMs: options.streamIdleMs };
+    this.#wheel = new DeadlineWheel(Math.min(options.timeoutMs, options.streamIdleMs));
+    this.#bodyLimits = {
+      maxBytes: options.maxResponseBytes,
+      idleMs: options.streamIdleMs,
+      wheel: this.#wheel,
+    };
   }
 
   /** Sends the decided request upstream; the client gets the decided answer, or an error in time. */
@@ -143,20 +157,25 @@ class StreamableHttpForwarder {
       headers: upstreamHeaders(req, this.#options.headers, this.#target.host, exchange),
     });
     let answered = false;
-    const timer = setTimeout(() => {
-      if (answered) return;
-      answered = true;
-      this.#timedOut(exchange, res);
-      upstreamReq.destroy();
-    }, this.#options.timeoutMs);
+    const wheel = this.#wheel;
+    const deadline: Deadline = {
+      deadlineAt: 0,
+      onDeadline: () => {
+        if (answered) return;
+        answered = true;
+        this.#timedOut(exchange, res);
+        upstreamReq.destroy();
+      },
+    };
+    wheel.arm(deadline, this.#options.timeoutMs);
     // A client that leaves before the answer takes the upstream request with it (after the answer
     // started, the relays drop the upstream stream themselves).
     res.on('close', () => {
-      clearTimeout(timer);
+      wheel.disarm(deadline);
       if (!answered) upstreamReq.destroy();
     });
     upstreamReq.on('response', (upstream) => {
-      clearTimeout(timer);
+      wheel.disarm(deadline);
       if (answered) return void upstream.resume();
       answered = true;
       const seconds = (performance.now() - started) / 1000;
@@ -164,7 +183,7 @@ class StreamableHttpForwarder {
       this.#answer(exchange, req, upstream, res);
     });
     upstreamReq.on('error', (error: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
+      wheel.disarm(deadline);
       if (answered || res.destroyed) return;
       answered = true;
       this.#unreachable(exchange, res, error, (performance.now() - started) / 1000);
@@ -281,6 +300,7 @@ class StreamableHttpForwarder {
     const relay = relaySseResponse(exchange, upstream, res, {
       headers,
       idleMs: this.#options.streamIdleMs,
+      wheel: this.#wheel,
       onBroken: (error) =>
         this.#log(exchange, 'upstream.stream_broken', error.message, 'upstream stream broke'),
       onDropped: (problem, reason) => {
@@ -315,7 +335,7 @@ class StreamableHttpForwarder {
     const status = upstream.statusCode ?? 502;
     const decided = json
       ? relayJsonResponse(exchange, upstream, res, headers, this.#bodyLimits)
-      : expectNoBody(upstream, this.#bodyLimits.idleMs).then(() => {
+      : expectNoBody(upstream, this.#bodyLimits).then(() => {
           // A reply without a body (202 to notifications, 200 to a DELETE) says only its status.
           if (status < 300) return sendAccepted(exchange, res, status, headers);
           throw new UpstreamBodyError('upstream_status', `the upstream answered HTTP ${status}`);

@@ -33,15 +33,19 @@ export function hopByHopNames(headers: OutgoingHttpHeaders | IncomingHttpHeaders
   return names;
 }
 
-/** A copy of the headers without hop-by-hop ones and without `omit` (built, not deleted from: cheaper). */
+/**
+ * A copy of the headers without hop-by-hop ones and without `omit` (a name, or the names it is true
+ * for): built, never deleted from (a delete turns the copy into a slow dictionary object).
+ */
 export function copyEndToEnd(
   headers: OutgoingHttpHeaders | IncomingHttpHeaders,
-  omit?: string,
+  omit?: string | ((name: string) => boolean),
 ): OutgoingHttpHeaders {
   const hopByHop = hopByHopNames(headers);
   const out: OutgoingHttpHeaders = {};
+  const skip = typeof omit === 'function' ? omit : undefined;
   for (const name in headers) {
-    if (hopByHop.has(name) || name === omit) continue;
+    if (hopByHop.has(name) || name === omit || skip?.(name) === true) continue;
     out[name] = headers[name];
   }
   return out;

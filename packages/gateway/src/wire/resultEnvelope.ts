@@ -58,3 +58,58 @@ export function matchResultEnvelope(text: string): ResultEnvelope | undefined {
   }
   return undefined;
 }
+
+/** A compact success response located in bytes (see {@link matchResultEnvelope}): R is bytes [resultStart, resultEnd). */
+export interface ResultEnvelopeBytes {
+  readonly id: JsonRpcId;
+  readonly resultStart: number;
+  readonly resultEnd: number;
+  /** The envelope's text before R and after it: `prefix + R' + suffix` is `wrap(R')`. */
+  readonly prefix: string;
+  readonly suffix: string;
+}
+
+// The envelope around R fits in this many bytes at either end (a canonical id has at most 130).
+const ENVELOPE_BYTES = 192;
+
+/** The first or last `count` bytes of bytes spread over slices (copied only when they span slices). */
+function edge(slices: readonly Buffer[], length: number, count: number, last: boolean): string {
+  const n = Math.min(count, length);
+  const one = slices[last ? slices.length - 1 : 0];
+  if (one !== undefined && one.length >= n)
+    return (last ? one.subarray(one.length - n) : one.subarray(0, n)).toString('latin1');
+  const whole = Buffer.concat(slices, length);
+  return (last ? whole.subarray(length - n) : whole.subarray(0, n)).toString('latin1');
+}
+
+/**
+ * {@link matchResultEnvelope} on the bytes of a message (the slices it arrived in), reading only its
+ * two ends: where R lies, and the envelope around it, when the bytes are a compact success response
+ * with a canonical id. R is not read here: whoever uses it compares it with bytes it verified.
+ */
+export function matchResultEnvelopeBytes(
+  slices: readonly Buffer[],
+  length: number,
+): ResultEnvelopeBytes | undefined {
+  if (length < RESULT_FIRST.length + 2) return undefined;
+  const head = edge(slices, length, ENVELOPE_BYTES, false);
+  const tail = edge(slices, length, ENVELOPE_BYTES, true);
+  if (tail.charCodeAt(tail.length - 1) !== 125 /* } */) return undefined;
+  if (head.startsWith(RESULT_FIRST)) {
+    const at = tail.lastIndexOf(RESULT_FIRST_TAIL);
+    const resultEnd = length - (tail.length - at);
+    if (at < 0 || resultEnd < RESULT_FIRST.length) return undefined;
+    const id = parseId(tail.slice(at + RESULT_FIRST_TAIL.length, -1));
+    if (id === undefined) return undefined;
+    return { id, resultStart: RESULT_FIRST.length, resultEnd, prefix: RESULT_FIRST, suffix: tail.slice(at) };
+  }
+  if (head.startsWith(ID_FIRST)) {
+    const at = head.indexOf(ID_FIRST_TAIL, ID_FIRST.length);
+    if (at < 0) return undefined;
+    const id = parseId(head.slice(ID_FIRST.length, at));
+    const resultStart = at + ID_FIRST_TAIL.length;
+    if (id === undefined || resultStart > length - 1) return undefined;
+    return { id, resultStart, resultEnd: length - 1, prefix: head.slice(0, resultStart), suffix: '}' };
+  }
+  return undefined;
+}

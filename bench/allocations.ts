@@ -1,0 +1,90 @@
+// What one proxied request allocates in toolpin: a count that the machine's load does not move
+// (CPU time on a shared machine does). A fresh upstream and toolpin (with --trace-gc) per build, a
+// warm-up, then exactly N requests of one kind; the young-generation bytes its scavenges freed and
+// the bytes promoted, per request. Compare builds with BENCH_BASELINE_CLI (run one after the other).
+// Usage: tsx bench/allocations.ts [stateful|stateless] [call|list] [tools=3] [requests=4000]
+import autocannon from 'autocannon';
+import { makeCatalog } from './catalog.js';
+import { stopAllChildren } from './children.js';
+import { bodyOf, type MessageKind } from './load.js';
+import { BASE_HEADERS, closeHttp, openSession } from './mcpHttp.js';
+import { startUpstream, type Profile } from './targets.js';
+import { CLI, startToolpin } from './toolpinTarget.js';
+
+const profile = (process.argv[2] ?? 'stateful') as Profile;
+const kind = (process.argv[3] ?? 'call') as MessageKind;
+const size = Number(process.argv[4] ?? 3);
+const requests = Number(process.argv[5] ?? 4000);
+
+/** Sums the young-generation garbage (before - after of each scavenge) and what grew old, in MB. */
+function gcCounter(): { feed(chunk: string): void; take(): { scavenged: number; scavenges: number } } {
+  let scavenged = 0;
+  let scavenges = 0;
+  return {
+    feed: (chunk) => {
+      for (const match of chunk.matchAll(/Scavenge(?: \([^)]*\))? ([\d.]+) \([\d.]+\) -> ([\d.]+) \(/g)) {
+        scavenges++;
+        scavenged += Number(match[1]) - Number(match[2]);
+      }
+    },
+    take: () => {
+      const taken = { scavenged, scavenges };
+      scavenged = 0;
+      scavenges = 0;
+      return taken;
+    },
+  };
+}
+
+async function send(url: string, sessions: readonly string[] | undefined, amount: number): Promise<void> {
+  const headers = { ...BASE_HEADERS, 'mcp-protocol-version': '2025-06-18' };
+  let next = 0;
+  const result = await autocannon({
+    url,
+    method: 'POST',
+    connections: 8,
+    amount,
+    headers,
+    body: bodyOf(kind),
+    setupClient: (client) => {
+      const session = sessions?.[next++ % sessions.length];
+      if (session !== undefined) client.setHeaders({ ...headers, 'mcp-session-id': session });
+    },
+  });
+  if (result.errors + result.timeouts + result.non2xx > 0) throw new Error('failed requests');
+}
+
+async function measure(cli: string): Promise<string> {
+  const upstream = await startUpstream(profile, size);
+  const counter = gcCounter();
+  // BENCH_NODE_FLAGS adds flags to toolpin's node, e.g. --heap-prof for the allocation sites.
+  const flags = ['--trace-gc', ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [])];
+  const toolpin = await startToolpin(upstream.url, makeCatalog(size), flags, cli, counter.feed);
+  try {
+    const sessions =
+      profile === 'stateful'
+        ? await Promise.all(Array.from({ length: 8 }, () => openSession(toolpin.url)))
+        : undefined;
+    await send(toolpin.url, sessions, Math.max(500, requests / 4));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    counter.take();
+    await send(toolpin.url, sessions, requests);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const { scavenged, scavenges } = counter.take();
+    return `${((scavenged * 2 ** 20) / requests / 1024).toFixed(1)} KB young garbage per request (${scavenges} scavenges for ${requests})`;
+  } finally {
+    await toolpin.stop();
+    await upstream.stop();
+  }
+}
+
+try {
+  for (const [name, cli] of [
+    ['toolpin', CLI],
+    ...(process.env.BENCH_BASELINE_CLI === undefined ? [] : [['baseline', process.env.BENCH_BASELINE_CLI]]),
+  ] as const)
+    process.stdout.write(`${profile} tools/${kind} (${size} tools) ${name}: ${await measure(cli)}\n`);
+} finally {
+  await stopAllChildren();
+  closeHttp();
+}

@@ -1,0 +1,46 @@
+// The floor: the least a proxy can do, run as its own process. node:http alone, a keep-alive
+// agent, the request and the answer piped through unread (no framework, no inspection, no
+// header rewriting beyond Host). No real proxy costs less; it says how far toolpin is from it.
+// Usage: node --import tsx bench/floor.ts <upstream origin>
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+const origin = process.argv[2];
+if (origin === undefined) {
+  process.stderr.write('usage: floor.ts <upstream origin>\n');
+  process.exit(2);
+}
+const target = new URL(origin);
+const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
+
+const server = http.createServer((req, res) => {
+  const upstream = http.request(
+    {
+      hostname: target.hostname,
+      port: target.port,
+      path: req.url,
+      method: req.method,
+      headers: { ...req.headers, host: target.host },
+      agent,
+    },
+    (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    },
+  );
+  upstream.on('error', () => res.destroy());
+  // A client that leaves mid-answer takes the upstream request with it.
+  res.on('close', () => {
+    if (!res.writableFinished) upstream.destroy();
+  });
+  req.pipe(upstream);
+});
+server.keepAliveTimeout = 60_000;
+server.listen(0, '127.0.0.1', () => {
+  const { port } = server.address() as AddressInfo;
+  process.stderr.write(`bench-floor ready http://127.0.0.1:${port}/mcp\n`);
+});
+process.once('SIGTERM', () => {
+  server.closeAllConnections();
+  server.close(() => process.exit(0));
+});

@@ -1,0 +1,53 @@
+import { DeadlineWheel, type Deadline } from '../../src/transports/deadlineWheel.js';
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A deadline that records when it fired (ms after `start`). */
+function recorder(start: number): Deadline & { fired: number[] } {
+  const fired: number[] = [];
+  return { deadlineAt: 0, fired, onDeadline: () => void fired.push(performance.now() - start) };
+}
+
+describe('DeadlineWheel', () => {
+  it('fires an armed deadline once, no sooner than its time', async () => {
+    const wheel = new DeadlineWheel(80);
+    const start = performance.now();
+    const deadline = recorder(start);
+    wheel.arm(deadline, 40);
+    await sleep(150);
+    expect(deadline.fired).toHaveLength(1);
+    expect(deadline.fired[0]).toBeGreaterThanOrEqual(40);
+  });
+
+  it('never fires a disarmed deadline, and a re-armed one counts from the last arming', async () => {
+    const wheel = new DeadlineWheel(80);
+    const start = performance.now();
+    const disarmed = recorder(start);
+    const rearmed = recorder(start);
+    wheel.arm(disarmed, 30);
+    wheel.arm(rearmed, 30);
+    wheel.disarm(disarmed);
+    await sleep(20);
+    // A chunk arrived: the silence counts again from here.
+    wheel.arm(rearmed, 30);
+    await sleep(120);
+    expect(disarmed.fired).toEqual([]);
+    expect(rearmed.fired).toHaveLength(1);
+    expect(rearmed.fired[0]).toBeGreaterThanOrEqual(50);
+  });
+
+  it('keeps every deadline of a server on one wheel and fires each at its own time', async () => {
+    const wheel = new DeadlineWheel(80);
+    const start = performance.now();
+    const early = recorder(start);
+    const late = recorder(start);
+    wheel.arm(late, 90);
+    wheel.arm(early, 20);
+    await sleep(60);
+    expect(early.fired).toHaveLength(1);
+    expect(late.fired).toEqual([]);
+    await sleep(100);
+    expect(late.fired).toHaveLength(1);
+    expect(late.fired[0]).toBeGreaterThanOrEqual(90);
+  });
+});
