@@ -20,7 +20,7 @@ import type { ListedSurface } from '../policy/pinSurface.js';
 import type { BridgeEnd } from '../transports/messageBridge.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { headerValue } from '../wire/httpHeaders.js';
-import { jsonRpcError, parseJsonRpcBody, type JsonRpcId } from '../wire/jsonRpc.js';
+import { jsonRpcError, type JsonRpcId } from '../wire/jsonRpc.js';
 import { AggregateMembers } from './aggregateMembers.js';
 import { combinedInstructions, createAggregateServer } from './aggregateServer.js';
 import { refuseBadFraming, refuseSession } from './bridgeRefusals.js';
@@ -34,7 +34,7 @@ import {
   type EndableSession,
   type SessionRefusal,
 } from './bridgeSessions.js';
-import { replyJson } from './clientReply.js';
+import { postedMessages, replyJson } from './clientReply.js';
 import { SESSION_REQUIRED_MESSAGE } from './sessionRequired.js';
 import { isLegacyHttpRequest } from './statelessSession.js';
 
@@ -113,10 +113,9 @@ class AggregateHandler {
   async handle(req: Request, res: Response): Promise<void> {
     let body: unknown;
     if (req.method === 'POST') {
-      const parsed = parseJsonRpcBody(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '');
-      if (!parsed.ok)
-        return replyJson(res, 400, jsonRpcError(parsed.id, parsed.code, parsed.message, parsed.data));
-      body = parsed.body.batch ? parsed.body.messages : parsed.body.messages[0];
+      const posted = postedMessages(req.body, res);
+      if (posted === undefined) return;
+      body = posted.body;
     }
     const id = headerValue(req.headers, 'mcp-session-id');
     if (id !== undefined) {

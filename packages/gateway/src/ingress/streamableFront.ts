@@ -5,10 +5,10 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import express, { type Request, type Response, type Router } from 'express';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { headerValue } from '../wire/httpHeaders.js';
-import { jsonRpcError, parseJsonRpcBody, type JsonRpcId } from '../wire/jsonRpc.js';
+import { jsonRpcError, type JsonRpcId } from '../wire/jsonRpc.js';
 import { addressKeyOf, clientKeyOf, credentialOf, isRefusal } from './bridgeSessions.js';
 import type { BridgeSessions, SessionSlot } from './bridgeSessions.js';
-import { replyJson } from './clientReply.js';
+import { postedMessages, replyJson } from './clientReply.js';
 import { openBridge, type BridgeFrontOptions } from './openBridge.js';
 import { SessionEventStore } from './sessionEventStore.js';
 import {
@@ -72,10 +72,9 @@ class StreamableHandler {
   async handle(req: Request, res: Response): Promise<void> {
     let body: unknown;
     if (req.method === 'POST') {
-      const parsed = parseJsonRpcBody(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '');
-      if (!parsed.ok)
-        return replyJson(res, 400, jsonRpcError(parsed.id, parsed.code, parsed.message, parsed.data));
-      body = parsed.body.batch ? parsed.body.messages : parsed.body.messages[0];
+      const posted = postedMessages(req.body, res);
+      if (posted === undefined) return;
+      body = posted.body;
     }
     const id = headerValue(req.headers, 'mcp-session-id');
     if (id !== undefined) {
