@@ -157,7 +157,8 @@ process.stdin.resume();`;
   });
 
   it('escalates to SIGTERM for a child that ignores the end of its stdin', async () => {
-    const transport = nodeChild('process.stdin.resume(); setInterval(() => {}, 1000);', { graceMs: 100 });
+    // The grace is also how long SIGTERM gets before SIGKILL: long enough for a loaded machine to reap.
+    const transport = nodeChild('process.stdin.resume(); setInterval(() => {}, 1000);', { graceMs: 600 });
     await transport.start();
     await transport.close();
     expect(transport.exit).toEqual({ code: null, signal: 'SIGTERM' });
