@@ -209,7 +209,7 @@ export function runWrapInProcess(pinFile: string, command: readonly string[] | u
   const events = (event: string): LogLine[] =>
     io.written.stderr
       .split('\n')
-      .filter((line) => line !== '')
+      .filter((line) => line.startsWith('{'))
       .map((line) => JSON.parse(line) as LogLine)
       .filter((line) => line.event === event);
   const end = async (): Promise<number> => {

@@ -23,3 +23,16 @@ export function openBrowser(url: string, env: NodeJS.ProcessEnv = process.env): 
     // No launcher: the printed URL is the way.
   }
 }
+
+/**
+ * Whether {@link openBrowser} can show a page here: `$BROWSER` set, or macOS or Windows, or a
+ * graphical session (DISPLAY or WAYLAND_DISPLAY) elsewhere.
+ */
+export function canOpenBrowser(
+  env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+): boolean {
+  if ((env.BROWSER?.trim() ?? '') !== '') return true;
+  if (platform === 'darwin' || platform === 'win32') return true;
+  return (env.DISPLAY ?? '') !== '' || (env.WAYLAND_DISPLAY ?? '') !== '';
+}

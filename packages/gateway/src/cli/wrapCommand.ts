@@ -10,6 +10,7 @@ import { startTracing, tracingSettings } from '../observe/tracingSdk.js';
 import type { CliIo } from './cliIo.js';
 import { reportInputError } from './cliInputError.js';
 import { parseLogFormat } from './commonOptions.js';
+import { loginBeforeWrap } from './wrapLogin.js';
 import { ExitCodes } from '../defaults.js';
 
 /** Options of {@link runWrap}, as given on the command line. */
@@ -64,7 +65,7 @@ export async function runWrap(options: WrapCommandOptions, io: CliIo): Promise<n
   const command = options.command ?? [];
   let front: StdioFront;
   try {
-    const server = await loadPinFile(options.pin);
+    const server = await loginBeforeWrap(await loadPinFile(options.pin), logger, io);
     front = await runStdioFront({
       server,
       logger,
