@@ -16,6 +16,7 @@ import {
 import { startGatewayHarness } from '../support/gatewayHarness.js';
 import { pinFor, withSurfaces } from '../support/pinFor.js';
 import { useScoped } from '../support/useScoped.js';
+import { until } from '../support/until.js';
 import {
   RAW_ECHO,
   rawFixtureCommand,
@@ -237,6 +238,11 @@ describe('an answer with a member beside the envelope (finding 1, stdio: wrap an
       } finally {
         await client.close();
       }
+      // The client may read the judged answer before the gateway reads the child's second line.
+      await until(
+        () => (gateway.events('upstream.invalid_message').length > 0 ? true : undefined),
+        'the dropped second answer',
+      );
       expect(gateway.events('upstream.invalid_message')).toEqual([
         expect.objectContaining({ reason: 'unsolicited' }),
       ]);
