@@ -132,6 +132,11 @@ export class ServerCheckpoint {
   readonly #unpinned: UnpinnedMembersNotice;
   readonly #schemaChecks: SchemaChecks;
 
+  /** The gateway's logger, for the fronts' screening lines that are not alerts. */
+  get logger(): GatewayLogger {
+    return this.#logger;
+  }
+
   constructor(options: ServerCheckpointOptions) {
     this.#config = options.config;
     this.#sessions = options.sessions;
