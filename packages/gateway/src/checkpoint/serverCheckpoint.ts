@@ -33,6 +33,11 @@ import { ANY_RESULT, AnswerBook, type Expectation } from '../state/answerBook.js
 import type { SessionState, SessionStore } from '../state/sessionStore.js';
 import type { ToolDigester } from '../state/toolDigester.js';
 import { SchemaChecks } from './schemaChecks.js';
+import {
+  checkStatedArtifact,
+  statedArtifactMessage,
+  type RefusedStatedArtifact,
+} from './statedArtifactCheck.js';
 import { FirstUseRecorder } from './trustOnFirstUse.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import {
@@ -206,7 +211,7 @@ export class ServerCheckpoint {
         surface: spec.surface,
         cursor: typeof cursor === 'string' ? cursor : undefined,
       };
-    } else if (carriesInstructions(method)) expectation = { kind: 'instructions' };
+    } else if (carriesInstructions(method)) expectation = { kind: 'instructions', method };
     this.#expect(sessionKey, id, expectation, book);
   }
 
@@ -299,6 +304,22 @@ export class ServerCheckpoint {
         return { replaced: refused ?? this.#screenSurfaces(sessionKey, answer, undefined) };
       }
       case 'instructions': {
+        // What the server states of itself (serverInfo) first: a refused identity answers nothing else.
+        const refused = this.judgeStatedArtifact(sessionKey, answer.result, expected.method);
+        if (refused !== undefined)
+          return {
+            replaced: jsonRpcError(
+              answer.id,
+              ErrorCodes.PIN_POLICY_BLOCKED,
+              statedArtifactMessage(refused, this.#config.file),
+              {
+                reason: 'artifact_drifted',
+                server: this.#config.name,
+                pinned: refused.pinned,
+                observed: refused.observed,
+              },
+            ),
+          };
         const judged = (this.#inspectInstructions(sessionKey, answer) ?? answer) as JsonRpcResponse;
         return { replaced: this.#screenSurfaces(sessionKey, judged, 'instructions') };
       }
@@ -646,6 +667,17 @@ export class ServerCheckpoint {
       return undefined;
     const { instructions: _dropped, ...rest } = result;
     return { ...message, result: rest };
+  }
+
+  /**
+   * Judges what an initialize / server/discover result states of the server (`serverInfo`) against
+   * the pin's `{kind: server}` artifact (docs/pin-lifecycle.md#the-artifact), and logs it. Every
+   * such answer the checkpoint inspects is judged here, and so is the initialize of the gateway's
+   * own client (a shared upstream: ingress/statelessSession.ts). Returns the verdict when the pin's
+   * drift policy refuses it (enforce mode, low drift `block-server`), else undefined.
+   */
+  judgeStatedArtifact(sessionKey: string, result: unknown, via: string): RefusedStatedArtifact | undefined {
+    return checkStatedArtifact(this.#config, this.#logger, sessionKey, result, via);
   }
 
   /**

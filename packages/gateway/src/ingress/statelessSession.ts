@@ -12,6 +12,7 @@ import type { BridgeEnd } from '../transports/messageBridge.js';
 import { SharedUpstream } from '../transports/sharedUpstream.js';
 import { logInvalidMessage } from '../observe/invalidMessage.js';
 import { createForwardingServer } from './forwardingServer.js';
+import { statedArtifactMessage } from '../checkpoint/statedArtifactCheck.js';
 import { openSessionUpstream } from './openBridge.js';
 import { settleWithin } from '../transports/settleWithin.js';
 import { CLIENT_FLUSH_MS } from '../defaults.js';
@@ -63,7 +64,7 @@ export async function openSharedUpstream(
   const config = options.checkpoint.config;
   const fields = { server: config.name, session: sessionLabel(sessionKey) };
   try {
-    return await SharedUpstream.open({
+    const upstream = await SharedUpstream.open({
       connection: openSessionUpstream(options, sessionKey, options.headers),
       timeoutMs: options.timeoutMs,
       ...(config.clientCapabilities === undefined ? {} : { capabilities: config.clientCapabilities }),
@@ -72,6 +73,20 @@ export async function openSharedUpstream(
       onError: (error) => logUpstreamError(logger, fields, error),
       server: config.name,
       onInvalid: (invalid) => logInvalidMessage(logger, fields, invalid, invalid.id !== undefined),
+    });
+    // Its initialize answer is judged as every initialize answer the checkpoint sees: its serverInfo.
+    const refused = options.checkpoint.judgeStatedArtifact(
+      sessionKey,
+      upstream.serverInfo === undefined ? {} : { serverInfo: upstream.serverInfo },
+      'initialize',
+    );
+    if (refused === undefined) return upstream;
+    await upstream.close();
+    throw new GatewayError('GW_ARTIFACT_DRIFTED', statedArtifactMessage(refused, config.file), {
+      server: config.name,
+      reason: 'artifact_drifted',
+      pinned: refused.pinned,
+      observed: refused.observed,
     });
   } catch (error) {
     logger.error(
