@@ -248,7 +248,8 @@ function artifactApproval(
   }
   const comparison = artifact.comparison;
   if (comparison?.equal === true) return undefined;
-  const severity = comparison?.severity ?? 'high';
+  // Recorded where none was pinned: a server's stated name and version is asked with the other changes.
+  const severity = comparison?.severity ?? (artifact.observed.kind === 'server' ? 'low' : 'high');
   if (!scope.whole || (scope.lowOnly && (comparison === undefined || severity === 'high'))) {
     io.stderr.write(
       `note: the artifact differs from the pin (${describeArtifact(artifact.observed)}); approve it with toolpin approve ${live.file} (no --tool, --prompt, --template, --instructions or --low)\n`,
