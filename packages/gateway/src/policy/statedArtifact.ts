@@ -18,19 +18,26 @@ export type StatedServer =
   | { readonly stated: true; readonly artifact: ServerInfoArtifact; readonly malformed: boolean }
   | { readonly stated: false };
 
-/** One stated value as text: a string as sent (bounded), anything else as its JSON (marked malformed). */
-function statedText(value: unknown, label = 'not a string'): { text: string; malformed: boolean } {
-  const malformed = typeof value !== 'string';
-  const text = malformed ? `(${label}) ${JSON.stringify(value) ?? 'undefined'}` : value;
-  // Longer than any pin may hold: cut, and marked so that it cannot equal a pinned value.
+/** Text a server stated, bounded: one longer than a pin may hold is cut and marked (it can never match). */
+function bounded(text: string, malformed: boolean): { text: string; malformed: boolean } {
   return text.length > MAX_STATED_LENGTH
     ? { text: `${text.slice(0, MAX_STATED_LENGTH)}…`, malformed: true }
     : { text, malformed };
 }
 
+/** A value that is not what the protocol says, shown as its JSON after what it is not (marked malformed). */
+function shownAsJson(value: unknown, label: string): { text: string; malformed: boolean } {
+  return bounded(`(${label}) ${JSON.stringify(value) ?? 'undefined'}`, true);
+}
+
+/** One stated member: a string as sent, anything else as its JSON. */
+function statedText(value: unknown): { text: string; malformed: boolean } {
+  return typeof value === 'string' ? bounded(value, false) : shownAsJson(value, 'not a string');
+}
+
 function statedServer(value: unknown): StatedServer {
   if (!isObject(value)) {
-    const shown = statedText(value, 'not an object');
+    const shown = shownAsJson(value, 'not an object');
     return { stated: true, artifact: { kind: 'server', name: shown.text, version: '' }, malformed: true };
   }
   // Only name and version are pinned; the other members (title, icons, websiteUrl) pass as served.
