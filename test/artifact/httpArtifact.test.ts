@@ -89,7 +89,8 @@ describe('the artifact of an HTTP upstream: the serverInfo it states', () => {
         const pinned = await document(name);
         pins.push(pinned, { ...pinned, name: `${name}-block`, onDrift: BLOCK_LOW });
       }
-      gateway = await startGatewayHarness(pins);
+      // The aggregate's members are upstreams the gateway initializes itself, one flagged, one refused.
+      gateway = await startGatewayHarness(pins, { aggregate: { servers: ['v1', 'sse-block'] } });
     }, 20_000);
 
     afterAll(async () => {
@@ -167,6 +168,22 @@ describe('the artifact of an HTTP upstream: the serverInfo it states', () => {
       const refused = drifted('sse-block').filter((line) => line.action === 'refused');
       expect(refused.length).toBeGreaterThanOrEqual(2);
       expect(gateway.events('upstream.start_failed').some((line) => line.server === 'sse-block')).toBe(true);
+    });
+
+    it('the aggregate route: each member the gateway initializes is judged; a refused one is left out', async () => {
+      const flagged = drifted('v1').length;
+      const refused = drifted('sse-block').length;
+      const client = await connectV1Client(`${gateway.url}/mcp`);
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual([
+        'v1__echo',
+        'v1__add',
+        'v1__slow',
+      ]);
+      await client.close();
+      expect(drifted('v1').slice(flagged)).toEqual([
+        expect.objectContaining({ action: 'flagged', via: 'initialize' }),
+      ]);
+      expect(drifted('sse-block').slice(refused)).toEqual([expect.objectContaining({ action: 'refused' })]);
     });
 
     it('wrap of the HTTP pin: reported and served; refused where low drift blocks', async () => {
