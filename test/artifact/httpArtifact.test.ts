@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { digestCatalog } from '@toolpin/digest';
 import { parse, stringify } from 'yaml';
 import {
+  connectSseClient,
   connectV1Client,
   connectV2Client,
   startLegacySseServer,
@@ -153,6 +154,17 @@ describe('the artifact of an HTTP upstream: the serverInfo it states', () => {
         summary: `${OLD} -> ${NEW}`,
       });
       await expect(connectV1Client(`${gateway.url}/sse-block/mcp`)).rejects.toThrow(/artifact_drifted/);
+    });
+
+    it('the legacy HTTP+SSE front of a Streamable HTTP route: its initialize answer is judged too', async () => {
+      const flagged = drifted('v1').length;
+      const client = await connectSseClient(`${gateway.url}/v1/sse`);
+      expect((await client.listTools()).tools).toHaveLength(3);
+      await client.close();
+      expect(drifted('v1').slice(flagged)).toEqual([
+        expect.objectContaining({ action: 'flagged', via: 'initialize' }),
+      ]);
+      await expect(connectSseClient(`${gateway.url}/v1-block/sse`)).rejects.toThrow(/artifact_drifted/);
     });
 
     it("a 2026-07-28 client of the bridged route: the gateway's own initialize of the upstream is judged", async () => {
