@@ -20,6 +20,7 @@ import {
   type PeerHandle,
 } from '../peers/index.js';
 import { runToolpin } from '../support/runToolpin.js';
+import { until } from '../support/until.js';
 import { startGatewayHarness, type GatewayHarness, type LogLine } from '../support/gatewayHarness.js';
 import { runWrapInProcess, startWrapInProcess } from '../transports/support.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -196,6 +197,23 @@ describe('the artifact of an HTTP upstream: the serverInfo it states', () => {
         expect.objectContaining({ action: 'flagged', via: 'initialize' }),
       ]);
       expect(drifted('sse-block').slice(refused)).toEqual([expect.objectContaining({ action: 'refused' })]);
+    });
+
+    it('a reloaded pin is in force on an upstream the gateway opened itself, from the next request', async () => {
+      const client = await connectV2Client(`${gateway.url}/sse/mcp`, { negotiation: { pin: '2026-07-28' } });
+      expect((await client.listTools()).tools).toHaveLength(3);
+      const file = join(gateway.dir, 'servers', 'sse.json');
+      const reloads = gateway.events('pin.reloaded').length;
+      await writeFile(
+        file,
+        JSON.stringify({ ...JSON.parse(await readFile(file, 'utf8')), onDrift: BLOCK_LOW }),
+      );
+      await until(
+        () => (gateway.events('pin.reloaded').length > reloads ? true : undefined),
+        'the reload of the sse pin',
+      );
+      await expect(client.listTools()).rejects.toThrow(/artifact_drifted/);
+      await client.close();
     });
 
     it('wrap of the HTTP pin: reported and served; refused where low drift blocks', async () => {

@@ -681,6 +681,23 @@ export class ServerCheckpoint {
   }
 
   /**
+   * Judges what an upstream the gateway opened itself stated at its initialize (`serverInfo`: the
+   * shared upstream of a bridged route's 2026-07-28 clients, an aggregate member) as
+   * {@link judgeStatedArtifact} judges an answer, once per session and pin: the upstream is judged
+   * when it opens, and every request forwarded on it asks again, so a reloaded pin is in force for
+   * the next one. Returns the refusal, if any.
+   */
+  refusesOwnUpstream(sessionKey: string, serverInfo: unknown): RefusedStatedArtifact | undefined {
+    const state = this.#state(sessionKey);
+    const seen = state.statedServer;
+    if (seen !== undefined && seen.under === this.#config) return seen.refused;
+    const stated = serverInfo === undefined ? {} : { serverInfo };
+    const refused = this.judgeStatedArtifact(sessionKey, stated, 'initialize');
+    state.statedServer = { under: this.#config, refused };
+    return refused;
+  }
+
+  /**
    * The instructions a front that speaks for the upstream itself (the bridged 2026-07-28 fronts,
    * ingress/forwardingServer.ts) may hand its client: the upstream's own when they are pinned and
    * unchanged (or not pinned at all), else none. Judged (and reported) once per session and pin.

@@ -75,13 +75,10 @@ export async function openSharedUpstream(
       onInvalid: (invalid) => logInvalidMessage(logger, fields, invalid, invalid.id !== undefined),
     });
     // Its initialize answer is judged as every initialize answer the checkpoint sees: its serverInfo.
-    const refused = options.checkpoint.judgeStatedArtifact(
-      sessionKey,
-      upstream.serverInfo === undefined ? {} : { serverInfo: upstream.serverInfo },
-      'initialize',
-    );
+    const refused = options.checkpoint.refusesOwnUpstream(sessionKey, upstream.serverInfo);
     if (refused === undefined) return upstream;
     await upstream.close();
+    options.checkpoint.forgetSession(sessionKey);
     throw new GatewayError('GW_ARTIFACT_DRIFTED', statedArtifactMessage(refused, config.file), {
       server: config.name,
       reason: 'artifact_drifted',
