@@ -35,7 +35,7 @@ import type { ToolDigester } from '../state/toolDigester.js';
 import { SchemaChecks } from './schemaChecks.js';
 import {
   checkStatedArtifact,
-  statedArtifactMessage,
+  statedArtifactRefusal,
   type RefusedStatedArtifact,
 } from './statedArtifactCheck.js';
 import { FirstUseRecorder } from './trustOnFirstUse.js';
@@ -306,20 +306,10 @@ export class ServerCheckpoint {
       case 'instructions': {
         // What the server states of itself (serverInfo) first: a refused identity answers nothing else.
         const refused = this.judgeStatedArtifact(sessionKey, answer.result, expected.method);
-        if (refused !== undefined)
-          return {
-            replaced: jsonRpcError(
-              answer.id,
-              ErrorCodes.PIN_POLICY_BLOCKED,
-              statedArtifactMessage(refused, this.#config.file),
-              {
-                reason: 'artifact_drifted',
-                server: this.#config.name,
-                pinned: refused.pinned,
-                observed: refused.observed,
-              },
-            ),
-          };
+        if (refused !== undefined) {
+          const { message, data } = statedArtifactRefusal(refused, this.#config);
+          return { replaced: jsonRpcError(answer.id, ErrorCodes.PIN_POLICY_BLOCKED, message, data) };
+        }
         const judged = (this.#inspectInstructions(sessionKey, answer) ?? answer) as JsonRpcResponse;
         return { replaced: this.#screenSurfaces(sessionKey, judged, 'instructions') };
       }

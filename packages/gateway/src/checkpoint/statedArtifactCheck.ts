@@ -49,7 +49,29 @@ export function checkStatedArtifact(
   return refused ? verdict : undefined;
 }
 
-/** The message of a refused stated identity, naming the file to approve. */
-export function statedArtifactMessage(verdict: RefusedStatedArtifact, file: string): string {
-  return `toolpin blocked the server: artifact_drifted: ${verdict.summary}; review it, then toolpin approve ${file}`;
+/**
+ * How a refused stated identity is said on every front: the message (naming the file to approve)
+ * and the `data` of its `-32040` (or of `GW_ARTIFACT_DRIFTED` where the gateway closes the upstream).
+ */
+export function statedArtifactRefusal(
+  verdict: RefusedStatedArtifact,
+  config: { readonly name: string; readonly file: string },
+): {
+  readonly message: string;
+  readonly data: {
+    readonly reason: 'artifact_drifted';
+    readonly server: string;
+    readonly pinned: RefusedStatedArtifact['pinned'];
+    readonly observed: RefusedStatedArtifact['observed'];
+  };
+} {
+  return {
+    message: `toolpin blocked the server: artifact_drifted: ${verdict.summary}; review it, then toolpin approve ${config.file}`,
+    data: {
+      reason: 'artifact_drifted',
+      server: config.name,
+      pinned: verdict.pinned,
+      observed: verdict.observed,
+    },
+  };
 }

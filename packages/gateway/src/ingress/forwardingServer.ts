@@ -10,7 +10,7 @@ import {
 import { GatewayError } from '../errors.js';
 import { isScreened, screenCall } from '../checkpoint/screenCall.js';
 import type { ServerCheckpoint } from '../checkpoint/serverCheckpoint.js';
-import { statedArtifactMessage } from '../checkpoint/statedArtifactCheck.js';
+import { statedArtifactRefusal } from '../checkpoint/statedArtifactCheck.js';
 import { endRequest, traceRequest, withTrace } from '../observe/tracing.js';
 import { AnswerBook } from '../state/answerBook.js';
 import { collectToolPages } from '../state/collectToolPages.js';
@@ -99,16 +99,8 @@ function statedRefusal(
 ): ProtocolError | undefined {
   const refused = checkpoint.refusesOwnUpstream(sessionKey, upstream.serverInfo);
   if (refused === undefined) return undefined;
-  return new ProtocolError(
-    ErrorCodes.PIN_POLICY_BLOCKED,
-    statedArtifactMessage(refused, checkpoint.config.file),
-    {
-      reason: 'artifact_drifted',
-      server: checkpoint.config.name,
-      pinned: refused.pinned,
-      observed: refused.observed,
-    },
-  );
+  const { message, data } = statedArtifactRefusal(refused, checkpoint.config);
+  return new ProtocolError(ErrorCodes.PIN_POLICY_BLOCKED, message, data);
 }
 
 function refusalError(refusal: JsonRpcResponse): ProtocolError {

@@ -12,7 +12,7 @@ import type { BridgeEnd } from '../transports/messageBridge.js';
 import { SharedUpstream } from '../transports/sharedUpstream.js';
 import { logInvalidMessage } from '../observe/invalidMessage.js';
 import { createForwardingServer } from './forwardingServer.js';
-import { statedArtifactMessage } from '../checkpoint/statedArtifactCheck.js';
+import { statedArtifactRefusal } from '../checkpoint/statedArtifactCheck.js';
 import { openSessionUpstream } from './openBridge.js';
 import { settleWithin } from '../transports/settleWithin.js';
 import { CLIENT_FLUSH_MS } from '../defaults.js';
@@ -79,12 +79,8 @@ export async function openSharedUpstream(
     if (refused === undefined) return upstream;
     await upstream.close();
     options.checkpoint.forgetSession(sessionKey);
-    throw new GatewayError('GW_ARTIFACT_DRIFTED', statedArtifactMessage(refused, config.file), {
-      server: config.name,
-      reason: 'artifact_drifted',
-      pinned: refused.pinned,
-      observed: refused.observed,
-    });
+    const { message, data } = statedArtifactRefusal(refused, config);
+    throw new GatewayError('GW_ARTIFACT_DRIFTED', message, data);
   } catch (error) {
     logger.error(
       { event: 'upstream.start_failed', ...fields, err: errorSummary(error) },
