@@ -24,7 +24,7 @@ import { fetchLiveCatalog, type LiveHttpTransport, type LiveTarget } from '../tr
 import { readDocument } from './readDocument.js';
 import type { PinnedArtifact } from '../config/types.js';
 import { describeArtifact } from '../policy/artifactDrift.js';
-import { recordableServer, statedServers } from '../policy/statedArtifact.js';
+import { recordableServer, statedServerInfo } from '../policy/statedArtifact.js';
 import { resolveLaunchArtifact } from '../transports/resolveArtifact.js';
 import { reportUncheckedSchemas } from './reportUncheckedSchemas.js';
 import { toolsFromDocument } from './toolsFromDocument.js';
@@ -254,8 +254,7 @@ export async function listForPin(
  */
 function statedArtifactOf(source: LiveSource, live: LiveCatalog, io: CliIo): PinnedArtifact | undefined {
   if (!('url' in source.target)) return undefined;
-  const stated = live.serverInfo === undefined ? {} : { serverInfo: live.serverInfo };
-  const recorded = recordableServer(statedServers(stated));
+  const recorded = recordableServer(statedServerInfo(live.serverInfo));
   if ('problem' in recorded) {
     io.stderr.write(`artifact not recorded: ${recorded.problem}\n`);
     return undefined;

@@ -63,6 +63,11 @@ export function statedServers(result: Readonly<Record<string, unknown>>): Stated
   return stated.length > 0 ? stated : [{ stated: false }];
 }
 
+/** What a client read at initialize (or server/discover) states: its `serverInfo`, or none when undefined. */
+export function statedServerInfo(serverInfo: unknown): StatedServer[] {
+  return statedServers(serverInfo === undefined ? {} : { serverInfo });
+}
+
 /** What the pin says of a server's stated identity: the pinned artifact, its mode and drift policy. */
 export interface StatedArtifactPin {
   readonly mode: 'enforce' | 'monitor';

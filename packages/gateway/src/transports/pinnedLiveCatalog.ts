@@ -10,7 +10,7 @@ import type { PinnedSurface } from '../config/pinSurfaces.js';
 import type { PinnedArtifact } from '../config/types.js';
 import { compareArtifacts, type ArtifactComparison } from '../policy/artifactDrift.js';
 import { resolveLaunchArtifact } from './resolveArtifact.js';
-import { recordableServer, statedServers } from '../policy/statedArtifact.js';
+import { recordableServer, statedServerInfo } from '../policy/statedArtifact.js';
 
 /** A pin file, the live catalog of its server, and how they differ. */
 export interface PinnedLiveCatalog {
@@ -70,8 +70,7 @@ async function liveArtifactOf(
 function statedLiveArtifact(server: ServerConfig, live: LiveCatalog): LiveArtifact {
   const pinned = server.pin.artifact;
   const known = pinned === undefined ? {} : { pinned };
-  const stated = live.serverInfo === undefined ? {} : { serverInfo: live.serverInfo };
-  const recorded = recordableServer(statedServers(stated));
+  const recorded = recordableServer(statedServerInfo(live.serverInfo));
   if ('problem' in recorded) return { ...known, problem: recorded.problem };
   const observed = recorded.artifact;
   return {
