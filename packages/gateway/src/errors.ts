@@ -76,7 +76,10 @@ export type GatewayErrorCode =
   | 'GW_UPSTREAM_AUTH'
   /**
    * A stdio upstream's artifact (its npm package, file or image) is not the pinned one: the child is not
-   * started (enforce mode). `data`: `{server, reason: 'artifact_drifted', pinned, observed}`.
+   * started (enforce mode); or an HTTP upstream the gateway initialized itself states another name or
+   * version than the pinned `{kind: server}` where the drift policy blocks low drift (enforce mode,
+   * `onDrift` low `block-server`): the upstream is closed. `data`: `{server, reason: 'artifact_drifted',
+   * pinned, observed}` (`observed` null: it states none).
    */
   | 'GW_ARTIFACT_DRIFTED'
   /**

@@ -59,7 +59,7 @@ function reportSurfaces(result: PinnedLiveCatalog): {
   return { text, json, drift, high };
 }
 
-/** The artifact of a stdio pin as the check reports it (docs/pin-lifecycle.md#the-artifact). */
+/** The artifact of a pin (a stdio command's, an HTTP server's stated one) as the check reports it (docs/pin-lifecycle.md#the-artifact). */
 function reportArtifact(result: PinnedLiveCatalog): {
   text: string;
   json?: unknown;

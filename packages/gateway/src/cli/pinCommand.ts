@@ -24,6 +24,7 @@ import { fetchLiveCatalog, type LiveHttpTransport, type LiveTarget } from '../tr
 import { readDocument } from './readDocument.js';
 import type { PinnedArtifact } from '../config/types.js';
 import { describeArtifact } from '../policy/artifactDrift.js';
+import { recordableServer, statedServerInfo } from '../policy/statedArtifact.js';
 import { resolveLaunchArtifact } from '../transports/resolveArtifact.js';
 import { reportUncheckedSchemas } from './reportUncheckedSchemas.js';
 import { toolsFromDocument } from './toolsFromDocument.js';
@@ -238,12 +239,28 @@ export async function listForPin(
     'url' in source.upstream && live.transport !== 'stdio'
       ? { ...source.upstream, transport: live.transport }
       : source.upstream;
+  const served = artifact ?? statedArtifactOf(source, live, io);
   return {
     tools: live.tools,
     upstream,
     surfaces: observedSurfaces(live, request, io),
-    ...(artifact === undefined ? {} : { artifact }),
+    ...(served === undefined ? {} : { artifact: served }),
   };
+}
+
+/**
+ * An HTTP server's artifact: the name and version it stated while it was listed (initialize's
+ * `serverInfo`, server/discover's in 2026-07-28), pinned by value; said on stderr, or why not.
+ */
+function statedArtifactOf(source: LiveSource, live: LiveCatalog, io: CliIo): PinnedArtifact | undefined {
+  if (!('url' in source.target)) return undefined;
+  const recorded = recordableServer(statedServerInfo(live.serverInfo));
+  if ('problem' in recorded) {
+    io.stderr.write(`artifact not recorded: ${recorded.problem}\n`);
+    return undefined;
+  }
+  io.stderr.write(`artifact: ${describeArtifact(recorded.artifact)} (as the server states it)\n`);
+  return recorded.artifact;
 }
 
 /** What {@link listForPin} read: the catalog, the upstream to write, and the artifact that served it. */
