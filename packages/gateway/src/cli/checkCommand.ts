@@ -10,6 +10,7 @@ import { addListingOptions, parseCapabilities, parseHeaderOptions, parseTimeout 
 import { comparePinWithLive, type PinnedLiveCatalog } from '../transports/pinnedLiveCatalog.js';
 import { readPinFileForCli } from './readPinFileForCli.js';
 import { describeArtifact } from '../policy/artifactDrift.js';
+import type { ApprovedBy } from '../config/types.js';
 import { DEFAULT_TIMEOUT_MS, ExitCodes } from '../defaults.js';
 
 /** Options of {@link runCheck}, as given on the command line. */
@@ -102,6 +103,11 @@ const SURFACE_NAMES: Readonly<Record<string, string>> = {
   instructions: 'instructions',
 };
 
+/** Where the pin's first approval came from, when a signed manifest gave it (docs/manifests.md). */
+function describeApprovedBy(approvedBy: ApprovedBy): string {
+  return `approved by manifest ${approvedBy.manifest} of ${approvedBy.server ?? '?'} (key ${approvedBy.kid}, from ${approvedBy.source})`;
+}
+
 function report(result: PinnedLiveCatalog): { status: 'equal' | 'drift'; text: string; json: unknown } {
   const { server, observed, explanation } = result;
   const others = reportSurfaces(result);
@@ -111,6 +117,7 @@ function report(result: PinnedLiveCatalog): { status: 'equal' | 'drift'; text: s
     `${server.name}: ${result.file}`,
     `pinned    ${server.pin.catalog}`,
     `observed  ${observed.pin.catalog} (${result.pages} page(s))`,
+    ...(server.approvedBy === undefined ? [] : [describeApprovedBy(server.approvedBy)]),
   ];
   let text = lines.join('\n') + '\n' + formatDriftExplanation(explanation) + others.text + artifact.text;
   for (const item of observed.unverifiable) {
@@ -143,6 +150,7 @@ function report(result: PinnedLiveCatalog): { status: 'equal' | 'drift'; text: s
     surfaces: others.json,
     notPinned: result.notPinned,
     ...(artifact.json === undefined ? {} : { artifact: artifact.json }),
+    ...(server.approvedBy === undefined ? {} : { approvedBy: server.approvedBy }),
   };
   return { status, text, json };
 }

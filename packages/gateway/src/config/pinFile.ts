@@ -5,7 +5,7 @@ import { deepFreeze } from './deepFreeze.js';
 import { extraMembersOf, type ExtraMembers } from '../explain/extraMembers.js';
 import { pinFileSchema, TRUST_ON_FIRST_USE, type PinFileData } from './pinFileSchema.js';
 import { parseDocumentText, readDocumentFile } from './readDocument.js';
-import type { ServerConfig, SurfacePinConfig, UpstreamConfig } from './types.js';
+import type { ApprovedBy, ServerConfig, SurfacePinConfig, UpstreamConfig } from './types.js';
 import { verifyPin } from './verifyPin.js';
 import { verifyPinSignature, type SignaturePolicy } from './pinSignature.js';
 
@@ -56,6 +56,7 @@ export function parseServerConfig(value: unknown, file: string, signatures?: Sig
     ...(data.auth === undefined || data.auth.mode === 'transparent' ? {} : { auth: data.auth }),
     ...(pending ? { trustOnFirstUse: true as const } : {}),
     ...(signedBy === undefined ? {} : { signedBy }),
+    ...(data.approvedBy === undefined ? {} : { approvedBy: approvedByOf(data.approvedBy) }),
   });
 }
 
@@ -86,6 +87,11 @@ export function parsePinFile(text: string, file: string, signatures?: SignatureP
 export async function loadPinFile(file: string, signatures?: SignaturePolicy): Promise<ServerConfig> {
   const path = resolve(file);
   return parseServerConfig(await readDocumentFile(path, 'GW_PIN_FILE_INVALID'), path, signatures);
+}
+
+function approvedByOf(approvedBy: NonNullable<PinFileData['approvedBy']>): ApprovedBy {
+  const { server, ...rest } = approvedBy;
+  return server === undefined ? rest : { ...rest, server };
 }
 
 function surfacePinOf(section: NonNullable<PinFileData['pin']['prompts']>): SurfacePinConfig {

@@ -224,6 +224,21 @@ export interface ServerConfig {
   readonly trustOnFirstUse?: true;
   /** The kid of the trusted key whose signature was verified at load (docs/pin-lifecycle.md#signed-approvals). */
   readonly signedBy?: string;
+  /** Where the first approval came from, when a signed catalog manifest gave it (docs/manifests.md). */
+  readonly approvedBy?: ApprovedBy;
+}
+
+/** The pin file's `approvedBy`: the catalog manifest its first approval was taken from. */
+export interface ApprovedBy {
+  readonly via: 'manifest';
+  /** The kid of the key that signed the manifest. */
+  readonly kid: string;
+  /** `sha256:` of the manifest's statement (RFC 8785). */
+  readonly manifest: string;
+  /** Where the manifest was read from. */
+  readonly source: string;
+  /** The server the manifest names (`name@version`). */
+  readonly server?: string;
 }
 
 /** What the admin listener's review page offers (`admin.ui`). */
@@ -374,4 +389,6 @@ export interface PinFileInput {
   readonly auth?: AuthConfig;
   /** Writes `pin: trust-on-first-use` instead of `pin`. */
   readonly trustOnFirstUse?: true;
+  /** Written only when present. */
+  readonly approvedBy?: ApprovedBy;
 }
