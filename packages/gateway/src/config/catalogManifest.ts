@@ -137,10 +137,8 @@ export function verifyCatalogManifest(
       throw refused(
         source,
         'untrusted_key',
-        `a signature by a trusted key (it names kid ${String(checked.kid)})`,
-        {
-          kid: checked.kid,
-        },
+        `a signature by a trusted key: it names key ${JSON.stringify(checked.kid)}, none of the ${keys.length} trusted`,
+        { kid: checked.kid },
       );
     throw refused(
       source,
