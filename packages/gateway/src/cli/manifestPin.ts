@@ -6,7 +6,7 @@ import {
   verifyCatalogManifest,
   type VerifiedManifest,
 } from '../config/catalogManifest.js';
-import { diffAgainstManifest, type ManifestDifference } from '../config/manifestDigests.js';
+import { describeDifference, diffAgainstManifest } from '../config/manifestDigests.js';
 import type { ApprovedBy, PinConfig, PinnedArtifact } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { describeArtifact } from '../policy/artifactDrift.js';
@@ -80,29 +80,6 @@ function sameArtifact(stated: PinnedArtifact, observed: PinnedArtifact): boolean
         (observed as unknown as Record<string, unknown>)[member],
     )
   );
-}
-
-const SURFACE_ITEM: Readonly<Record<string, string>> = {
-  tools: 'tool',
-  prompts: 'prompt',
-  resourceTemplates: 'resource template',
-  instructions: 'instructions',
-};
-
-// `sha256:` and 12 hex digits: enough to tell two digests apart on a terminal line.
-const short = (digest: string | undefined): string => (digest === undefined ? '' : digest.slice(0, 19));
-
-/** One line of the diff a refusal prints. */
-export function describeDifference(difference: ManifestDifference): string {
-  const { surface, key, stated, observed } = difference;
-  // The fold key without its prefix: the name as a terminal shows it (percent-encoded where it must be).
-  const what =
-    key === undefined
-      ? `${surface} catalog`
-      : `${SURFACE_ITEM[surface] ?? surface} ${key.slice(key.indexOf(':') + 1)}`;
-  if (stated === undefined) return `  + ${what}: served, not in the manifest`;
-  if (observed === undefined) return `  - ${what}: in the manifest, not served`;
-  return `  ~ ${what}: the manifest states ${short(stated)}…, the server serves ${short(observed)}…`;
 }
 
 /**

@@ -43,28 +43,24 @@ export async function loadGatewayConfig(file: string): Promise<GatewayConfig> {
     file: path,
     serversDir,
     servers,
-    ...(signatures === undefined ? {} : { signatures }),
+    signatures,
   });
 }
 
-/** The gateway file's `trustedKeys` (read, relative to it) and `requireSignature`; undefined when it names neither. */
-async function readSignaturePolicy(
-  data: GatewayFileData,
-  file: string,
-): Promise<SignaturePolicy | undefined> {
-  if (data.trustedKeys === undefined && !data.requireSignature) return undefined;
-  const trustedKeys: TrustedKey[] = [];
-  for (const [index, name] of (data.trustedKeys ?? []).entries()) {
+/** The key files a gateway file lists under `field` (`trustedKeys`, `manifestKeys`), read relative to it. */
+async function readKeys(names: readonly string[], file: string, field: string): Promise<TrustedKey[]> {
+  const keys: TrustedKey[] = [];
+  for (const [index, name] of names.entries()) {
     const keyFile = resolve(dirname(file), name);
     try {
-      trustedKeys.push(readTrustedKey(await readFile(keyFile, 'utf8'), keyFile));
+      keys.push(readTrustedKey(await readFile(keyFile, 'utf8'), keyFile));
     } catch (cause) {
       const reason = (cause as NodeJS.ErrnoException).code ?? (cause as Error).message;
       throw invalidField(
         'GW_CONFIG_INVALID',
         file,
-        `trustedKeys[${index}]`,
-        'a readable Ed25519 public key (JWK)',
+        `${field}[${index}]`,
+        'a readable Ed25519 public key (JWK or PEM)',
         {
           note: `(${reason})`,
           cause,
@@ -72,6 +68,16 @@ async function readSignaturePolicy(
       );
     }
   }
+  return keys;
+}
+
+/**
+ * The gateway file's `trustedKeys` and `manifestKeys` (read, relative to it) and `requireSignature`.
+ * Always a policy, none of them named too: a pin loaded by a gateway is checked under its gateway
+ * file's keys, even none (a firstUseManifest is then refused, never skipped).
+ */
+async function readSignaturePolicy(data: GatewayFileData, file: string): Promise<SignaturePolicy> {
+  const trustedKeys = await readKeys(data.trustedKeys ?? [], file, 'trustedKeys');
   if (data.requireSignature && trustedKeys.length === 0)
     throw invalidField(
       'GW_CONFIG_INVALID',
@@ -79,7 +85,12 @@ async function readSignaturePolicy(
       'trustedKeys',
       'at least one key when requireSignature is true',
     );
-  return { requireSignature: data.requireSignature, trustedKeys };
+  const manifestKeys = await readKeys(data.manifestKeys ?? [], file, 'manifestKeys');
+  return {
+    requireSignature: data.requireSignature,
+    trustedKeys,
+    ...(manifestKeys.length === 0 ? {} : { manifestKeys }),
+  };
 }
 
 /**
@@ -90,10 +101,12 @@ async function readSignaturePolicy(
  */
 export async function loadSinglePinConfig(file: string): Promise<GatewayConfig> {
   const path = resolve(file);
-  const server = await loadPinFile(path);
+  // No gateway file, so no keys: a firstUseManifest is refused (docs/manifests.md).
+  const signatures: SignaturePolicy = { requireSignature: false, trustedKeys: [] };
+  const server = await loadPinFile(path, signatures);
   const serversDir = dirname(path);
   const data = parseGatewayFile({ servers: serversDir }, path);
-  return toGatewayConfig(data, { file: path, serversDir, servers: [server], pinFile: path });
+  return toGatewayConfig(data, { file: path, serversDir, servers: [server], pinFile: path, signatures });
 }
 
 interface LoadedSources {

@@ -7,6 +7,7 @@ import { pinFileSchema, TRUST_ON_FIRST_USE, type PinFileData } from './pinFileSc
 import { parseDocumentText, readDocumentFile } from './readDocument.js';
 import type { ApprovedBy, ServerConfig, SurfacePinConfig, UpstreamConfig } from './types.js';
 import { verifyPin } from './verifyPin.js';
+import { readFirstUseManifest } from './firstUseManifest.js';
 import { verifyPinSignature, type SignaturePolicy } from './pinSignature.js';
 
 /**
@@ -19,6 +20,14 @@ export function parseServerConfig(value: unknown, file: string, signatures?: Sig
   const pending = (detached as { pin?: unknown } | null)?.pin === TRUST_ON_FIRST_USE;
   verifyPin(data, file);
   const signedBy = checkSignature(detached, data, file, signatures);
+  // Read only while nothing is pinned: once pinned, the pin is what is enforced.
+  // Outside a gateway (no policy: a CLI reading the file) it is not verified, and not pinned from.
+  const firstUseManifest =
+    !pending || data.firstUseManifest === undefined
+      ? undefined
+      : signatures === undefined
+        ? { unverified: data.firstUseManifest }
+        : readFirstUseManifest(data.firstUseManifest, data.profile, file, signatures.manifestKeys ?? []);
   const definitions: Record<string, RestrictedTool> = {};
   const extraMembers: Record<string, ExtraMembers> = {};
   for (const [key, definition] of Object.entries(data.definitions.tools)) {
@@ -56,6 +65,7 @@ export function parseServerConfig(value: unknown, file: string, signatures?: Sig
     ...(data.auth === undefined || data.auth.mode === 'transparent' ? {} : { auth: data.auth }),
     ...(pending ? { trustOnFirstUse: true as const } : {}),
     ...(signedBy === undefined ? {} : { signedBy }),
+    ...(firstUseManifest === undefined ? {} : { firstUseManifest }),
     ...(data.approvedBy === undefined ? {} : { approvedBy: approvedByOf(data.approvedBy) }),
   });
 }

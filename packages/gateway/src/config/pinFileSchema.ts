@@ -334,6 +334,9 @@ export const pinFileSchema = z
     // How the route's credentials work (docs/oauth.md): transparent (default), resource-server, client.
     auth: authSchema.optional(),
     approvedBy: approvedBySchema.optional(),
+    // With `pin: trust-on-first-use`: a signed catalog manifest (a path, relative to this file) the
+    // first listing must equal to be pinned (docs/manifests.md); its signer is one of manifestKeys.
+    firstUseManifest: z.string().min(1).max(4096).optional(),
     // A compact JWS of the file's content by a reviewer's key (docs/pin-lifecycle.md#signed-approvals).
     signature: z
       .string()

@@ -27,6 +27,8 @@ export interface TrustedKey {
 export interface SignaturePolicy {
   readonly requireSignature: boolean;
   readonly trustedKeys: readonly TrustedKey[];
+  /** The keys trusted to sign catalog manifests (`manifestKeys`, docs/manifests.md). @default none */
+  readonly manifestKeys?: readonly TrustedKey[];
 }
 
 /** What a JWS signature of a pin states. */

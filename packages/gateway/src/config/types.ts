@@ -2,6 +2,7 @@ import type { RestrictedPrompt, RestrictedTemplate, RestrictedTool } from '@tool
 import type { ExtraMembers } from '../explain/extraMembers.js';
 import type { AuthConfig } from './authSchema.js';
 import type { SignaturePolicy } from './pinSignature.js';
+import type { VerifiedManifest } from './catalogManifest.js';
 
 export type { AuthConfig } from './authSchema.js';
 
@@ -226,6 +227,12 @@ export interface ServerConfig {
   readonly signedBy?: string;
   /** Where the first approval came from, when a signed catalog manifest gave it (docs/manifests.md). */
   readonly approvedBy?: ApprovedBy;
+  /**
+   * With `trustOnFirstUse`: the pin file's `firstUseManifest`, verified at load by a gateway; the
+   * first complete listing becomes the pin only if its tools are the manifest's. Parsed without the
+   * gateway's keys (a CLI reading the file), `{unverified: path}`: nothing is pinned from it.
+   */
+  readonly firstUseManifest?: VerifiedManifest | { readonly unverified: string };
 }
 
 /** The pin file's `approvedBy`: the catalog manifest its first approval was taken from. */
