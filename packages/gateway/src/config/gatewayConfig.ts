@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { readTrustedKey, type SignaturePolicy, type TrustedKey } from './pinSignature.js';
+import { KEYLESS_POLICY, readTrustedKey, type SignaturePolicy, type TrustedKey } from './pinSignature.js';
 import { GatewayError } from '../errors.js';
 import { fromZodError, invalidField } from './configError.js';
 import { deepFreeze } from './deepFreeze.js';
@@ -23,7 +23,7 @@ export async function loadGatewayConfig(file: string): Promise<GatewayConfig> {
   const signatures = await readSignaturePolicy(data, path);
   let servers;
   try {
-    servers = await loadServersDir(serversDir, signatures);
+    servers = await loadServersDir(serversDir, signatures ?? KEYLESS_POLICY);
   } catch (error) {
     // A missing or unreadable folder is the gateway file's fault: name its `servers` field.
     if (
@@ -43,7 +43,7 @@ export async function loadGatewayConfig(file: string): Promise<GatewayConfig> {
     file: path,
     serversDir,
     servers,
-    signatures,
+    ...(signatures === undefined ? {} : { signatures }),
   });
 }
 
@@ -72,11 +72,15 @@ async function readKeys(names: readonly string[], file: string, field: string): 
 }
 
 /**
- * The gateway file's `trustedKeys` and `manifestKeys` (read, relative to it) and `requireSignature`.
- * Always a policy, none of them named too: a pin loaded by a gateway is checked under its gateway
- * file's keys, even none (a firstUseManifest is then refused, never skipped).
+ * The gateway file's `trustedKeys` and `manifestKeys` (read, relative to it) and `requireSignature`;
+ * undefined when it names none of them (its pins are then loaded under KEYLESS_POLICY).
  */
-async function readSignaturePolicy(data: GatewayFileData, file: string): Promise<SignaturePolicy> {
+async function readSignaturePolicy(
+  data: GatewayFileData,
+  file: string,
+): Promise<SignaturePolicy | undefined> {
+  if (data.trustedKeys === undefined && data.manifestKeys === undefined && !data.requireSignature)
+    return undefined;
   const trustedKeys = await readKeys(data.trustedKeys ?? [], file, 'trustedKeys');
   if (data.requireSignature && trustedKeys.length === 0)
     throw invalidField(
@@ -102,11 +106,10 @@ async function readSignaturePolicy(data: GatewayFileData, file: string): Promise
 export async function loadSinglePinConfig(file: string): Promise<GatewayConfig> {
   const path = resolve(file);
   // No gateway file, so no keys: a firstUseManifest is refused (docs/manifests.md).
-  const signatures: SignaturePolicy = { requireSignature: false, trustedKeys: [] };
-  const server = await loadPinFile(path, signatures);
+  const server = await loadPinFile(path, KEYLESS_POLICY);
   const serversDir = dirname(path);
   const data = parseGatewayFile({ servers: serversDir }, path);
-  return toGatewayConfig(data, { file: path, serversDir, servers: [server], pinFile: path, signatures });
+  return toGatewayConfig(data, { file: path, serversDir, servers: [server], pinFile: path });
 }
 
 interface LoadedSources {

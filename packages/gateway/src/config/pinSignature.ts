@@ -31,6 +31,13 @@ export interface SignaturePolicy {
   readonly manifestKeys?: readonly TrustedKey[];
 }
 
+/**
+ * The policy of a gateway file that names no key: no signature required, none trusted. Pins a
+ * gateway loads are parsed under it rather than under none, so a firstUseManifest is refused
+ * (no manifestKeys), never skipped.
+ */
+export const KEYLESS_POLICY: SignaturePolicy = Object.freeze({ requireSignature: false, trustedKeys: [] });
+
 /** What a JWS signature of a pin states. */
 export interface PinSignaturePayload {
   readonly typ: 'toolpin-pin';

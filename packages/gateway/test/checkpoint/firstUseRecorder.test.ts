@@ -70,6 +70,17 @@ describe('FirstUseRecorder', () => {
     expect(parsePinFile(text, file).pin).toEqual(pinned?.pin);
   });
 
+  it("pins nothing from a firstUseManifest read without a gateway file's manifestKeys (not verified)", async () => {
+    const text = `${TEXT}firstUseManifest: ./demo.manifest.json\n`;
+    const pending = parsePinFile(text, file);
+    expect(pending.firstUseManifest).toEqual({ unverified: './demo.manifest.json' });
+    expect(recorder.observePage(pending, 's1', TOOLS, true, true)).toBeUndefined();
+    expect(events('pin.first_use_refused')).toEqual([
+      expect.objectContaining({ level: 40, server: 'demo', problem: 'manifest not verified' }),
+    ]);
+    expect(events('pin.trusted_on_first_use')).toEqual([]);
+  });
+
   it('does not trust a page whose first page it never saw, an empty catalog, or a tool without digest', () => {
     const pending = parsePinFile(TEXT, file);
     expect(recorder.observePage(pending, 's1', TOOLS, false, true)).toBeUndefined();
