@@ -256,6 +256,7 @@ describe('toolpin pin --manifest: a signed catalog manifest as the first pin', (
       it('pins the first listing that is the published catalog, as approved by the manifest, not trusted', async () => {
         const gateway = await startGatewayHarness([pending(upstream.url)], {
           manifestKeys: [inDir('author.public.jwk')],
+          admin: { port: 0, token: 'review-token', ui: 'review' },
         });
         try {
           client = await connectV1Client(`${gateway.url}/demo/mcp`);
@@ -277,6 +278,13 @@ describe('toolpin pin --manifest: a signed catalog manifest as the first pin', (
           expect(written.pin.catalog).toBe(manifest.catalog);
           expect(written.approvedBy).toMatchObject({ via: 'manifest', kid: authorKid, server: 'demo' });
           expect(await callError(client, 'echo')).toBeUndefined();
+          // The review page says where the first approval came from.
+          const page = await fetch(`${gateway.running.adminUrl}/ui`, {
+            headers: { authorization: 'Bearer review-token' },
+          });
+          expect(await page.text()).toContain(
+            `<dt>first approval</dt><dd>approved by manifest ${written.approvedBy?.manifest} of demo (key ${authorKid}`,
+          );
         } finally {
           await client?.close();
           client = undefined;

@@ -10,7 +10,7 @@ import { addListingOptions, parseCapabilities, parseHeaderOptions, parseTimeout 
 import { comparePinWithLive, type PinnedLiveCatalog } from '../transports/pinnedLiveCatalog.js';
 import { readPinFileForCli } from './readPinFileForCli.js';
 import { describeArtifact } from '../policy/artifactDrift.js';
-import type { ApprovedBy } from '../config/types.js';
+import { describeApprovedBy } from '../config/manifestDigests.js';
 import { DEFAULT_TIMEOUT_MS, ExitCodes } from '../defaults.js';
 
 /** Options of {@link runCheck}, as given on the command line. */
@@ -102,11 +102,6 @@ const SURFACE_NAMES: Readonly<Record<string, string>> = {
   resourceTemplates: 'resource templates',
   instructions: 'instructions',
 };
-
-/** Where the pin's first approval came from, when a signed manifest gave it (docs/manifests.md). */
-function describeApprovedBy(approvedBy: ApprovedBy): string {
-  return `approved by manifest ${approvedBy.manifest} of ${approvedBy.server ?? '?'} (key ${approvedBy.kid}, from ${approvedBy.source})`;
-}
 
 function report(result: PinnedLiveCatalog): { status: 'equal' | 'drift'; text: string; json: unknown } {
   const { server, observed, explanation } = result;

@@ -1,6 +1,6 @@
 import type { RestrictedPrompt, RestrictedTemplate, RestrictedTool } from '@toolpin/digest';
 import { MANIFEST_FORMAT, type ManifestBody, type StatedDigests } from './catalogManifest.js';
-import type { PinConfig, PinnedArtifact } from './types.js';
+import type { ApprovedBy, PinConfig, PinnedArtifact } from './types.js';
 
 /** A pinned catalog with the definitions that name its keys: a pin file's, or one just listed. */
 export interface NamedCatalog {
@@ -181,4 +181,9 @@ export function describeDifference(difference: ManifestDifference): string {
   if (stated === undefined) return `  + ${what}: served, not in the manifest`;
   if (observed === undefined) return `  - ${what}: in the manifest, not served`;
   return `  ~ ${what}: the manifest states ${short(stated)}…, the server serves ${short(observed)}…`;
+}
+
+/** Where a pin's first approval came from, on one line (`toolpin check`, the review page). */
+export function describeApprovedBy(approvedBy: ApprovedBy): string {
+  return `approved by manifest ${approvedBy.manifest} of ${approvedBy.server ?? '?'} (key ${approvedBy.kid}, from ${approvedBy.source})`;
 }
