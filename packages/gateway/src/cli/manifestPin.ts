@@ -11,6 +11,7 @@ import type { ApprovedBy, PinConfig, PinnedArtifact } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { describeArtifact } from '../policy/artifactDrift.js';
 import { isHttpUrl } from '../config/schemaParts.js';
+import { readBounded } from '../wire/readBounded.js';
 import { redactUrl } from '../wire/redactUrl.js';
 import { CliInputError } from './cliInputError.js';
 import { readKeyFiles } from './readKeyFiles.js';
@@ -28,11 +29,17 @@ async function readManifestText(spec: string, timeoutMs: number): Promise<{ text
     } catch (error) {
       throw new CliInputError(`--manifest ${source}: cannot fetch it (${(error as Error).message})`);
     }
-    if (!response.ok) throw new CliInputError(`--manifest ${source}: answered HTTP ${response.status}`);
-    const bytes = await response.arrayBuffer();
-    if (bytes.byteLength > MAX_MANIFEST_BYTES)
+    if (!response.ok || response.body === null) {
+      await response.body?.cancel();
+      throw new CliInputError(`--manifest ${source}: answered HTTP ${response.status}`);
+    }
+    const chunks: Uint8Array[] = [];
+    const end = await readBounded(response.body, MAX_MANIFEST_BYTES, (chunk) => {
+      chunks.push(chunk);
+    });
+    if (end === 'too_large')
       throw new CliInputError(`--manifest ${source}: larger than ${MAX_MANIFEST_BYTES} bytes`);
-    return { text: new TextDecoder().decode(bytes), source };
+    return { text: Buffer.concat(chunks).toString('utf8'), source };
   }
   const file = resolve(spec);
   try {
