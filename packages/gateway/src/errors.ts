@@ -94,6 +94,12 @@ export type GatewayErrorCode =
    */
   | 'GW_PIN_SIGNATURE'
   /**
+   * A catalog manifest (docs/manifests.md) refused: not a manifest, not signed by a trusted key, edited
+   * since it was signed, or stating digests the live catalog does not have. `data`: `{source, reason}`,
+   * `reason` ∈ `invalid | malformed | untrusted_key | bad_signature | catalog_differs`, with `kid`, `differences`.
+   */
+  | 'GW_MANIFEST_REFUSED'
+  /**
    * A listener could not bind its address (in use, not permitted, not local). `data`: `{listener, host, port,
    * setting, reason}`: `listener` ∈ `mcp | admin | review`, `setting` the gateway file's field that moves it
    * (`listen.port`, `admin.port`), `reason` the system's code (`EADDRINUSE`…).

@@ -3,7 +3,12 @@ import { dirname, resolve } from 'node:path';
 import { DigestError, TRACE_PROFILE } from '@toolpin/digest';
 import type { Command } from 'commander';
 import { parsePinFile, serializePinFile, type PinFileInput } from '../config/index.js';
-import { pinFromCatalog, pinFromSurfaces, type ObservedSurfaces } from '../config/pinFromCatalog.js';
+import {
+  pinFromCatalog,
+  pinFromSurfaces,
+  type CatalogPin,
+  type ObservedSurfaces,
+} from '../config/pinFromCatalog.js';
 import type { LiveCatalog } from '../transports/fetchLiveCatalog.js';
 import { pinFileMode } from '../config/pinFileMode.js';
 import { writeFileAtomic } from '../config/writeFileAtomic.js';
@@ -22,11 +27,13 @@ import {
 import { digestTools } from './digestTools.js';
 import { fetchLiveCatalog, type LiveHttpTransport, type LiveTarget } from '../transports/fetchLiveCatalog.js';
 import { readDocument } from './readDocument.js';
-import type { PinnedArtifact } from '../config/types.js';
+import type { ApprovedBy, PinnedArtifact } from '../config/types.js';
 import { describeArtifact } from '../policy/artifactDrift.js';
 import { recordableServer, statedServerInfo } from '../policy/statedArtifact.js';
 import { resolveLaunchArtifact } from '../transports/resolveArtifact.js';
 import { reportUncheckedSchemas } from './reportUncheckedSchemas.js';
+import type { VerifiedManifest } from '../config/catalogManifest.js';
+import { checkAgainstManifest, loadTrustedManifest } from './manifestPin.js';
 import { toolsFromDocument } from './toolsFromDocument.js';
 import { redactUrl } from '../wire/redactUrl.js';
 import { DEFAULT_TIMEOUT_MS, ExitCodes } from '../defaults.js';
@@ -63,6 +70,13 @@ export interface PinCommandOptions {
    * its capabilities, instructions always)
    */
   readonly surfaces?: string;
+  /**
+   * A signed catalog manifest (a file or an http(s) URL, docs/manifests.md): the pin is written only
+   * when the live catalog's digests are the manifest's, under its profile. Needs `trustKey`.
+   */
+  readonly manifest?: string;
+  /** Public keys (Ed25519 JWK or PEM) one of which must have signed the manifest. */
+  readonly trustKey?: readonly string[];
 }
 
 const SURFACE_NAMES = ['tools', 'prompts', 'resourceTemplates', 'instructions'] as const;
@@ -311,6 +325,8 @@ export interface PinWrite {
   readonly describe: string;
   /** The artifact that served the catalog, recorded as `pin.artifact`. */
   readonly artifact?: PinnedArtifact;
+  /** A verified catalog manifest the pin must equal (else GW_MANIFEST_REFUSED, nothing written); recorded as `approvedBy`. */
+  readonly manifest?: VerifiedManifest;
 }
 
 /**
@@ -334,6 +350,10 @@ export async function writePin(request: PinWrite, io: CliIo): Promise<number> {
   }
   const { definitions, extraMembers } = pinned;
   const pin = request.artifact === undefined ? pinned.pin : { ...pinned.pin, artifact: request.artifact };
+  const approvedBy =
+    request.manifest === undefined
+      ? undefined
+      : checkAgainstManifest(request.manifest, pin, request.artifact);
   reportUncheckedSchemas(definitions, (line) => io.stderr.write(line));
   const format = out !== undefined && out.toLowerCase().endsWith('.json') ? 'json' : 'yaml';
   const text = serializePinFile(
@@ -351,6 +371,7 @@ export async function writePin(request: PinWrite, io: CliIo): Promise<number> {
         ? {}
         : { templateDefinitions: pinned.templateDefinitions }),
       ...(pinned.instructions === undefined ? {} : { instructions: pinned.instructions }),
+      ...(approvedBy === undefined ? {} : { approvedBy }),
     },
     format,
   );
@@ -364,6 +385,18 @@ export async function writePin(request: PinWrite, io: CliIo): Promise<number> {
   // A pin holding a secret (an env, a credential in the URL) is readable by its owner only,
   // whatever the folder's mode (an existing ~/.toolpin may be 0755).
   else await writeFileAtomic(out, text, pinFileMode(request.upstream));
+  reportPinned(request, { ...pinned, pin }, approvedBy, io);
+  return Object.keys(pin.tools).length;
+}
+
+/** What `writePin` says it wrote: the tools, the surfaces beside them, and the manifest that approved them. */
+function reportPinned(
+  request: PinWrite,
+  pinned: CatalogPin,
+  approvedBy: ApprovedBy | undefined,
+  io: CliIo,
+): void {
+  const { pin } = pinned;
   const others = [
     ...(pin.prompts === undefined ? [] : [`${Object.keys(pin.prompts.items).length} prompts`]),
     ...(pin.resourceTemplates === undefined
@@ -375,10 +408,13 @@ export async function writePin(request: PinWrite, io: CliIo): Promise<number> {
   ];
   // The tools' line reads as it always has; the other surfaces follow on a line of their own.
   io.stderr.write(
-    `pinned ${Object.keys(pin.tools).length} tools of ${request.name} (catalog ${pin.catalog}) to ${out ?? 'stdout'}\n`,
+    `pinned ${Object.keys(pin.tools).length} tools of ${request.name} (catalog ${pin.catalog}) to ${request.out ?? 'stdout'}\n`,
   );
   if (others.length > 0) io.stderr.write(`pinned beside the tools: ${others.join(', ')}\n`);
-  return Object.keys(pin.tools).length;
+  if (approvedBy !== undefined)
+    io.stderr.write(
+      `approved by the manifest of ${approvedBy.server ?? '?'} (${approvedBy.manifest}), signed by key ${approvedBy.kid}\n`,
+    );
 }
 
 /** The tools and surfaces to pin and the upstream to write: with --url, the transport they were listed over. */
@@ -406,13 +442,30 @@ async function readTools(
   );
 }
 
+/** The manifest of `--manifest`, verified before the server is listed (a bad one lists nothing). */
+async function manifestOf(options: PinCommandOptions, io: CliIo): Promise<VerifiedManifest | undefined> {
+  if (options.manifest === undefined) {
+    if ((options.trustKey ?? []).length > 0) throw new CliInputError('--trust-key is for --manifest');
+    return undefined;
+  }
+  const timeout = parseTimeout(options.timeout, DEFAULT_TIMEOUT_MS);
+  const verified = await loadTrustedManifest(options.manifest, options.trustKey ?? [], timeout);
+  io.stderr.write(
+    `manifest ${verified.source}: ${verified.body.tools.length} tools of ${verified.body.server.name}, signed by trusted key ${verified.kid}\n`,
+  );
+  return verified;
+}
+
 async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
-  const { mode = 'enforce', profile = TRACE_PROFILE } = options;
+  const { mode = 'enforce' } = options;
   if (mode !== 'enforce' && mode !== 'monitor')
     throw new CliInputError(`--mode ${mode}: expected enforce or monitor`);
   parseServerName(options.name);
   const source = sourceOf(options);
   const request = surfacesOf(options);
+  const manifest = await manifestOf(options, io);
+  // The digests compare only under one label: the manifest's.
+  const profile = manifest?.body.profile ?? options.profile ?? TRACE_PROFILE;
   const out = options.out === undefined ? undefined : resolve(options.out);
   // The pin's folder exists before the server is listed (`~/.toolpin/` on a fresh machine): a
   // folder that cannot be made fails at once, not after the whole listing.
@@ -440,6 +493,7 @@ async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
       describe: source.describe,
       ...(out === undefined ? {} : { out }),
       ...(artifact === undefined ? {} : { artifact }),
+      ...(manifest === undefined ? {} : { manifest }),
     },
     io,
   );
@@ -457,6 +511,11 @@ export async function runPin(options: PinCommandOptions, io: CliIo): Promise<num
     if (error instanceof GatewayError && error.code === 'GW_CATALOG_UNAVAILABLE') {
       io.stderr.write(`toolpin pin: ${error.message}\n`);
       return ExitCodes.BAD_INPUT;
+    }
+    // A manifest refused (untrusted, edited, or not the live catalog) is a refusal, not bad input.
+    if (error instanceof GatewayError && error.code === 'GW_MANIFEST_REFUSED') {
+      io.stderr.write(`toolpin pin: refused: ${error.message}\n`);
+      return ExitCodes.FAILED;
     }
     return reportInputError('pin', error, io);
   }
@@ -499,5 +558,15 @@ export function registerPinCommand(program: Command, io: CliIo, done: (code: num
     )
     .option('--out <file>', 'write here (YAML, or JSON for *.json) instead of stdout')
     .option('--timeout <ms>', 'per request timeout', String(DEFAULT_TIMEOUT_MS))
+    .option(
+      '--manifest <file-or-url>',
+      "a signed catalog manifest (docs/manifests.md): pin only if the live catalog's digests are the manifest's (else exit 1, nothing written)",
+    )
+    .option(
+      '--trust-key <public-key>',
+      'with --manifest: a public key (Ed25519 JWK or PEM) trusted to sign it; repeatable',
+      collect,
+      [],
+    )
     .action(async (options: PinCommandOptions) => done(await runPin(options, io)));
 }
