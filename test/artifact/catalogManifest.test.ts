@@ -229,7 +229,7 @@ describe('toolpin pin --manifest: a signed catalog manifest as the first pin', (
       const pinned = await readPin('demo.yaml');
       const { manifest } = await readJson<ManifestFile>('demo.manifest.json');
       expect(pinned.pin.catalog).toBe(manifest.catalog);
-      expect(pinned.approvedBy).toMatchObject({ via: 'manifest', source: siteUrl, server: 'demo' });
+      expect(pinned.approvedBy).toMatchObject({ via: 'manifest', source: siteUrl, server: 'demo@1.0.0' });
     });
 
     describe('a gateway in trust-on-first-use mode given the manifest (firstUseManifest)', () => {
@@ -276,14 +276,14 @@ describe('toolpin pin --manifest: a signed catalog manifest as the first pin', (
             return document.approvedBy === undefined ? undefined : document;
           }, 'the pin file to be written');
           expect(written.pin.catalog).toBe(manifest.catalog);
-          expect(written.approvedBy).toMatchObject({ via: 'manifest', kid: authorKid, server: 'demo' });
+          expect(written.approvedBy).toMatchObject({ via: 'manifest', kid: authorKid, server: 'demo@1.0.0' });
           expect(await callError(client, 'echo')).toBeUndefined();
           // The review page says where the first approval came from.
           const page = await fetch(`${gateway.running.adminUrl}/ui`, {
             headers: { authorization: 'Bearer review-token' },
           });
           expect(await page.text()).toContain(
-            `<dt>first approval</dt><dd>approved by manifest ${written.approvedBy?.manifest} of demo (key ${authorKid}`,
+            `<dt>first approval</dt><dd>approved by manifest ${written.approvedBy?.manifest} of demo@1.0.0 (key ${authorKid}`,
           );
         } finally {
           await client?.close();
@@ -338,7 +338,7 @@ describe('toolpin pin --manifest: a signed catalog manifest as the first pin', (
       const run = await pinFrom(siteUrl, inDir('author.public.jwk'), 'drifted.yaml', ['--url', peer.url]);
       expect(run.code).toBe(1);
       expect(run.stderr).toContain(
-        'the live catalog is not the one demo publishes (2 difference(s)); nothing pinned',
+        'the live catalog is not the one demo@1.0.0 publishes (2 difference(s)); nothing pinned',
       );
       expect(run.stderr).toMatch(
         /~ tool echo: the manifest states sha256:[0-9a-f]{12}…, the server serves sha256:/,
