@@ -7,12 +7,6 @@ import { fileURLToPath } from 'node:url';
 // type-checked: `tsc -b` checks the packages before jest runs) and bounds every test and hook.
 // What this asks of a test file: leave the process as it found it (environment variables, global
 // listeners), since the next file in that thread sees it. See docs/architecture.md "The suite".
-const lightRunner = {
-  runner: 'jest-light-runner',
-  setupFilesAfterEnv: [fileURLToPath(new URL('./scripts/testSetup.mjs', import.meta.url))],
-  testEnvironment: 'node',
-};
-
 /** @type {import('jest').Config} */
 export default {
   // Two workers on the 2-core machines the suite runs on: most tests wait on sockets and child
@@ -23,24 +17,12 @@ export default {
   // A bound, not a timing assertion, applied by scripts/testSetup.mjs (TEST_TIMEOUT_MS there):
   // e2e tests start node processes, which on a loaded 2-core machine went past jest's default 5 s.
   testTimeout: 20_000,
-  projects: [
-    {
-      ...lightRunner,
-      displayName: 'digest',
-      rootDir: 'packages/digest',
-      testMatch: ['<rootDir>/test/**/*.test.ts'],
-    },
-    {
-      ...lightRunner,
-      displayName: 'gateway',
-      rootDir: 'packages/gateway',
-      testMatch: ['<rootDir>/test/**/*.test.ts'],
-    },
-    {
-      ...lightRunner,
-      displayName: 'e2e',
-      rootDir: 'test',
-      testMatch: ['<rootDir>/**/*.test.ts'],
-    },
-  ],
+  // One project, so one pool of two threads for every file: jest-light-runner keeps a pool per
+  // project (two threads each), and each thread loads tsx, jest's globals, the SDKs, express and
+  // zod once. Three projects (digest, gateway, e2e) started six threads that each loaded them.
+  runner: 'jest-light-runner',
+  setupFilesAfterEnv: [fileURLToPath(new URL('./scripts/testSetup.mjs', import.meta.url))],
+  testEnvironment: 'node',
+  // The unit tests of each package (packages/*/test) and the end-to-end scenarios (test/).
+  testMatch: ['<rootDir>/packages/*/test/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],
 };

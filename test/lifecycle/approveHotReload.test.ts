@@ -161,14 +161,17 @@ describe('pin lifecycle on a running gateway: drift blocked, approve, hot reload
       const pinFile = join(gateway.dir, 'servers', 'demo.json');
       const before = await readFile(pinFile, 'utf8');
       upstream.driftTool('echo', { description: POISON });
+      // The process on a real terminal (script(1)) once; the yes in-process, on a terminal's stdin.
       const declined = await runToolpinInTerminal(['approve', pinFile], 'n\n');
       expect(declined.stdout).toContain(`Approve changed echo [high]? [y/N]`);
       expect(declined.stdout).toContain('not approved; nothing was written');
       expect(declined.code).toBe(1);
       expect(await readFile(pinFile, 'utf8')).toBe(before);
-      // Then the rest: the serverInfo the server states, which this pin does not record yet.
-      const accepted = await runToolpinInTerminal(['approve', pinFile], 'y\ny\n');
-      expect(accepted.stdout).toContain('Approve 1 other change(s)');
+      // Yes to the drifted echo, then to the rest: the serverInfo the server states, which this pin
+      // does not record yet.
+      const accepted = await runToolpin(['approve', pinFile], ['y', 'y']);
+      expect(accepted.stderr).toContain(`Approve changed echo [high]? [y/N]`);
+      expect(accepted.stderr).toContain('Approve 1 other change(s)');
       expect(accepted.code).toBe(0);
       expect(accepted.stdout).toContain(`approved: wrote ${pinFile}`);
       expect(

@@ -1,5 +1,6 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { defaultTools } from './catalog.js';
+import { paginate } from './paginate.js';
 
 /** Sends one `notifications/progress` (progress, total) for the call being executed. */
 export type ProgressSink = (progress: number, total: number) => Promise<void>;
@@ -22,6 +23,17 @@ export class ToolRegistry {
   /** A deep copy of the current definitions, in order. */
   list(): Tool[] {
     return structuredClone(this.tools);
+  }
+
+  /**
+   * One page of tools/list (see {@link paginate}): deep copies of that page's definitions only, so
+   * a paged listing of a large catalog copies each definition once, not once per page.
+   */
+  page(cursor: string | undefined, pageSize: number | undefined): { page: Tool[]; nextCursor?: string } {
+    const { page, nextCursor } = paginate(this.tools, cursor, pageSize);
+    return nextCursor === undefined
+      ? { page: structuredClone(page) }
+      : { page: structuredClone(page), nextCursor };
   }
 
   callCount(name?: string): number {

@@ -1,6 +1,5 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { paginate } from './paginate.js';
 import { serveSurfacesV1, SURFACE_CAPABILITIES, type PeerSurfaces } from './surfaces.js';
 import type { ToolRegistry } from './toolRegistry.js';
 
@@ -22,7 +21,7 @@ export function createV1LowLevelServer(
   );
   if (surfaces !== undefined) serveSurfacesV1(server, surfaces);
   server.setRequestHandler(ListToolsRequestSchema, (request) => {
-    const { page, nextCursor } = paginate(registry.list(), request.params?.cursor, pageSize);
+    const { page, nextCursor } = registry.page(request.params?.cursor, pageSize);
     return nextCursor === undefined ? { tools: page } : { tools: page, nextCursor };
   });
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => {

@@ -4,7 +4,6 @@ import type { PeerHandle, PeerToolOptions } from './controls.js';
 import { registryControls } from './controls.js';
 import { listenOnLoopback } from './listen.js';
 import { nodeFetchAdapter } from './nodeFetchAdapter.js';
-import { paginate } from './paginate.js';
 import { serveSurfacesV2, SURFACE_CAPABILITIES, type PeerSurfaces } from './surfaces.js';
 import type { RecordedRequest } from './requestLog.js';
 import { recordRequest } from './requestLog.js';
@@ -35,9 +34,9 @@ function createV2LowLevelServer(
   if (surfaces !== undefined) serveSurfacesV2(server, surfaces);
   server.setRequestHandler('tools/list', (request) => {
     // The registry holds v1 `Tool`s; v2 types JSON Schema values more narrowly but the wire shape is the same.
-    const tools = registry.list() as unknown as V2Tool[];
-    const { page, nextCursor } = paginate(tools, request.params?.cursor, pageSize);
-    return nextCursor === undefined ? { tools: page } : { tools: page, nextCursor };
+    const { page, nextCursor } = registry.page(request.params?.cursor, pageSize);
+    const tools = page as unknown as V2Tool[];
+    return nextCursor === undefined ? { tools } : { tools, nextCursor };
   });
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const progressToken = request.params._meta?.progressToken;

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseDocument } from 'yaml';
 import { invalidField, unreadable, type ConfigErrorCode } from './configError.js';
+import { duplicateJsonKey } from './duplicateJsonKey.js';
 
 /** What {@link parseYamlText} made of a text: its plain data, or the first problem found. */
 export type YamlParse =
@@ -22,6 +23,8 @@ export type YamlParse =
  * ways is not a file we may trust to pin anything. The one YAML rule of the config files and the CLI.
  */
 export function parseYamlText(text: string): YamlParse {
+  const json = parseUniqueJson(text);
+  if (json !== undefined) return { ok: true, value: json.value };
   const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true, version: '1.2', merge: false });
   const problem = doc.errors[0] ?? doc.warnings[0];
   if (problem === undefined) return { ok: true, value: doc.toJS({ maxAliasCount: 100 }) };
@@ -35,6 +38,23 @@ export function parseYamlText(text: string): YamlParse {
     column: problem.linePos?.[0].col,
     cause: problem,
   };
+}
+
+/**
+ * A JSON text with unique keys, read by JSON.parse, or undefined for any other text (YAML, or JSON
+ * with a problem: the YAML reader then reads it, or says what is wrong and where). The same value
+ * as the YAML reader's (JSON is YAML 1.2: packages/gateway/test/config/readDocument.test.ts holds them equal), but
+ * linear: the YAML reader checks each key against every earlier key of its mapping, seconds for a
+ * pin of 5,000 tools, and the gateway, `pin` and `approve` read every pin whole.
+ */
+function parseUniqueJson(text: string): { readonly value: unknown } | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return duplicateJsonKey(text) === undefined ? { value } : undefined;
 }
 
 /** Parses the text of a config or pin file with {@link parseYamlText}; a problem is a config error naming the file. */

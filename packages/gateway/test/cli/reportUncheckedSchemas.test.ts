@@ -40,6 +40,27 @@ describe('toolpin pin: schemas the gateway cannot compile', () => {
     );
   });
 
+  it('names every tool whose schema cannot be compiled when several tools share that schema', () => {
+    const shared = { type: 'object', properties: { a: { $ref: 'https://example.com/a.json' } } };
+    const tools = ['one', 'two', 'three'].map((name) => ({
+      name,
+      inputSchema: shared,
+      outputSchema: shared,
+    }));
+    const { definitions } = pinFromCatalog([...tools, TOOLS[0]!], 'trace.mcp-tool-definition.v1');
+    const found = findUncheckedSchemas(definitions);
+    expect(found.map(({ tool, member }) => `${tool} ${member}`)).toEqual([
+      'one inputSchema',
+      'one outputSchema',
+      'three inputSchema',
+      'three outputSchema',
+      'two inputSchema',
+      'two outputSchema',
+    ]);
+    expect(new Set(found.map(({ problem }) => problem)).size).toBe(1);
+    expect(found[0]?.problem).toContain('https://example.com/a.json');
+  });
+
   it('says so on stderr and still pins every digest', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'toolpin-pin-schemas-'));
     try {
