@@ -8,7 +8,8 @@ import { logInvalidMessage } from '../observe/invalidMessage.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
 import { traceDecision } from '../observe/tracing.js';
 import { reportContact } from '../observe/telemetry.js';
-import type { CallDecision } from '../policy/decision.js';
+import type { CallDecision, DenyData } from '../policy/decision.js';
+import { refusalMessage } from '../policy/refusalMessage.js';
 import type { PageInspection } from '../policy/inspectToolsPage.js';
 import { decideCall } from '../policy/decideCall.js';
 import { inspectToolsPage } from '../policy/inspectToolsPage.js';
@@ -23,6 +24,9 @@ import {
   type SurfaceSpec,
 } from '../policy/pinSurface.js';
 import type { PinView } from '../policy/pinView.js';
+import type { ItemTest } from '../policy/principalScopes.js';
+import { principalOfKey } from '../policy/sessionPrincipal.js';
+import type { ScopeTable } from '../state/scopeTable.js';
 import type { SurfaceListing } from '../wire/listedSurfaces.js';
 import { textChanges } from '../explain/textChanges.js';
 import { UnpinnedMembersNotice } from '../observe/unpinnedMembersNotice.js';
@@ -62,6 +66,8 @@ export interface ServerCheckpointOptions {
   readonly logger: GatewayLogger;
   /** Compiled pinned schemas (shared by a gateway's checkpoints); by default the checkpoint's own. */
   readonly schemas?: PinnedSchemas;
+  /** The principals' scopes in force (shared by a gateway's checkpoints); absent: no scopes. */
+  readonly scopes?: ScopeTable;
 }
 
 /**
@@ -131,8 +137,10 @@ export class ServerCheckpoint {
   readonly #firstUse: FirstUseRecorder;
   readonly #unpinned: UnpinnedMembersNotice;
   readonly #schemaChecks: SchemaChecks;
+  readonly #scopes: ScopeTable | undefined;
 
   constructor(options: ServerCheckpointOptions) {
+    this.#scopes = options.scopes;
     this.#config = options.config;
     this.#sessions = options.sessions;
     this.#digester = options.digester;
@@ -303,6 +311,9 @@ export class ServerCheckpoint {
         const inspected = this.#inspectListResult(sessionKey, catalog, answer, expected.cursor, spec);
         const judged = (inspected.replaced ?? answer) as JsonRpcResponse;
         const replaced = this.#screenSurfaces(sessionKey, judged, expected.surface);
+        // A scoped page is this principal's alone: never remembered for replay to another.
+        const test = this.itemTest(sessionKey, spec.surface);
+        if (test !== undefined) return { replaced: withinScope(replaced, spec, test) };
         return inspected.page === undefined ? { replaced } : { replaced, page: inspected.page };
       }
       default:
@@ -352,9 +363,15 @@ export class ServerCheckpoint {
     for (const spec of Object.values(SURFACES)) {
       if (spec.surface === handled || !(spec.member in result)) continue;
       const pin = surfacePin(this.#config, spec.surface);
-      if (pin === undefined) continue;
+      const test = this.itemTest(sessionKey, spec.surface);
+      if (pin === undefined && test === undefined) continue;
       const items = result[spec.member];
-      const kept = Array.isArray(items) ? inspectToolsPage(pin, items, this.#digester, spec).kept : [];
+      let kept = !Array.isArray(items)
+        ? []
+        : pin === undefined
+          ? items
+          : inspectToolsPage(pin, items, this.#digester, spec).kept;
+      if (test !== undefined) kept = kept.filter((item) => inScope(item, spec, test));
       screened ??= { ...result };
       screened[spec.member] = kept;
       const removed = Array.isArray(items) ? items.length - kept.length : 1;
@@ -406,7 +423,7 @@ export class ServerCheckpoint {
     book: AnswerBook | undefined,
   ): { message: JsonRpcResponse; text: string } | undefined {
     const config = this.#config;
-    if (awaitsFirstUse(config)) return undefined;
+    if (awaitsFirstUse(config) || this.itemTest(sessionKey, 'tools') !== undefined) return undefined;
     const envelope = matchResultEnvelope(text);
     if (envelope === undefined || envelope.id === null) return undefined;
     const known = this.#verified.find(config, envelope.resultText);
@@ -433,7 +450,7 @@ export class ServerCheckpoint {
     answering?: JsonRpcId,
   ): { id: JsonRpcId; parts: readonly (string | Buffer)[] } | undefined {
     const config = this.#config;
-    if (awaitsFirstUse(config)) return undefined;
+    if (awaitsFirstUse(config) || this.itemTest(sessionKey, 'tools') !== undefined) return undefined;
     const envelope = matchResultEnvelopeBytes(slices, length);
     if (envelope === undefined || envelope.id === null) return undefined;
     if (answering !== undefined && idKey(answering) !== idKey(envelope.id)) return undefined;
@@ -730,6 +747,8 @@ export class ServerCheckpoint {
     args?: unknown,
     spec: SurfaceSpec = SURFACES.tools,
   ): Promise<CallDecision> {
+    const outOfScope = this.decideScope(sessionKey, toolName, spec);
+    if (outOfScope !== undefined) return outOfScope;
     const known = this.decideKnownCall(sessionKey, toolName, args, spec);
     if (known !== undefined) return known;
     const catalog = this.#state(sessionKey).catalogOf(spec.surface);
@@ -765,6 +784,42 @@ export class ServerCheckpoint {
     return spec.surface === 'tools' ? this.#checkArguments(decision, name, args) : decision;
   }
 
+  /**
+   * The items of a surface the session's principal may see and use on this server: undefined for
+   * every one (no `principals` block, or a scope of `'*'`). A key that speaks for no principal
+   * while principals are configured has none (fail closed).
+   */
+  itemTest(sessionKey: string, surface: ListedSurface): ItemTest | undefined {
+    const scopes = this.#scopes?.scopes;
+    return scopes?.itemTest(principalOfKey(sessionKey), this.#config.name, surface);
+  }
+
+  /** True while principals are configured: every request that uses an item is screened (its scope checked). */
+  scoped(): boolean {
+    return this.#scopes?.scopes !== undefined;
+  }
+
+  /**
+   * The refusal of a request using an item outside the session's principal's scope (`not_in_scope`,
+   * in every mode: a scope is who may use what, not drift), before anything reaches the upstream;
+   * undefined when the item is in scope.
+   */
+  decideScope(sessionKey: string, name: string, spec: SurfaceSpec): CallDecision | undefined {
+    const test = this.itemTest(sessionKey, spec.surface);
+    if (test === undefined || test(name)) return undefined;
+    const config = this.#config;
+    const data: DenyData = {
+      reason: 'not_in_scope',
+      server: config.name,
+      ...subjectOf(spec, name),
+      key: null,
+      pinned: null,
+      observed: null,
+      principal: principalOfKey(sessionKey) ?? null,
+    };
+    return { kind: 'deny', message: refusalMessage(config, data), data };
+  }
+
   /** True when requests using this surface's items are screened: tools always, others when pinned. */
   screens(spec: SurfaceSpec): boolean {
     return surfacePin(this.#config, spec.surface) !== undefined;
@@ -780,6 +835,8 @@ export class ServerCheckpoint {
     args?: unknown,
     spec: SurfaceSpec = SURFACES.tools,
   ): CallDecision | undefined {
+    const outOfScope = this.decideScope(sessionKey, toolName, spec);
+    if (outOfScope !== undefined) return outOfScope;
     return this.knowsCatalogFor(sessionKey, toolName, spec)
       ? this.#decideOn(this.#state(sessionKey).catalogOf(spec.surface), toolName, args, spec)
       : undefined;
@@ -787,6 +844,8 @@ export class ServerCheckpoint {
 
   /** True when a request naming `name` can be decided from the session's catalog as it is (no listing first). */
   knowsCatalogFor(sessionKey: string, name: string, spec: SurfaceSpec = SURFACES.tools): boolean {
+    // A request outside the principal's scope is refused as it is: nothing to list first.
+    if (this.decideScope(sessionKey, name, spec) !== undefined) return true;
     const catalog = this.#state(sessionKey).catalogOf(spec.surface);
     return (
       catalog.usable &&
@@ -846,4 +905,25 @@ function instructionsFinding(
     paths: ['/instructions'],
     ...(text.length > 0 ? { text } : {}),
   };
+}
+
+/** How a refusal names the item a request uses: a tool, a prompt, or a template by its uriTemplate. */
+function subjectOf(spec: SurfaceSpec, name: string): Pick<DenyData, 'tool' | 'prompt' | 'template'> {
+  if (spec.surface === 'tools') return { tool: name };
+  return spec.surface === 'prompts' ? { tool: null, prompt: name } : { tool: null, template: name };
+}
+
+/** True when a listed item is named (its name, or a template's uriTemplate) and that name is in scope. */
+function inScope(item: unknown, spec: SurfaceSpec, test: ItemTest): boolean {
+  const name = isObject(item) ? item[spec.nameMember] : undefined;
+  return typeof name === 'string' && test(name);
+}
+
+/** A listing answer with only the items in the principal's scope (an error, or no array: as it is). */
+function withinScope(replaced: unknown, spec: SurfaceSpec, test: ItemTest): unknown {
+  if (!isResponse(replaced) || !isObject(replaced.result)) return replaced;
+  const items = replaced.result[spec.member];
+  if (!Array.isArray(items)) return replaced;
+  const kept = items.filter((item) => inScope(item, spec, test));
+  return { ...replaced, result: { ...replaced.result, [spec.member]: kept } };
 }

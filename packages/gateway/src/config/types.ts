@@ -282,11 +282,37 @@ export interface GatewayConfig {
   readonly telemetry?: TelemetryConfig;
   /** The aggregate route `/mcp` (docs/aggregate.md); absent: not served. */
   readonly aggregate?: AggregateConfig;
+  /** Who a request speaks for and what each may see and use (docs/scopes.md); absent: no scopes. */
+  readonly principals?: readonly PrincipalConfig[];
   /**
    * Set when one pin file is served without a gateway file (`toolpin serve --pin`): `file` is that
    * pin file, `serversDir` its folder, and only this file of the folder is served and reloaded.
    */
   readonly pinFile?: string;
+}
+
+/** The items of one surface a principal may see and use: every one, or those its names and globs match. */
+export type ScopeItems = '*' | readonly string[];
+
+/** The items of one server a principal may see and use, per surface. */
+export type ServerScopeConfig = Readonly<Record<'tools' | 'prompts' | 'resourceTemplates', ScopeItems>>;
+
+/** One principal of the gateway file's `principals` block (docs/scopes.md): how it is recognized, what it may use. */
+export interface PrincipalConfig {
+  readonly name: string;
+  /** Recognized by a static API key (`X-Toolpin-Key`): the SHA-256 of the key, hex (the key is never kept). */
+  readonly apiKeySha256?: string;
+  /** Recognized by a verified token (resource-server routes): every member written must match. */
+  readonly oauth?: {
+    readonly issuer?: string;
+    readonly sub?: string;
+    readonly clientId?: string;
+    readonly scopes?: readonly string[];
+  };
+  /** The stdio front's local user: `true` for whoever runs `toolpin wrap`, or that user name. */
+  readonly local?: true | string;
+  /** Server names or globs, each with the items of each surface the principal may see and use. */
+  readonly servers: Readonly<Record<string, ServerScopeConfig>>;
 }
 
 /** The gateway file's `aggregate` block (docs/aggregate.md). */
