@@ -63,7 +63,7 @@ export function screenCall(
     return jsonRpcError(id, refusal.code, refusal.message, refusal.data);
   }
   const request = { id, name, spec, book };
-  if (!checkpoint.screens(spec)) {
+  if (!checkpoint.screens(spec, sessionKey)) {
     // A surface the pin does not pin: only the principal's scope decides, and the answer passes as served.
     const outOfScope = checkpoint.decideScope(sessionKey, name, spec);
     if (outOfScope !== undefined) return answerDecision(checkpoint, sessionKey, request, outOfScope);

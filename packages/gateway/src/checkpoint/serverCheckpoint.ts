@@ -38,6 +38,8 @@ import type { SessionState, SessionStore } from '../state/sessionStore.js';
 import type { ToolDigester } from '../state/toolDigester.js';
 import { SchemaChecks } from './schemaChecks.js';
 import { FirstUseRecorder } from './trustOnFirstUse.js';
+import { PrincipalPins } from './principalPins.js';
+import { pinnedCatalogOf } from '../config/recordPrincipalPin.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import {
   idKey,
@@ -138,6 +140,7 @@ export class ServerCheckpoint {
   readonly #unpinned: UnpinnedMembersNotice;
   readonly #schemaChecks: SchemaChecks;
   readonly #scopes: ScopeTable | undefined;
+  readonly #principalPins = new PrincipalPins();
 
   constructor(options: ServerCheckpointOptions) {
     this.#scopes = options.scopes;
@@ -167,6 +170,14 @@ export class ServerCheckpoint {
     this.#schemaChecks.reset();
     // A listing verified under the pin that leaves is never replayed under the new one.
     this.#verified.clear();
+  }
+
+  /**
+   * The pin this session is checked against: the server's, or, where its pin file pins a catalog
+   * per principal, the catalog of the principal the session speaks for (docs/scopes.md).
+   */
+  #viewFor(sessionKey: string): ServerConfig {
+    return this.#principalPins.viewFor(this.#config, sessionKey);
   }
 
   #state(sessionKey: string): SessionState {
@@ -218,7 +229,7 @@ export class ServerCheckpoint {
    * the tool's pinned `outputSchema` (when it has one) on whatever stream it arrives.
    */
   expectResult(sessionKey: string, id: JsonRpcId, toolName: string, book?: AnswerBook): void {
-    const checked = this.#schemaChecks.checksResult(this.#config, toolName);
+    const checked = this.#schemaChecks.checksResult(this.#viewFor(sessionKey), toolName);
     this.#expect(sessionKey, id, { kind: 'call', tool: toolName, checked }, book);
   }
 
@@ -362,7 +373,7 @@ export class ServerCheckpoint {
     let screened: Record<string, unknown> | undefined;
     for (const spec of Object.values(SURFACES)) {
       if (spec.surface === handled || !(spec.member in result)) continue;
-      const pin = surfacePin(this.#config, spec.surface);
+      const pin = surfacePin(this.#viewFor(sessionKey), spec.surface);
       const test = this.itemTest(sessionKey, spec.surface);
       if (pin === undefined && test === undefined) continue;
       const items = result[spec.member];
@@ -423,7 +434,7 @@ export class ServerCheckpoint {
     book: AnswerBook | undefined,
   ): { message: JsonRpcResponse; text: string } | undefined {
     const config = this.#config;
-    if (awaitsFirstUse(config) || this.itemTest(sessionKey, 'tools') !== undefined) return undefined;
+    if (!this.#replays(sessionKey)) return undefined;
     const envelope = matchResultEnvelope(text);
     if (envelope === undefined || envelope.id === null) return undefined;
     const known = this.#verified.find(config, envelope.resultText);
@@ -450,7 +461,7 @@ export class ServerCheckpoint {
     answering?: JsonRpcId,
   ): { id: JsonRpcId; parts: readonly (string | Buffer)[] } | undefined {
     const config = this.#config;
-    if (awaitsFirstUse(config) || this.itemTest(sessionKey, 'tools') !== undefined) return undefined;
+    if (!this.#replays(sessionKey)) return undefined;
     const envelope = matchResultEnvelopeBytes(slices, length);
     if (envelope === undefined || envelope.id === null) return undefined;
     if (answering !== undefined && idKey(answering) !== idKey(envelope.id)) return undefined;
@@ -482,6 +493,19 @@ export class ServerCheckpoint {
     if (completion !== undefined)
       this.#report(sessionKey, catalog, completion, first && known.last ? known : undefined);
     return true;
+  }
+
+  /**
+   * True when a listing verified before may be replayed to this session: the server's own pin is
+   * its (not a principal's catalog, nor one awaiting its first use) and it sees every tool.
+   */
+  #replays(sessionKey: string): boolean {
+    const config = this.#config;
+    return (
+      !awaitsFirstUse(config) &&
+      this.#viewFor(sessionKey) === config &&
+      this.itemTest(sessionKey, 'tools') === undefined
+    );
   }
 
   /** Remembers a single-message listing text and what its verification produced. */
@@ -532,7 +556,7 @@ export class ServerCheckpoint {
     cursor: string | undefined,
     spec: SurfaceSpec = SURFACES.tools,
   ): { replaced: unknown; page?: InspectedPage } {
-    let config = this.#config;
+    let config = this.#viewFor(sessionKey);
     // A surface the pin does not pin is not enforced: its listing passes as served.
     const pin = surfacePin(config, spec.surface);
     if (pin === undefined) return { replaced: undefined };
@@ -575,8 +599,9 @@ export class ServerCheckpoint {
       return { replaced: { ...message, result: { ...result, [spec.member]: inspection.kept } } };
     }
     // Trust on first use: the listing that completes the first observation becomes the pin first.
-    const trusted = this.#firstUse.observePage(config, sessionKey, items, cursor === undefined, last);
-    if (trusted !== undefined) config = this.#config = trusted;
+    const own = config === this.#config;
+    const trusted = this.#firstUse.observePage(config, sessionKey, items, cursor === undefined, last, own);
+    if (trusted !== undefined) config = this.#trust(sessionKey, config, trusted);
     const inspection = inspectToolsPage(config, items, this.#digester);
     this.#unpinned.note(config, inspection.unpinned);
     const completion = catalog.addPage(config, inspection, cursor === undefined, last);
@@ -595,7 +620,7 @@ export class ServerCheckpoint {
     wholeListing?: VerifiedListing,
     spec: SurfaceSpec = SURFACES.tools,
   ): void {
-    const config = this.#config;
+    const config = this.#viewFor(sessionKey);
     const pin = surfacePin(config, spec.surface) ?? config;
     const session = sessionLabel(sessionKey);
     if (completion.findings.length === 0) {
@@ -668,16 +693,16 @@ export class ServerCheckpoint {
   deliveredInstructions(sessionKey: string, observed: string | undefined): string | undefined {
     const state = this.#state(sessionKey);
     const seen = state.instructions;
-    if (seen !== undefined && seen.under === this.#config && seen.observed === observed)
-      return seen.delivered;
+    const under = this.#viewFor(sessionKey);
+    if (seen !== undefined && seen.under === under && seen.observed === observed) return seen.delivered;
     const delivered = this.#judgeInstructions(sessionKey, observed);
-    state.instructions = { under: this.#config, observed, delivered };
+    state.instructions = { under, observed, delivered };
     return delivered;
   }
 
   /** The instructions to deliver (the observed ones, or none when they drifted), with the catalog event. */
   #judgeInstructions(sessionKey: string, observed: string | undefined): string | undefined {
-    const config: PinView = this.#config;
+    const config: PinView = this.#viewFor(sessionKey);
     const pinned = config.pin.instructions;
     if (pinned === undefined) return observed;
     const digest = digestInstructions(observed);
@@ -709,7 +734,7 @@ export class ServerCheckpoint {
    * returns the error that replaces it (`onBadOutput: block`), or undefined to pass it on.
    */
   #checkResult(sessionKey: string, message: JsonRpcResponse, toolName: string): JsonRpcResponse | undefined {
-    const config = this.#config;
+    const config = this.#viewFor(sessionKey);
     const decision = this.#schemaChecks.decideResult(config, message.result, toolName);
     if (decision === undefined) return undefined;
     const { id } = message;
@@ -731,8 +756,8 @@ export class ServerCheckpoint {
   }
 
   /** Checks the arguments of a call the pin allows against the tool's pinned `inputSchema`. */
-  #checkArguments(decision: CallDecision, toolName: string, args: unknown): CallDecision {
-    return this.#schemaChecks.decideArguments(this.#config, decision, toolName, args);
+  #checkArguments(sessionKey: string, decision: CallDecision, toolName: string, args: unknown): CallDecision {
+    return this.#schemaChecks.decideArguments(this.#viewFor(sessionKey), decision, toolName, args);
   }
 
   /**
@@ -769,19 +794,26 @@ export class ServerCheckpoint {
         'fetch on miss failed',
       );
       catalog.stale = true;
-      return decideCall(this.#pinOf(spec), undefined, toolName, spec);
+      return decideCall(this.#pinOf(sessionKey, spec), undefined, toolName, spec);
     }
-    return this.#decideOn(catalog, toolName, args, spec);
+    return this.#decideOn(sessionKey, catalog, toolName, args, spec);
   }
 
   /** The pin a request of this surface is decided under (only surfaces with a pin are screened). */
-  #pinOf(spec: SurfaceSpec): PinView {
-    return surfacePin(this.#config, spec.surface) ?? this.#config;
+  #pinOf(sessionKey: string, spec: SurfaceSpec): PinView {
+    const config = this.#viewFor(sessionKey);
+    return surfacePin(config, spec.surface) ?? config;
   }
 
-  #decideOn(catalog: SessionCatalog, name: string, args: unknown, spec: SurfaceSpec): CallDecision {
-    const decision = decideCall(this.#pinOf(spec), catalog, name, spec);
-    return spec.surface === 'tools' ? this.#checkArguments(decision, name, args) : decision;
+  #decideOn(
+    sessionKey: string,
+    catalog: SessionCatalog,
+    name: string,
+    args: unknown,
+    spec: SurfaceSpec,
+  ): CallDecision {
+    const decision = decideCall(this.#pinOf(sessionKey, spec), catalog, name, spec);
+    return spec.surface === 'tools' ? this.#checkArguments(sessionKey, decision, name, args) : decision;
   }
 
   /**
@@ -820,9 +852,26 @@ export class ServerCheckpoint {
     return { kind: 'deny', message: refusalMessage(config, data), data };
   }
 
-  /** True when requests using this surface's items are screened: tools always, others when pinned. */
-  screens(spec: SurfaceSpec): boolean {
-    return surfacePin(this.#config, spec.surface) !== undefined;
+  /**
+   * True when requests using this surface's items are screened: tools always, others when pinned
+   * (by the session's own catalog, with `sessionKey`).
+   */
+  screens(spec: SurfaceSpec, sessionKey?: string): boolean {
+    const config = sessionKey === undefined ? this.#config : this.#viewFor(sessionKey);
+    return surfacePin(config, spec.surface) !== undefined;
+  }
+
+  /**
+   * Puts a pin trusted on first use in force: the server's own, or, for a principal's view, the
+   * principal's entry (written into the pin file's `principals`). Returns the view now in force.
+   */
+  #trust(sessionKey: string, view: ServerConfig, trusted: ServerConfig): ServerConfig {
+    const principal = principalOfKey(sessionKey);
+    if (view === this.#config || principal === undefined) return (this.#config = trusted);
+    const pins = { ...this.#config.principalPins, [principal]: pinnedCatalogOf(trusted) };
+    this.#config = Object.freeze({ ...this.#config, principalPins: pins });
+    this.#firstUse.persistPrincipal(this.#config, principal, trusted);
+    return this.#viewFor(sessionKey);
   }
 
   /**
@@ -838,7 +887,7 @@ export class ServerCheckpoint {
     const outOfScope = this.decideScope(sessionKey, toolName, spec);
     if (outOfScope !== undefined) return outOfScope;
     return this.knowsCatalogFor(sessionKey, toolName, spec)
-      ? this.#decideOn(this.#state(sessionKey).catalogOf(spec.surface), toolName, args, spec)
+      ? this.#decideOn(sessionKey, this.#state(sessionKey).catalogOf(spec.surface), toolName, args, spec)
       : undefined;
   }
 
@@ -849,7 +898,7 @@ export class ServerCheckpoint {
     const catalog = this.#state(sessionKey).catalogOf(spec.surface);
     return (
       catalog.usable &&
-      catalog.judgedUnder === this.#pinOf(spec) &&
+      catalog.judgedUnder === this.#pinOf(sessionKey, spec) &&
       !this.#sessions.needsRevalidation(catalog) &&
       (catalog.complete || catalog.tools.has(name))
     );

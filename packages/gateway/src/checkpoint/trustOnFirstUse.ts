@@ -5,6 +5,7 @@ import { parsePinFile } from '../config/pinFile.js';
 import { pinFromCatalog, type CatalogPin } from '../config/pinFromCatalog.js';
 import { planPinUpdate } from '../config/planPinUpdate.js';
 import { rewritePinFile } from '../config/rewritePinFile.js';
+import { pinnedCatalogOf, recordPrincipalPin } from '../config/recordPrincipalPin.js';
 import type { ServerConfig } from '../config/index.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
@@ -38,6 +39,7 @@ export class FirstUseRecorder {
     tools: readonly unknown[],
     first: boolean,
     last: boolean,
+    persist = true,
   ): ServerConfig | undefined {
     if (config.trustOnFirstUse !== true) {
       this.#listings.clear();
@@ -74,7 +76,7 @@ export class FirstUseRecorder {
       },
       'TRUST ON FIRST USE: the first complete catalog observed is now the pin; review it (git diff) before relying on it',
     );
-    void this.#persist(config, observed);
+    if (persist) void this.#persist(config, observed);
     return pinned;
   }
 
@@ -99,6 +101,29 @@ export class FirstUseRecorder {
       );
       return undefined;
     }
+  }
+
+  /**
+   * Writes a catalog trusted on first use for `principal` as its entry of the pin file's
+   * `principals` (an entry already there wins: the watcher puts it in force).
+   */
+  persistPrincipal(config: ServerConfig, principal: string, trusted: ServerConfig): void {
+    const file = config.file;
+    if (!isAbsolute(file)) return;
+    recordPrincipalPin(file, principal, pinnedCatalogOf(trusted), { replace: false }).then(
+      (written) => {
+        if (written)
+          this.#logger.info(
+            { event: 'pin.written', server: config.name, file, principal, catalog: trusted.pin.catalog },
+            "a principal's first-use pin written",
+          );
+      },
+      (error: unknown) =>
+        this.#logger.error(
+          { event: 'pin.write_failed', server: config.name, file, principal, err: error },
+          "a principal's first-use pin is in force but could not be written",
+        ),
+    );
   }
 
   async #persist(config: ServerConfig, observed: CatalogPin): Promise<void> {

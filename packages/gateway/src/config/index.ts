@@ -13,6 +13,7 @@ export type {
   PinConfig,
   SurfacePinConfig,
   ServerConfig,
+  PinnedCatalog,
   GatewayConfig,
   CorsConfig,
   AggregateConfig,

@@ -1,3 +1,4 @@
+import { principalNameSchema } from './principalsSchema.js';
 import { TRACE_PROFILE } from '@toolpin/digest';
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
@@ -314,6 +315,20 @@ export const pinFileSchema = z
     alerts: pinAlertsSchema.optional(),
     // How the route's credentials work (docs/oauth.md): transparent (default), resource-server, client.
     auth: authSchema.optional(),
+    // Catalogs pinned per principal (docs/scopes.md#pins-per-principal): a session speaking for
+    // one is checked against its own; `toolpin pin --as <principal>` records one.
+    principals: z
+      .record(
+        principalNameSchema,
+        z.strictObject({
+          pin: pinSchema,
+          definitions: definitionsSchema.default(() => ({ tools: {}, prompts: {}, templates: {} })),
+          instructions: z.string().optional(),
+        }),
+      )
+      .optional(),
+    // A principal with no catalog of its own here: trusted on first use into its own entry (else refused).
+    principalFirstUse: z.boolean().optional(),
     // A compact JWS of the file's content by a reviewer's key (docs/pin-lifecycle.md#signed-approvals).
     signature: z
       .string()

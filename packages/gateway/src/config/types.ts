@@ -222,12 +222,25 @@ export interface ServerConfig {
   readonly auth?: AuthConfig;
   /** Set when the pin file says `pin: trust-on-first-use`: `pin` is empty until the first complete observation is written. */
   readonly trustOnFirstUse?: true;
+  /**
+   * Catalogs pinned per principal (docs/scopes.md#pins-per-principal), each verified as the file's
+   * own: a session speaking for a principal is checked against its entry. Absent: one catalog for all.
+   */
+  readonly principalPins?: Readonly<Record<string, PinnedCatalog>>;
+  /** A principal with no entry in `principalPins` is trusted on first use into its own (else refused). */
+  readonly principalFirstUse?: true;
   /** The kid of the trusted key whose signature was verified at load (docs/pin-lifecycle.md#signed-approvals). */
   readonly signedBy?: string;
 }
 
 /** What the admin listener's review page offers (`admin.ui`). */
 export type AdminUiMode = 'review' | 'readonly' | 'off';
+
+/** One catalog of a pin file: what a principal's entry holds (and the file's own, beside its other settings). */
+export type PinnedCatalog = Pick<
+  ServerConfig,
+  'pin' | 'definitions' | 'promptDefinitions' | 'templateDefinitions' | 'instructions' | 'extraMembers'
+>;
 
 /** The gateway file, with its servers folder loaded. */
 export interface GatewayConfig {

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { stringify } from 'yaml';
 import { GatewayError } from '../../src/errors.js';
-import { loadGatewayConfig, loadPrincipals } from '../../src/config/index.js';
-import { tempDir, writeIn } from './fixtures.js';
+import { loadGatewayConfig, loadPrincipals, parseServerConfig } from '../../src/config/index.js';
+import { tempDir, validPin, writeIn } from './fixtures.js';
 
 describe('the principals block of the gateway file', () => {
   let dir: string;
@@ -77,5 +77,34 @@ describe('the principals block of the gateway file', () => {
     expect((error as GatewayError).code).toBe('GW_CONFIG_INVALID');
     expect((error as GatewayError).message).toMatch(message);
     await expect(loadPrincipals(file)).rejects.toThrow(message);
+  });
+});
+
+describe('catalogs per principal in a pin file', () => {
+  test('an old single-catalog pin file loads unchanged: no principalPins', () => {
+    const config = parseServerConfig(validPin(), 'old.json');
+    expect(config.principalPins).toBeUndefined();
+    expect(config.principalFirstUse).toBeUndefined();
+  });
+
+  test("each principal's catalog is verified as the file's own; an error names the entry's field", () => {
+    const pin = validPin() as {
+      pin: { catalog: string; tools: Record<string, string> };
+      definitions: unknown;
+    };
+    const entry = { pin: pin.pin, definitions: pin.definitions };
+    const config = parseServerConfig(
+      { ...pin, principals: { alice: entry }, principalFirstUse: true },
+      'multi.json',
+    );
+    expect(config.principalPins?.alice?.pin.catalog).toBe(pin.pin.catalog);
+    expect(config.principalFirstUse).toBe(true);
+    const forged = { pin: { ...pin.pin, catalog: `sha256:${'0'.repeat(64)}` }, definitions: pin.definitions };
+    expect(() => parseServerConfig({ ...pin, principals: { alice: forged } }, 'forged.json')).toThrow(
+      /principals\.alice\.pin\.catalog/,
+    );
+    expect(() => parseServerConfig({ ...pin, principals: { 'not a name': entry } }, 'bad.json')).toThrow(
+      /principals/,
+    );
   });
 });
