@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  connectSseClient,
   connectV1Client,
   connectV2Client,
   defaultTools,
@@ -10,7 +11,9 @@ import {
   startV1Server,
   type PeerHandle,
 } from '../peers/index.js';
+import { freePort } from '../peers/freePort.js';
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
+import { startTestIdentityProvider, type TestIdentityProvider } from '../support/testIdentityProvider.js';
 import { pinFor, withSurfaces } from '../support/pinFor.js';
 import { callRequest, openRawSession, postRaw, statelessEnvelope } from '../support/rawMcp.js';
 import { sendRawHttp } from '../support/rawHttpClient.js';
@@ -117,6 +120,8 @@ describe('scopes per principal: what each principal sees and calls, on every rou
       principal: 'alice',
     });
     expect(web.callCount('add')).toBe(before);
+    const metrics = await (await fetch(`${gateway.running.adminUrl}/metrics`)).text();
+    expect(metrics).toMatch(/^toolpin_out_of_scope_total\{server="web",principal="alice"\} [1-9]/m);
     // Bob's scope is everything: the same route, the same upstream, every pinned tool.
     const bob = keep(await connectV1Client(`${gateway.url}/web/mcp`, as(BOB_KEY)));
     expect((await bob.listTools()).tools.map((tool) => tool.name).sort()).toEqual(['add', 'echo', 'slow']);
@@ -143,6 +148,14 @@ describe('scopes per principal: what each principal sees and calls, on every rou
     expect(textOf(await v2.callTool({ name: 'add', arguments: { a: 2, b: 2 } }))).toBe('4');
     const refused = await refusal(v2.callTool({ name: 'crash', arguments: {} }));
     expect(refused).toMatchObject({ code: -32040, data: { reason: 'not_in_scope', principal: 'alice' } });
+  });
+
+  it('scopes the legacy HTTP+SSE front of a server (2024-11-05 client, the key on its GET and POSTs)', async () => {
+    const alice = keep(await connectSseClient(`${gateway.url}/local/sse`, { 'x-toolpin-key': ALICE_KEY }));
+    expect((await alice.listTools()).tools.map((tool) => tool.name)).toEqual(['add']);
+    const refused = await refusal(alice.callTool({ name: 'echo', arguments: { text: 'x' } }));
+    expect(refused).toMatchObject({ code: -32040, data: { reason: 'not_in_scope', principal: 'alice' } });
+    expect(textOf(await alice.callTool({ name: 'add', arguments: { a: 1, b: 1 } }))).toBe('2');
   });
 
   it('scopes the aggregate union: members out of scope leave it, their calls are refused naming the member', async () => {
@@ -354,5 +367,78 @@ describe("scopes on wrap's stdio front: the principal is the local user", () => 
     } finally {
       await wrap.close();
     }
+  });
+});
+
+describe('principals recognized by a verified token on a resource-server route', () => {
+  const SCOPE = 'mcp:tools';
+  let idp: TestIdentityProvider;
+  let upstream: PeerHandle;
+  let gateway: GatewayHarness;
+  let base: string;
+
+  beforeAll(async () => {
+    upstream = await startV1Server({ mode: 'stateful-sse', tools: defaultTools() });
+    idp = await startTestIdentityProvider();
+    base = `http://127.0.0.1:${await freePort()}`;
+    const auth = {
+      mode: 'resource-server',
+      resource: `${base}/files/mcp`,
+      issuer: idp.issuer,
+      scopes: [SCOPE],
+      upstreamCredential: { kind: 'forward' },
+    };
+    gateway = await startGatewayHarness([{ ...pinFor('files', upstream.url, defaultTools()), auth }], {
+      listen: { host: '127.0.0.1', port: Number(new URL(base).port) },
+      principals: [
+        {
+          name: 'bot',
+          oauth: { issuer: idp.issuer, sub: 'bot', scopes: [SCOPE] },
+          servers: { files: ['echo'] },
+        },
+        { name: 'app', oauth: { clientId: 'ci-app' }, servers: { files: ['add'] } },
+      ],
+    });
+  }, 20_000);
+
+  afterAll(async () => {
+    await gateway?.close();
+    await upstream?.close();
+    await idp?.close();
+  });
+
+  const bearer = async (sub: string, azp?: string): Promise<{ headers: Record<string, string> }> => {
+    const token = await idp.mint({
+      sub,
+      aud: `${base}/files/mcp`,
+      scope: SCOPE,
+      ...(azp === undefined ? {} : { azp }),
+    });
+    return { headers: { authorization: `Bearer ${token}` } };
+  };
+
+  it('by subject and scopes, and by client id (azp): each sees and calls its own scope', async () => {
+    const bot = await connectV1Client(`${base}/files/mcp`, await bearer('bot'));
+    const app = await connectV1Client(`${base}/files/mcp`, await bearer('someone', 'ci-app'));
+    try {
+      expect((await bot.listTools()).tools.map((tool) => tool.name)).toEqual(['echo']);
+      expect((await app.listTools()).tools.map((tool) => tool.name)).toEqual(['add']);
+      const refused = await refusal(bot.callTool({ name: 'add', arguments: { a: 1, b: 1 } }));
+      expect(refused).toMatchObject({ code: -32040, data: { reason: 'not_in_scope', principal: 'bot' } });
+      expect(upstream.callCount('add')).toBe(0);
+      expect(textOf(await app.callTool({ name: 'add', arguments: { a: 1, b: 2 } }))).toBe('3');
+    } finally {
+      await Promise.all([bot.close(), app.close()]);
+    }
+  });
+
+  it('a valid token no principal names is refused 403 (fail closed)', async () => {
+    const reply = await postRaw(
+      `${base}/files/mcp`,
+      { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
+      (await bearer('eve')).headers,
+    );
+    expect(reply.status).toBe(403);
+    expect(errorOf(reply)).toMatchObject({ code: -32040, data: { reason: 'not_in_scope', principal: null } });
   });
 });
