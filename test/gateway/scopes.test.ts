@@ -29,6 +29,7 @@ import {
 // Keys as a client holds them; the gateway file holds only their SHA-256.
 const ALICE_KEY = 'alice-key-0123456789';
 const BOB_KEY = 'bob-key-9876543210';
+const CAROL_KEY = 'carol-key-5555555555';
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 /** Alice: web's echo, local's add and every local prompt; old not at all. Bob: everything. */
@@ -40,6 +41,7 @@ function principals(aliceWeb: readonly string[]): Record<string, unknown>[] {
       servers: { web: aliceWeb, local: { tools: ['add'], prompts: '*' } },
     },
     { name: 'bob', apiKey: { sha256: sha256(BOB_KEY) }, servers: { '*': '*' } },
+    { name: 'carol', apiKey: { sha256: sha256(CAROL_KEY) }, servers: { web: '*' } },
   ];
 }
 
@@ -180,6 +182,21 @@ describe('scopes per principal: what each principal sees and calls, on every rou
     );
     const names = (await v2.listTools()).tools.map((tool) => tool.name);
     expect(names).toEqual(expect.arrayContaining(['web__add', 'old__add', 'local__echo']));
+  });
+
+  it('a server out of the principal’s scope gives it no instructions, on its own route and in the aggregate’s', async () => {
+    const alice = keep(await connectV1Client(`${gateway.url}/local/mcp`, as(ALICE_KEY)));
+    expect(alice.getInstructions()).toBe(served.instructions);
+    const carol = keep(await connectV1Client(`${gateway.url}/local/mcp`, as(CAROL_KEY)));
+    expect(carol.getInstructions()).toBeUndefined();
+    expect((await carol.listTools()).tools).toEqual([]);
+    const aggregate = keep(await connectV1Client(`${gateway.url}/mcp`, as(CAROL_KEY)));
+    expect(aggregate.getInstructions() ?? '').not.toContain(served.instructions);
+    expect((await aggregate.listTools()).tools.map((tool) => tool.name).sort()).toEqual([
+      'web__add',
+      'web__echo',
+      'web__slow',
+    ]);
   });
 
   it('fails closed when principals are configured and a request matches none (no key, a wrong key)', async () => {

@@ -702,6 +702,7 @@ export class ServerCheckpoint {
 
   /** The instructions to deliver (the observed ones, or none when they drifted), with the catalog event. */
   #judgeInstructions(sessionKey: string, observed: string | undefined): string | undefined {
+    if (!this.seesServer(sessionKey)) return undefined;
     const config: PinView = this.#viewFor(sessionKey);
     const pinned = config.pin.instructions;
     if (pinned === undefined) return observed;
@@ -824,6 +825,15 @@ export class ServerCheckpoint {
   itemTest(sessionKey: string, surface: ListedSurface): ItemTest | undefined {
     const scopes = this.#scopes?.scopes;
     return scopes?.itemTest(principalOfKey(sessionKey), this.#config.name, surface);
+  }
+
+  /**
+   * True when the session's principal may see anything of this server (always without scopes): a
+   * server out of its scope gives it no instructions either.
+   */
+  seesServer(sessionKey: string): boolean {
+    const scopes = this.#scopes?.scopes;
+    return scopes === undefined || scopes.seesServer(principalOfKey(sessionKey), this.#config.name);
   }
 
   /** True while principals are configured: every request that uses an item is screened (its scope checked). */

@@ -63,6 +63,11 @@ class CompiledPrincipal {
     return tests.length === 1 ? tests[0] : (name) => tests.some((test) => test(name));
   }
 
+  /** True when an entry of `servers` names this server (its instructions are then the principal's to read). */
+  seesServer(server: string): boolean {
+    return this.#servers.some((scope) => scope.server(server));
+  }
+
   /** True when the request's evidence is this principal's way of being recognized. */
   recognizes(evidence: PrincipalEvidence, keyHash: Buffer | undefined): boolean {
     const { oauth, local, apiKeySha256 } = this.config;
@@ -120,6 +125,12 @@ export class PrincipalScopes {
   itemTest(principal: string | undefined, server: string, surface: ListedSurface): ItemTest | undefined {
     const compiled = principal === undefined ? undefined : this.#byName.get(principal);
     return compiled === undefined ? NOTHING : compiled.itemTest(server, surface);
+  }
+
+  /** True when `principal` may see anything of `server` (none for a principal the block does not name). */
+  seesServer(principal: string | undefined, server: string): boolean {
+    const compiled = principal === undefined ? undefined : this.#byName.get(principal);
+    return compiled?.seesServer(server) ?? false;
   }
 
   /** True when `principal` is named in the block. */
