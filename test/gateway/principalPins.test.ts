@@ -99,6 +99,13 @@ describe('pins per authorization: each principal checked against its own pinned 
     expect(config.pin.catalog).toBe(own.pin.catalog);
     expect(config.principalPins?.alice?.pin.catalog).toBe(own.pin.catalog);
     expect(config.principalPins?.bob?.pin.catalog).toBe(bobs.pin.catalog);
+    const status = (await (await fetch(`${gateway.running.adminUrl}/status`)).json()) as {
+      servers: { name: string; principalCatalogs?: Record<string, string> }[];
+    };
+    expect(status.servers.find((server) => server.name === 'shop')?.principalCatalogs).toEqual({
+      alice: own.pin.catalog,
+      bob: bobs.pin.catalog,
+    });
     // The entry holds no credential: the token listed with is not written.
     expect(await readFile(pinFile, 'utf8')).not.toContain('tok-b');
   });

@@ -124,6 +124,21 @@ describe('scopes per principal: what each principal sees and calls, on every rou
     expect(web.callCount('add')).toBe(before);
     const metrics = await (await fetch(`${gateway.running.adminUrl}/metrics`)).text();
     expect(metrics).toMatch(/^toolpin_out_of_scope_total\{server="web",principal="alice"\} [1-9]/m);
+    // /status shows each principal's scope, never its key (nor the key's hash).
+    const status = (await (await fetch(`${gateway.running.adminUrl}/status`)).json()) as {
+      principals: { name: string; recognizedBy: string; servers: Record<string, unknown> }[];
+    };
+    expect(status.principals.map(({ name, recognizedBy }) => [name, recognizedBy])).toEqual([
+      ['alice', 'apiKey'],
+      ['bob', 'apiKey'],
+      ['carol', 'apiKey'],
+    ]);
+    expect(status.principals[0]!.servers.web).toEqual({
+      tools: ['echo'],
+      prompts: ['echo'],
+      resourceTemplates: ['echo'],
+    });
+    expect(JSON.stringify(status)).not.toContain(sha256(ALICE_KEY));
     // Bob's scope is everything: the same route, the same upstream, every pinned tool.
     const bob = keep(await connectV1Client(`${gateway.url}/web/mcp`, as(BOB_KEY)));
     expect((await bob.listTools()).tools.map((tool) => tool.name).sort()).toEqual(['add', 'echo', 'slow']);
