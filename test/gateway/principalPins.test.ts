@@ -106,6 +106,9 @@ describe('pins per authorization: each principal checked against its own pinned 
       alice: own.pin.catalog,
       bob: bobs.pin.catalog,
     });
+    const page = await (await fetch(`${gateway.running.adminUrl}/ui`)).text();
+    expect(page).toContain('catalogs per principal');
+    expect(page).toContain(bobs.pin.catalog);
     // The entry holds no credential: the token listed with is not written.
     expect(await readFile(pinFile, 'utf8')).not.toContain('tok-b');
   });

@@ -139,6 +139,11 @@ describe('scopes per principal: what each principal sees and calls, on every rou
       resourceTemplates: ['echo'],
     });
     expect(JSON.stringify(status)).not.toContain(sha256(ALICE_KEY));
+    // The review page shows each server's scope, one line per principal.
+    const page = await (await fetch(`${gateway.running.adminUrl}/ui`)).text();
+    expect(page).toContain('alice: tools echo; prompts echo; templates echo');
+    expect(page).toContain('alice: tools add; prompts every one; templates none');
+    expect(page).toContain('bob: tools every one; prompts every one; templates every one');
     // Bob's scope is everything: the same route, the same upstream, every pinned tool.
     const bob = keep(await connectV1Client(`${gateway.url}/web/mcp`, as(BOB_KEY)));
     expect((await bob.listTools()).tools.map((tool) => tool.name).sort()).toEqual(['add', 'echo', 'slow']);

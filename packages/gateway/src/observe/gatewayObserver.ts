@@ -1,3 +1,4 @@
+import type { PrincipalScopes } from '../policy/principalScopes.js';
 import {
   describeUpstream,
   type GatewayConfig,
@@ -22,7 +23,7 @@ export interface ObservedGateway {
   readonly sessions: { readonly size: number };
   readonly routes: ReadonlyMap<string, { readonly checkpoint: { readonly config: ServerConfig } }>;
   /** The principals' scopes in force (docs/scopes.md); absent or empty: no scopes. */
-  readonly scopes?: { readonly scopes: { readonly principals: readonly PrincipalConfig[] } | undefined };
+  readonly scopes?: { readonly scopes: PrincipalScopes | undefined };
 }
 
 /** Options of {@link GatewayObserver}. */
@@ -172,6 +173,11 @@ export class GatewayObserver implements GatewayTelemetry {
       servers: this.status.snapshot(this.#servers()),
       ...this.#principals(),
     };
+  }
+
+  /** Who may see what of `server` (docs/scopes.md); undefined without a `principals` block. */
+  scopesOn(server: string): ReturnType<PrincipalScopes['scopesOn']> | undefined {
+    return this.#gateway?.scopes?.scopes?.scopesOn(server);
   }
 
   #principals(): { principals?: readonly PrincipalStatus[] } {

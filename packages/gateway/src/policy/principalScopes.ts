@@ -133,6 +133,33 @@ export class PrincipalScopes {
     return compiled?.seesServer(server) ?? false;
   }
 
+  /**
+   * Who may see what of `server`, for the review page: each principal with an entry naming it, and
+   * per surface `'*'` or the names and globs of its entries (none: an empty list).
+   */
+  scopesOn(server: string): { principal: string; items: Record<ListedSurface, ScopeItems> }[] {
+    const out: { principal: string; items: Record<ListedSurface, ScopeItems> }[] = [];
+    for (const { config } of this.#principals) {
+      const entries = Object.entries(config.servers).filter(([pattern]) =>
+        picomatch(pattern, { dot: true, format: (name) => name })(server),
+      );
+      if (entries.length === 0) continue;
+      const union = (surface: ListedSurface): ScopeItems => {
+        const lists = entries.map(([, items]) => items[surface]);
+        return lists.includes('*') ? '*' : [...new Set(lists.flatMap((list) => (list === '*' ? [] : list)))];
+      };
+      out.push({
+        principal: config.name,
+        items: {
+          tools: union('tools'),
+          prompts: union('prompts'),
+          resourceTemplates: union('resourceTemplates'),
+        },
+      });
+    }
+    return out;
+  }
+
   /** True when `principal` is named in the block. */
   has(principal: string): boolean {
     return this.#byName.has(principal);
