@@ -197,6 +197,13 @@ describe('scopes per principal: what each principal sees and calls, on every rou
     });
     expect(old.callCount('add')).toBe(before);
     expect(textOf(await alice.callTool({ name: 'web__echo', arguments: { text: 'agg' } }))).toBe('agg');
+    // Names the union never showed her: a member's tool out of her scope, look-alikes of hers.
+    const webAdds = web.callCount('add');
+    for (const name of ['web__add', 'web__еcho', 'web__Echo', 'web__echo\u200b']) {
+      const refused = await refusal(alice.callTool({ name, arguments: { text: 'x', a: 1, b: 1 } }));
+      expect(refused).toMatchObject({ code: -32040, data: { reason: 'not_in_scope', server: 'web' } });
+    }
+    expect(web.callCount('add')).toBe(webAdds);
     const v2 = keep(
       await connectV2Client(`${gateway.url}/mcp`, { negotiation: { pin: '2026-07-28' }, ...as(BOB_KEY) }),
     );
