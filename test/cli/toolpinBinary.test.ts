@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defaultTools, startV1Server, type PeerHandle } from '../peers/index.js';
 import { pinFor } from '../support/pinFor.js';
-import { spawnToolpin } from '../support/runToolpin.js';
+import { runToolpin, spawnToolpin } from '../support/runToolpin.js';
 
 const catalogs = fileURLToPath(new URL('../../packages/gateway/test/fixtures/catalogs/', import.meta.url));
 const deepwiki = join(catalogs, 'deepwiki-tools-list.json');
@@ -60,6 +60,28 @@ describe('the toolpin binary', () => {
       const run = await spawnToolpin(['diff', deepwiki, drifted]);
       expect(run.code).toBe(1);
       expect(run.stdout).toContain('changed  ask_wiki_question (tool:ask_wiki_question)  [high]');
+    },
+    SPAWN,
+  );
+
+  it(
+    'manifest: prints a signed catalog manifest of a pin file, exit 0',
+    async () => {
+      const pin = join(dir, 'deepwiki.yaml');
+      const upstream = ['--upstream', 'http://127.0.0.1:9/mcp'];
+      expect(
+        (await runToolpin(['pin', '--name', 'deepwiki', '--from-file', deepwiki, ...upstream, '--out', pin]))
+          .code,
+      ).toBe(0);
+      expect((await runToolpin(['key', '--new', join(dir, 'author')])).code).toBe(0);
+      const run = await spawnToolpin(['manifest', '--sign', join(dir, 'author.private.jwk'), pin]);
+      expect(run.code).toBe(0);
+      const { manifest, signature } = JSON.parse(run.stdout) as {
+        manifest: { catalog: string };
+        signature: string;
+      };
+      expect(manifest.catalog).toMatch(/^sha256:[0-9a-f]{64}$/);
+      expect(signature).toMatch(/^[\w-]+\.\.[\w-]+$/);
     },
     SPAWN,
   );

@@ -166,7 +166,9 @@ describe('pin lifecycle on a running gateway: drift blocked, approve, hot reload
       expect(declined.stdout).toContain('not approved; nothing was written');
       expect(declined.code).toBe(1);
       expect(await readFile(pinFile, 'utf8')).toBe(before);
-      const accepted = await runToolpinInTerminal(['approve', pinFile], 'y\n');
+      // Then the rest: the serverInfo the server states, which this pin does not record yet.
+      const accepted = await runToolpinInTerminal(['approve', pinFile], 'y\ny\n');
+      expect(accepted.stdout).toContain('Approve 1 other change(s)');
       expect(accepted.code).toBe(0);
       expect(accepted.stdout).toContain(`approved: wrote ${pinFile}`);
       expect(

@@ -62,7 +62,11 @@ describe('toolpin pin --url detects a legacy HTTP+SSE server as the MCP spec tel
       const pin = await readPin(out);
       expect(pin.upstream).toEqual({ url: upstream.url, transport: 'sse' });
       const expected = pinFor('legacy', upstream.url, defaultTools());
-      expect(pin.pin).toEqual({ ...(expected.pin as object), instructions: digestInstructions(undefined) });
+      expect(pin.pin).toEqual({
+        ...(expected.pin as object),
+        instructions: digestInstructions(undefined),
+        artifact: { kind: 'server', name: 'toolpin-test-peer-v1', version: '1.0.0' },
+      });
       // The spec's order: the initialize POST first, the GET for the SSE stream after it was refused.
       const posted = upstream.requests.findIndex((r) => r.httpMethod === 'POST' && r.path === '/sse');
       const opened = upstream.requests.findIndex((r) => r.httpMethod === 'GET' && r.path === '/sse');
@@ -103,6 +107,7 @@ describe('toolpin pin --url detects a legacy HTTP+SSE server as the MCP spec tel
       expect(pin.pin).toEqual({
         ...(pinFor('modern', upstream.url, defaultTools()).pin as object),
         instructions: digestInstructions(undefined),
+        artifact: { kind: 'server', name: 'toolpin-test-peer-v1', version: '1.0.0' },
       });
       // One handshake; a GET there is the Streamable client's own stream, sent after it (naming the
       // negotiated revision), never the header-less GET that opens an HTTP+SSE stream.

@@ -65,10 +65,12 @@ describe('toolpin pin and toolpin check against live servers', () => {
       expect(run.stderr).toContain('listed 3 tools in 1 page(s)');
       const pin = parseYaml(await readFile(out, 'utf8')) as PinDocument;
       const expected = await digestOfDefaultTools();
+      // Beside the digests, what the server states of itself (docs/pin-lifecycle.md#the-artifact).
       expect(pin.pin).toEqual({
         catalog: expected.catalog,
         tools: expected.tools,
         instructions: NO_INSTRUCTIONS,
+        artifact: { kind: 'server', name: 'toolpin-test-peer-v1', version: '1.0.0' },
       });
       expect(pin.upstream.url).toBe(upstream.url);
       expect(pin.definitions['tool:echo']).toEqual(defaultTools()[0]);
@@ -85,7 +87,11 @@ describe('toolpin pin and toolpin check against live servers', () => {
       expect(run.code).toBe(0);
       expect(run.stderr).toContain('listed 3 tools in 3 page(s)');
       const pin = parseYaml(run.stdout) as PinDocument;
-      expect(pin.pin).toEqual({ ...(await digestOfDefaultTools()), instructions: NO_INSTRUCTIONS });
+      expect(pin.pin).toEqual({
+        ...(await digestOfDefaultTools()),
+        instructions: NO_INSTRUCTIONS,
+        artifact: { kind: 'server', name: 'toolpin-test-peer-v1', version: '1.0.0' },
+      });
       expect(upstream.requests.filter((request) => request.method === 'tools/list')).toHaveLength(3);
     },
     SPAWNS,
@@ -100,7 +106,12 @@ describe('toolpin pin and toolpin check against live servers', () => {
       expect(run.code).toBe(0);
       expect(run.stderr).toContain('listed 3 tools in 2 page(s) (MCP 2026-07-28)');
       const pin = JSON.parse(await readFile(out, 'utf8')) as PinDocument;
-      expect(pin.pin).toEqual({ ...(await digestOfDefaultTools()), instructions: NO_INSTRUCTIONS });
+      // 2026-07-28: the identity server/discover states (its `_meta`).
+      expect(pin.pin).toEqual({
+        ...(await digestOfDefaultTools()),
+        instructions: NO_INSTRUCTIONS,
+        artifact: { kind: 'server', name: 'toolpin-test-peer-v2', version: '2.0.0' },
+      });
       expect((await runToolpin(['check', out])).code).toBe(0);
     },
     SPAWNS,

@@ -255,7 +255,11 @@ describe('toolpin approve --low', () => {
     expect(await readFile(pinFile, 'utf8')).toBe(text);
     const restDeclined = await runToolpin(['approve', pinFile], ['y', 'n']);
     expect(restDeclined.code).toBe(1);
-    expect(restDeclined.stderr).toContain(`Approve 1 other change(s) and rewrite ${pinFile}? [y/N] `);
+    // The rest: echo's low drift, and the serverInfo the server states (this pin records none yet).
+    expect(restDeclined.stderr).toContain(`Approve 2 other change(s) and rewrite ${pinFile}? [y/N] `);
+    expect(restDeclined.stdout).toContain(
+      '  pin the artifact server "toolpin-test-peer-v1" version "1.0.0"\n',
+    );
     expect(await readFile(pinFile, 'utf8')).toBe(text);
     const accepted = await runToolpin(['approve', pinFile], ['y', 'y']);
     expect(accepted.code).toBe(0);

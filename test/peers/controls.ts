@@ -30,6 +30,12 @@ export interface PeerToolOptions {
   tools?: Tool[];
   /** Also serve a prompt, a resource template and instructions, which can drift (see PeerSurfaces). */
   surfaces?: PeerSurfaces;
+  /**
+   * The name and version the server states (initialize's `serverInfo`, server/discover's `_meta`),
+   * read for each server instance (a session, or a request): a test changes it between pin and run.
+   * @default the peer's own (`toolpin-test-peer-v1` 1.0.0, `toolpin-test-peer-v2` 2.0.0)
+   */
+  serverInfo?: () => { name: string; version: string };
 }
 
 export function registryControls(

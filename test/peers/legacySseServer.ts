@@ -31,7 +31,7 @@ export async function startLegacySseServer(options: LegacySseServerOptions = {})
   });
   app.get('/sse', async (_req, res) => {
     const transport = new SSEServerTransport('/messages', res);
-    const server = createV1LowLevelServer(registry, options.pageSize);
+    const server = createV1LowLevelServer(registry, options.pageSize, undefined, options.serverInfo);
     sessions.set(transport.sessionId, { transport, server });
     transport.onclose = () => sessions.delete(transport.sessionId);
     await server.connect(transport);

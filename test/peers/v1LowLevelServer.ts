@@ -6,15 +6,16 @@ import type { ToolRegistry } from './toolRegistry.js';
 
 /**
  * A v1 low-level `Server` (not McpServer) answering tools/list and tools/call from `registry`, and
- * with `surfaces` its prompts, resource templates and instructions.
+ * with `surfaces` its prompts, resource templates and instructions; `serverInfo` names it.
  */
 export function createV1LowLevelServer(
   registry: ToolRegistry,
   pageSize: number | undefined,
   surfaces?: PeerSurfaces,
+  serverInfo?: () => { name: string; version: string },
 ): Server {
   const server = new Server(
-    { name: 'toolpin-test-peer-v1', version: '1.0.0' },
+    serverInfo?.() ?? { name: 'toolpin-test-peer-v1', version: '1.0.0' },
     surfaces === undefined
       ? { capabilities: { tools: { listChanged: true } } }
       : { capabilities: SURFACE_CAPABILITIES, instructions: surfaces.instructions() },

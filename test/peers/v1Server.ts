@@ -90,7 +90,7 @@ export async function startV1Server(options: V1ServerOptions): Promise<PeerHandl
   if (options.mode === 'stateless-json') {
     app.post('/mcp', async (req: Request, res: Response) => {
       const session: Session = {
-        server: createV1LowLevelServer(registry, options.pageSize, options.surfaces),
+        server: createV1LowLevelServer(registry, options.pageSize, options.surfaces, options.serverInfo),
         // sessionIdGenerator omitted (= undefined): stateless mode
         transport: new StreamableHTTPServerTransport({ enableJsonResponse: true }),
       };
@@ -113,7 +113,7 @@ export async function startV1Server(options: V1ServerOptions): Promise<PeerHandl
         return session.transport.handleRequest(req, res, req.body);
       }
       if (!isInitializeRequest(req.body)) return jsonRpcError(res, 400, 'Bad Request: no session id');
-      const server = createV1LowLevelServer(registry, options.pageSize, options.surfaces);
+      const server = createV1LowLevelServer(registry, options.pageSize, options.surfaces, options.serverInfo);
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         eventStore: new InMemoryEventStore(),

@@ -22,11 +22,12 @@ function createV2LowLevelServer(
   registry: ToolRegistry,
   pageSize: number | undefined,
   surfaces: PeerSurfaces | undefined,
+  serverInfo: (() => { name: string; version: string }) | undefined,
 ): Server {
   // The low-level Server is @deprecated in v2 (in favour of McpServer) but still exported; it keeps
   // this peer's tool definitions byte-for-byte what the registry holds.
   const server = new Server(
-    { name: 'toolpin-test-peer-v2', version: '2.0.0' },
+    serverInfo?.() ?? { name: 'toolpin-test-peer-v2', version: '2.0.0' },
     surfaces === undefined
       ? { capabilities: { tools: { listChanged: true } } }
       : { capabilities: SURFACE_CAPABILITIES, instructions: surfaces.instructions() },
@@ -64,7 +65,7 @@ export async function startV2Server(options: V2ServerOptions = {}): Promise<Peer
   const requests: RecordedRequest[] = [];
   const bus = new InMemoryServerEventBus();
   const handler = createMcpHandler(
-    () => createV2LowLevelServer(registry, options.pageSize, options.surfaces),
+    () => createV2LowLevelServer(registry, options.pageSize, options.surfaces, options.serverInfo),
     {
       legacy: options.legacy ?? 'reject',
       bus,

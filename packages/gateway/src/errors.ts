@@ -76,7 +76,10 @@ export type GatewayErrorCode =
   | 'GW_UPSTREAM_AUTH'
   /**
    * A stdio upstream's artifact (its npm package, file or image) is not the pinned one: the child is not
-   * started (enforce mode). `data`: `{server, reason: 'artifact_drifted', pinned, observed}`.
+   * started (enforce mode); or an HTTP upstream the gateway initialized itself states another name or
+   * version than the pinned `{kind: server}` where the drift policy blocks low drift (enforce mode,
+   * `onDrift` low `block-server`): the upstream is closed. `data`: `{server, reason: 'artifact_drifted',
+   * pinned, observed}` (`observed` null: it states none).
    */
   | 'GW_ARTIFACT_DRIFTED'
   /**
@@ -90,6 +93,12 @@ export type GatewayErrorCode =
    * content changed since it was signed). `data`: `{file, field: 'signature', expected}`.
    */
   | 'GW_PIN_SIGNATURE'
+  /**
+   * A catalog manifest (docs/manifests.md) refused: not a manifest, not signed by a trusted key, edited
+   * since it was signed, or stating digests the live catalog does not have. `data`: `{source, reason}`,
+   * `reason` ∈ `invalid | malformed | untrusted_key | bad_signature | catalog_differs`, with `kid`, `differences`.
+   */
+  | 'GW_MANIFEST_REFUSED'
   /**
    * A listener could not bind its address (in use, not permitted, not local). `data`: `{listener, host, port,
    * setting, reason}`: `listener` ∈ `mcp | admin | review`, `setting` the gateway file's field that moves it

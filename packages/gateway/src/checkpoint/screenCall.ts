@@ -18,6 +18,7 @@ import type { CatalogRefresh, ServerCheckpoint } from './serverCheckpoint.js';
 export function isScreened(checkpoint: ServerCheckpoint, method: string, params: unknown): boolean {
   const use = useOfRequest(method, params);
   if (use === undefined) return false;
+  if (use.lookalike === true) return true;
   if (checkpoint.scoped()) return true;
   if (use.malformed === true)
     return checkpoint.screens(SURFACES.prompts) || checkpoint.screens(SURFACES.resourceTemplates);
@@ -45,6 +46,7 @@ export function screenCall(
 ): JsonRpcResponse | undefined | Promise<JsonRpcResponse | undefined> {
   const use = useOfRequest(method, params) ?? { spec: SURFACES.tools, name: undefined };
   const { spec, name } = use;
+  if (use.lookalike === true) return refuseLookalike(checkpoint, id, method, spec);
   if (use.malformed === true)
     return jsonRpcError(
       id,
@@ -117,4 +119,33 @@ function answerDecision(
     decision: decision.data,
   });
   return jsonRpcError(id, ErrorCodes.PIN_POLICY_BLOCKED, decision.message, decision.data);
+}
+
+/**
+ * A method that differs from a screened one only by case, width or spacing: `-32601`, logged. An
+ * upstream that read it as the screened method would run an item the gateway never screened.
+ */
+function refuseLookalike(
+  checkpoint: ServerCheckpoint,
+  id: JsonRpcId,
+  method: string,
+  spec: SurfaceSpec,
+): JsonRpcResponse {
+  const screened = spec.use.method ?? 'completion/complete';
+  const message = `Method not found: toolpin refuses ${JSON.stringify(method)}, which reads as ${screened} but is not it`;
+  checkpoint.logger.warn(
+    {
+      event: 'request.rejected',
+      server: checkpoint.config.name,
+      reason: 'method_lookalike',
+      method,
+      screened,
+    },
+    message,
+  );
+  return jsonRpcError(id, ErrorCodes.METHOD_NOT_FOUND, message, {
+    reason: 'method_lookalike',
+    server: checkpoint.config.name,
+    method,
+  });
 }

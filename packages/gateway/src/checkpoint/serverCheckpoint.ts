@@ -37,6 +37,11 @@ import { ANY_RESULT, AnswerBook, type Expectation } from '../state/answerBook.js
 import type { SessionState, SessionStore } from '../state/sessionStore.js';
 import type { ToolDigester } from '../state/toolDigester.js';
 import { SchemaChecks } from './schemaChecks.js';
+import {
+  checkStatedArtifact,
+  statedArtifactRefusal,
+  type RefusedStatedArtifact,
+} from './statedArtifactCheck.js';
 import { FirstUseRecorder } from './trustOnFirstUse.js';
 import { PrincipalPins } from './principalPins.js';
 import { pinnedCatalogOf } from '../config/recordPrincipalPin.js';
@@ -142,6 +147,11 @@ export class ServerCheckpoint {
   readonly #scopes: ScopeTable | undefined;
   readonly #principalPins = new PrincipalPins();
 
+  /** The gateway's logger, for the fronts' screening lines that are not alerts. */
+  get logger(): GatewayLogger {
+    return this.#logger;
+  }
+
   constructor(options: ServerCheckpointOptions) {
     this.#scopes = options.scopes;
     this.#config = options.config;
@@ -220,7 +230,7 @@ export class ServerCheckpoint {
         surface: spec.surface,
         cursor: typeof cursor === 'string' ? cursor : undefined,
       };
-    } else if (carriesInstructions(method)) expectation = { kind: 'instructions' };
+    } else if (carriesInstructions(method)) expectation = { kind: 'instructions', method };
     this.#expect(sessionKey, id, expectation, book);
   }
 
@@ -313,6 +323,12 @@ export class ServerCheckpoint {
         return { replaced: refused ?? this.#screenSurfaces(sessionKey, answer, undefined) };
       }
       case 'instructions': {
+        // What the server states of itself (serverInfo) first: a refused identity answers nothing else.
+        const refused = this.judgeStatedArtifact(sessionKey, answer.result, expected.method);
+        if (refused !== undefined) {
+          const { message, data } = statedArtifactRefusal(refused, this.#config);
+          return { replaced: jsonRpcError(answer.id, ErrorCodes.PIN_POLICY_BLOCKED, message, data) };
+        }
         const judged = (this.#inspectInstructions(sessionKey, answer) ?? answer) as JsonRpcResponse;
         return { replaced: this.#screenSurfaces(sessionKey, judged, 'instructions') };
       }
@@ -683,6 +699,34 @@ export class ServerCheckpoint {
       return undefined;
     const { instructions: _dropped, ...rest } = result;
     return { ...message, result: rest };
+  }
+
+  /**
+   * Judges what an initialize / server/discover result states of the server (`serverInfo`) against
+   * the pin's `{kind: server}` artifact (docs/pin-lifecycle.md#the-artifact), and logs it. Every
+   * such answer the checkpoint inspects is judged here, and so is the initialize of the gateway's
+   * own client (a shared upstream: ingress/statelessSession.ts). Returns the verdict when the pin's
+   * drift policy refuses it (enforce mode, low drift `block-server`), else undefined.
+   */
+  judgeStatedArtifact(sessionKey: string, result: unknown, via: string): RefusedStatedArtifact | undefined {
+    return checkStatedArtifact(this.#config, this.#logger, sessionKey, result, via);
+  }
+
+  /**
+   * Judges what an upstream the gateway opened itself stated at its initialize (`serverInfo`: the
+   * shared upstream of a bridged route's 2026-07-28 clients, an aggregate member) as
+   * {@link judgeStatedArtifact} judges an answer, once per session and pin: the upstream is judged
+   * when it opens, and every request forwarded on it asks again, so a reloaded pin is in force for
+   * the next one. Returns the refusal, if any.
+   */
+  refusesOwnUpstream(sessionKey: string, serverInfo: unknown): RefusedStatedArtifact | undefined {
+    const state = this.#state(sessionKey);
+    const seen = state.statedServer;
+    if (seen !== undefined && seen.under === this.#config) return seen.refused;
+    const stated = serverInfo === undefined ? {} : { serverInfo };
+    const refused = this.judgeStatedArtifact(sessionKey, stated, 'initialize');
+    state.statedServer = { under: this.#config, refused };
+    return refused;
   }
 
   /**

@@ -7,6 +7,9 @@ import { planPinUpdate } from '../config/planPinUpdate.js';
 import { rewritePinFile } from '../config/rewritePinFile.js';
 import { pinnedCatalogOf, recordPrincipalPin } from '../config/recordPrincipalPin.js';
 import type { ServerConfig } from '../config/index.js';
+import type { ApprovedBy } from '../config/types.js';
+import { statedDigests } from '../config/catalogManifest.js';
+import { describeDifference, diffAgainstManifest } from '../config/manifestDigests.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
 
@@ -58,26 +61,90 @@ export class FirstUseRecorder {
     }
     const observed = this.#observe(config, sessionKey, gathered);
     if (observed === undefined) return undefined;
-    const { trustOnFirstUse: _pending, ...rest } = config;
+    const approvedBy = this.#approvedBy(config, sessionKey, observed);
+    if (approvedBy === null) return undefined;
+    const { trustOnFirstUse: _pending, firstUseManifest: _manifest, ...rest } = config;
     const pinned: ServerConfig = deepFreeze({
       ...rest,
       pin: observed.pin,
       definitions: observed.definitions,
       extraMembers: observed.extraMembers,
+      ...(approvedBy === undefined ? {} : { approvedBy }),
     });
+    if (persist) void this.#persist(config, observed, approvedBy);
+    this.#announce(config, sessionKey, observed, approvedBy);
+    return pinned;
+  }
+
+  /** Says which first pin was put in force: one a signed manifest approved, or one trusted on first use. */
+  #announce(
+    config: ServerConfig,
+    sessionKey: string,
+    observed: CatalogPin,
+    approvedBy: ApprovedBy | undefined,
+  ): void {
+    const fields = {
+      server: config.name,
+      file: config.file,
+      session: sessionLabel(sessionKey),
+      catalog: observed.pin.catalog,
+    };
+    if (approvedBy !== undefined)
+      this.#logger.info(
+        { event: 'pin.approved_by_manifest', ...fields, manifest: approvedBy.manifest, kid: approvedBy.kid },
+        'the first complete catalog observed is the one the signed manifest publishes: it is now the pin',
+      );
+    else
+      this.#logger.warn(
+        { event: 'pin.trusted_on_first_use', ...fields, tools: Object.keys(observed.pin.tools).length },
+        'TRUST ON FIRST USE: the first complete catalog observed is now the pin; review it (git diff) before relying on it',
+      );
+  }
+
+  /**
+   * With a `firstUseManifest`: the pin's `approvedBy` when the observed tools are the manifest's
+   * (each digest, and the catalog digest), else null (said in the log; nothing is pinned, and the
+   * next complete listing is compared again). Without one: undefined (trust on first use).
+   */
+  #approvedBy(config: ServerConfig, sessionKey: string, observed: CatalogPin): ApprovedBy | null | undefined {
+    const manifest = config.firstUseManifest;
+    if (manifest === undefined) return undefined;
+    if ('unverified' in manifest) {
+      this.#logger.warn(
+        {
+          event: 'pin.first_use_refused',
+          server: config.name,
+          session: sessionLabel(sessionKey),
+          problem: 'manifest not verified',
+        },
+        "not pinning: the firstUseManifest was not verified against a gateway file's manifestKeys",
+      );
+      return null;
+    }
+    // The gateway observes tools at first use: the other surfaces are compared by `toolpin pin --manifest`.
+    const { catalog, tools } = statedDigests(manifest.body);
+    const differences = diffAgainstManifest({ catalog, tools }, observed.pin);
+    const { name, version } = manifest.body.server;
+    if (differences.length === 0)
+      return {
+        via: 'manifest',
+        kid: manifest.kid,
+        manifest: manifest.digest,
+        source: manifest.source,
+        server: version === undefined ? name : `${name}@${version}`,
+      };
     this.#logger.warn(
       {
-        event: 'pin.trusted_on_first_use',
+        event: 'pin.first_use_refused',
         server: config.name,
-        file: config.file,
         session: sessionLabel(sessionKey),
-        catalog: observed.pin.catalog,
-        tools: Object.keys(observed.pin.tools).length,
+        manifest: manifest.digest,
+        observed: observed.pin.catalog,
+        differences: differences.map(describeDifference).map((line) => line.trim()),
       },
-      'TRUST ON FIRST USE: the first complete catalog observed is now the pin; review it (git diff) before relying on it',
+      'not pinning a first catalog that is not the one the signed manifest publishes',
     );
-    if (persist) void this.#persist(config, observed);
-    return pinned;
+    return null;
   }
 
   #observe(config: ServerConfig, sessionKey: string, tools: unknown[]): CatalogPin | undefined {
@@ -126,7 +193,11 @@ export class FirstUseRecorder {
     );
   }
 
-  async #persist(config: ServerConfig, observed: CatalogPin): Promise<void> {
+  async #persist(
+    config: ServerConfig,
+    observed: CatalogPin,
+    approvedBy: ApprovedBy | undefined,
+  ): Promise<void> {
     const file = config.file;
     if (!isAbsolute(file)) return; // An embedded pin (pinGuard options) has no file: in force in memory only.
     try {
@@ -135,7 +206,9 @@ export class FirstUseRecorder {
       if (parsePinFile(text, file).trustOnFirstUse !== true) return;
       const result = planPinUpdate(config, observed);
       if (!result.ok) throw new Error(result.message);
-      await rewritePinFile(file, result.plan, { expected: text });
+      await rewritePinFile(file, approvedBy === undefined ? result.plan : { ...result.plan, approvedBy }, {
+        expected: text,
+      });
       this.#logger.info(
         { event: 'pin.written', server: config.name, file, catalog: observed.pin.catalog },
         'first-use pin written',

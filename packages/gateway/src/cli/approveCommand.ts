@@ -183,7 +183,7 @@ async function approve(options: ApproveCommandOptions, io: CliIo): Promise<numbe
   });
   if (!planned.ok) throw new CliInputError(planned.message);
   const whole = [options.tool, options.prompt, options.template].every((names) => (names ?? []).length === 0);
-  const artifact = artifactApproval(live, whole && !lowOnly && options.instructions !== true, io);
+  const artifact = artifactApproval(live, { whole: whole && options.instructions !== true, lowOnly }, io);
   const plan: PinUpdatePlan =
     artifact === undefined
       ? planned.plan
@@ -227,12 +227,13 @@ async function approve(options: ApproveCommandOptions, io: CliIo): Promise<numbe
 
 /**
  * The artifact a whole approval records (docs/pin-lifecycle.md#the-artifact): the one the command
- * resolves to now, when it differs from the pin's or the pin has none. An approval of named items
- * leaves it, and says so; a pinned artifact that cannot be resolved now cannot be approved.
+ * resolves to (or the HTTP server states) now, when it differs from the pin's or the pin has none;
+ * `--low` records it only when its drift is low (a server's stated name and version). An approval
+ * of named items leaves it, and says so; a pinned artifact that cannot be resolved now cannot be approved.
  */
 function artifactApproval(
   live: PinnedLiveCatalog,
-  whole: boolean,
+  scope: { readonly whole: boolean; readonly lowOnly: boolean },
   io: CliIo,
 ): { to: PinnedArtifact; approved: Approved } | undefined {
   const artifact = live.artifact;
@@ -247,7 +248,9 @@ function artifactApproval(
   }
   const comparison = artifact.comparison;
   if (comparison?.equal === true) return undefined;
-  if (!whole) {
+  // Recorded where none was pinned: a server's stated name and version is asked with the other changes.
+  const severity = comparison?.severity ?? (artifact.observed.kind === 'server' ? 'low' : 'high');
+  if (!scope.whole || (scope.lowOnly && (comparison === undefined || severity === 'high'))) {
     io.stderr.write(
       `note: the artifact differs from the pin (${describeArtifact(artifact.observed)}); approve it with toolpin approve ${live.file} (no --tool, --prompt, --template, --instructions or --low)\n`,
     );
@@ -256,8 +259,8 @@ function artifactApproval(
   const line =
     comparison === undefined
       ? `pin the artifact ${describeArtifact(artifact.observed)}`
-      : `artifact_drifted ${comparison.summary} [high]`;
-  return { to: artifact.observed, approved: { line, severity: 'high', alone: '' } };
+      : `artifact_drifted ${comparison.summary} [${severity}]`;
+  return { to: artifact.observed, approved: { line, severity, alone: '' } };
 }
 
 /** `approve --sign` with nothing to approve: the file's content signed as it stands (only if unchanged since read). */

@@ -10,6 +10,7 @@ import { addListingOptions, parseCapabilities, parseHeaderOptions, parseTimeout 
 import { comparePinWithLive, type PinnedLiveCatalog } from '../transports/pinnedLiveCatalog.js';
 import { readPinFileForCli } from './readPinFileForCli.js';
 import { describeArtifact } from '../policy/artifactDrift.js';
+import { describeApprovedBy } from '../config/manifestDigests.js';
 import { DEFAULT_TIMEOUT_MS, ExitCodes } from '../defaults.js';
 
 /** Options of {@link runCheck}, as given on the command line. */
@@ -59,7 +60,7 @@ function reportSurfaces(result: PinnedLiveCatalog): {
   return { text, json, drift, high };
 }
 
-/** The artifact of a stdio pin as the check reports it (docs/pin-lifecycle.md#the-artifact). */
+/** The artifact of a pin (a stdio command's, an HTTP server's stated one) as the check reports it (docs/pin-lifecycle.md#the-artifact). */
 function reportArtifact(result: PinnedLiveCatalog): {
   text: string;
   json?: unknown;
@@ -111,6 +112,7 @@ function report(result: PinnedLiveCatalog): { status: 'equal' | 'drift'; text: s
     `${server.name}: ${result.file}`,
     `pinned    ${server.pin.catalog}`,
     `observed  ${observed.pin.catalog} (${result.pages} page(s))`,
+    ...(server.approvedBy === undefined ? [] : [describeApprovedBy(server.approvedBy)]),
   ];
   let text = lines.join('\n') + '\n' + formatDriftExplanation(explanation) + others.text + artifact.text;
   for (const item of observed.unverifiable) {
@@ -143,6 +145,7 @@ function report(result: PinnedLiveCatalog): { status: 'equal' | 'drift'; text: s
     surfaces: others.json,
     notPinned: result.notPinned,
     ...(artifact.json === undefined ? {} : { artifact: artifact.json }),
+    ...(server.approvedBy === undefined ? {} : { approvedBy: server.approvedBy }),
   };
   return { status, text, json };
 }

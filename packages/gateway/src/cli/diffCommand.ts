@@ -11,6 +11,7 @@ import type { CliIo } from './cliIo.js';
 import { diffWithMembers } from './formatDiff.js';
 import { holdsTools, readCatalogSideOf } from './readCatalogSide.js';
 import { ExitCodes } from '../defaults.js';
+import { compareArtifacts, describeArtifact } from '../policy/artifactDrift.js';
 
 /** Options of {@link runDiff}. */
 export interface DiffCommandOptions {
@@ -45,10 +46,16 @@ export async function runDiff(options: DiffCommandOptions, io: CliIo): Promise<n
       text += tools.text;
       json = tools.json;
     }
+    const artifact = diffArtifacts(pinnedFile, observedFile);
+    equal &&= artifact.equal;
     io.stdout.write(
       options.json === true
-        ? JSON.stringify({ ...json, ...(others.compared ? { surfaces: others.json } : {}) }) + '\n'
-        : text + others.text,
+        ? JSON.stringify({
+            ...json,
+            ...(others.compared ? { surfaces: others.json } : {}),
+            ...(artifact.json === undefined ? {} : { artifact: artifact.json }),
+          }) + '\n'
+        : text + others.text + artifact.text,
     );
     return equal ? ExitCodes.OK : ExitCodes.DRIFT;
   } catch (error) {
@@ -115,6 +122,32 @@ function diffSurfaces(
     json.instructions = drift;
   }
   return { compared, equal, text, json };
+}
+
+/**
+ * The artifacts of two pin files (docs/pin-lifecycle.md#the-artifact), compared as `check` compares
+ * them (`artifact_drifted old -> new [severity]`); one only one side records is named, not compared.
+ */
+function diffArtifacts(
+  pinnedFile: DiffFile,
+  observedFile: DiffFile,
+): { equal: boolean; text: string; json?: Record<string, unknown> } {
+  const before = pinnedFile.server?.pin.artifact;
+  const after = observedFile.server?.pin.artifact;
+  if (before === undefined && after === undefined) return { equal: true, text: '' };
+  if (before === undefined || after === undefined)
+    return {
+      equal: true,
+      text: `artifact: only in the ${before === undefined ? 'observed' : 'pinned'} side, not compared\n`,
+    };
+  const comparison = compareArtifacts(before, after);
+  const json = { pinned: before, observed: after, equal: comparison.equal };
+  if (comparison.equal) return { equal: true, text: `artifact  ${describeArtifact(before)}\n`, json };
+  return {
+    equal: false,
+    text: `artifact_drifted  ${comparison.summary} [${comparison.severity}]\n`,
+    json: { ...json, severity: comparison.severity },
+  };
 }
 
 /** Registers `toolpin diff` on the program: parses the arguments and hands them to {@link runDiff}. */

@@ -5,7 +5,12 @@ import type { Command } from 'commander';
 import { loadPinFile, parsePinFile, serializePinFile, type PinFileInput } from '../config/index.js';
 import { principalNameSchema } from '../config/principalsSchema.js';
 import { pinnedCatalogOf, recordPrincipalPin } from '../config/recordPrincipalPin.js';
-import { pinFromCatalog, pinFromSurfaces, type ObservedSurfaces } from '../config/pinFromCatalog.js';
+import {
+  pinFromCatalog,
+  pinFromSurfaces,
+  type CatalogPin,
+  type ObservedSurfaces,
+} from '../config/pinFromCatalog.js';
 import type { LiveCatalog } from '../transports/fetchLiveCatalog.js';
 import { pinFileMode } from '../config/pinFileMode.js';
 import { writeFileAtomic } from '../config/writeFileAtomic.js';
@@ -24,10 +29,13 @@ import {
 import { digestTools } from './digestTools.js';
 import { fetchLiveCatalog, type LiveHttpTransport, type LiveTarget } from '../transports/fetchLiveCatalog.js';
 import { readDocument } from './readDocument.js';
-import type { PinnedArtifact } from '../config/types.js';
+import type { ApprovedBy, PinnedArtifact } from '../config/types.js';
 import { describeArtifact } from '../policy/artifactDrift.js';
+import { recordableServer, statedServerInfo } from '../policy/statedArtifact.js';
 import { resolveLaunchArtifact } from '../transports/resolveArtifact.js';
 import { reportUncheckedSchemas } from './reportUncheckedSchemas.js';
+import type { VerifiedManifest } from '../config/catalogManifest.js';
+import { checkAgainstManifest, loadTrustedManifest } from './manifestPin.js';
 import { toolsFromDocument } from './toolsFromDocument.js';
 import { redactUrl } from '../wire/redactUrl.js';
 import { DEFAULT_TIMEOUT_MS, ExitCodes } from '../defaults.js';
@@ -66,6 +74,13 @@ export interface PinCommandOptions {
    * its capabilities, instructions always)
    */
   readonly surfaces?: string;
+  /**
+   * A signed catalog manifest (a file or an http(s) URL, docs/manifests.md): the pin is written only
+   * when the live catalog's digests are the manifest's, under its profile. Needs `trustKey`.
+   */
+  readonly manifest?: string;
+  /** Public keys (Ed25519 JWK or PEM) one of which must have signed the manifest. */
+  readonly trustKey?: readonly string[];
 }
 
 const SURFACE_NAMES = ['tools', 'prompts', 'resourceTemplates', 'instructions'] as const;
@@ -242,12 +257,28 @@ export async function listForPin(
     'url' in source.upstream && live.transport !== 'stdio'
       ? { ...source.upstream, transport: live.transport }
       : source.upstream;
+  const served = artifact ?? statedArtifactOf(source, live, io);
   return {
     tools: live.tools,
     upstream,
     surfaces: observedSurfaces(live, request, io),
-    ...(artifact === undefined ? {} : { artifact }),
+    ...(served === undefined ? {} : { artifact: served }),
   };
+}
+
+/**
+ * An HTTP server's artifact: the name and version it stated while it was listed (initialize's
+ * `serverInfo`, server/discover's in 2026-07-28), pinned by value; said on stderr, or why not.
+ */
+function statedArtifactOf(source: LiveSource, live: LiveCatalog, io: CliIo): PinnedArtifact | undefined {
+  if (!('url' in source.target)) return undefined;
+  const recorded = recordableServer(statedServerInfo(live.serverInfo));
+  if ('problem' in recorded) {
+    io.stderr.write(`artifact not recorded: ${recorded.problem}\n`);
+    return undefined;
+  }
+  io.stderr.write(`artifact: ${describeArtifact(recorded.artifact)} (as the server states it)\n`);
+  return recorded.artifact;
 }
 
 /** What {@link listForPin} read: the catalog, the upstream to write, and the artifact that served it. */
@@ -300,6 +331,8 @@ export interface PinWrite {
   readonly artifact?: PinnedArtifact;
   /** Record the catalog as this principal's entry of the existing pin file `out` (docs/scopes.md). */
   readonly as?: string;
+  /** A verified catalog manifest the pin must equal (else GW_MANIFEST_REFUSED, nothing written); recorded as `approvedBy`. */
+  readonly manifest?: VerifiedManifest;
 }
 
 /**
@@ -323,6 +356,10 @@ export async function writePin(request: PinWrite, io: CliIo): Promise<number> {
   }
   const { definitions, extraMembers } = pinned;
   const pin = request.artifact === undefined ? pinned.pin : { ...pinned.pin, artifact: request.artifact };
+  const approvedBy =
+    request.manifest === undefined
+      ? undefined
+      : checkAgainstManifest(request.manifest, pin, request.artifact);
   reportUncheckedSchemas(definitions, (line) => io.stderr.write(line));
   const format = out !== undefined && out.toLowerCase().endsWith('.json') ? 'json' : 'yaml';
   const text = serializePinFile(
@@ -340,6 +377,7 @@ export async function writePin(request: PinWrite, io: CliIo): Promise<number> {
         ? {}
         : { templateDefinitions: pinned.templateDefinitions }),
       ...(pinned.instructions === undefined ? {} : { instructions: pinned.instructions }),
+      ...(approvedBy === undefined ? {} : { approvedBy }),
     },
     format,
   );
@@ -354,6 +392,18 @@ export async function writePin(request: PinWrite, io: CliIo): Promise<number> {
   // A pin holding a secret (an env, a credential in the URL) is readable by its owner only,
   // whatever the folder's mode (an existing ~/.toolpin may be 0755).
   else await writeFileAtomic(out, text, pinFileMode(request.upstream));
+  reportPinned(request, { ...pinned, pin }, approvedBy, io);
+  return Object.keys(pin.tools).length;
+}
+
+/** What `writePin` says it wrote: the tools, the surfaces beside them, and the manifest that approved them. */
+function reportPinned(
+  request: PinWrite,
+  pinned: CatalogPin,
+  approvedBy: ApprovedBy | undefined,
+  io: CliIo,
+): void {
+  const { pin } = pinned;
   const others = [
     ...(pin.prompts === undefined ? [] : [`${Object.keys(pin.prompts.items).length} prompts`]),
     ...(pin.resourceTemplates === undefined
@@ -365,10 +415,13 @@ export async function writePin(request: PinWrite, io: CliIo): Promise<number> {
   ];
   // The tools' line reads as it always has; the other surfaces follow on a line of their own.
   io.stderr.write(
-    `pinned ${Object.keys(pin.tools).length} tools of ${request.name}${request.as === undefined ? '' : ` as ${request.as}`} (catalog ${pin.catalog}) to ${out ?? 'stdout'}\n`,
+    `pinned ${Object.keys(pin.tools).length} tools of ${request.name}${request.as === undefined ? '' : ` as ${request.as}`} (catalog ${pin.catalog}) to ${request.out ?? 'stdout'}\n`,
   );
   if (others.length > 0) io.stderr.write(`pinned beside the tools: ${others.join(', ')}\n`);
-  return Object.keys(pin.tools).length;
+  if (approvedBy !== undefined)
+    io.stderr.write(
+      `approved by the manifest of ${approvedBy.server ?? '?'} (${approvedBy.manifest}), signed by key ${approvedBy.kid}\n`,
+    );
 }
 
 /**
@@ -427,13 +480,30 @@ async function readTools(
   );
 }
 
+/** The manifest of `--manifest`, verified before the server is listed (a bad one lists nothing). */
+async function manifestOf(options: PinCommandOptions, io: CliIo): Promise<VerifiedManifest | undefined> {
+  if (options.manifest === undefined) {
+    if ((options.trustKey ?? []).length > 0) throw new CliInputError('--trust-key is for --manifest');
+    return undefined;
+  }
+  const timeout = parseTimeout(options.timeout, DEFAULT_TIMEOUT_MS);
+  const verified = await loadTrustedManifest(options.manifest, options.trustKey ?? [], timeout);
+  io.stderr.write(
+    `manifest ${verified.source}: ${verified.body.tools.length} tools of ${verified.body.server.name}, signed by trusted key ${verified.kid}\n`,
+  );
+  return verified;
+}
+
 async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
-  const { mode = 'enforce', profile = TRACE_PROFILE } = options;
+  const { mode = 'enforce' } = options;
   if (mode !== 'enforce' && mode !== 'monitor')
     throw new CliInputError(`--mode ${mode}: expected enforce or monitor`);
   parseServerName(options.name);
   const source = sourceOf(options);
   const request = surfacesOf(options);
+  const manifest = await manifestOf(options, io);
+  // The digests compare only under one label: the manifest's.
+  const profile = manifest?.body.profile ?? options.profile ?? TRACE_PROFILE;
   const out = options.out === undefined ? undefined : resolve(options.out);
   // The pin's folder exists before the server is listed (`~/.toolpin/` on a fresh machine): a
   // folder that cannot be made fails at once, not after the whole listing.
@@ -461,6 +531,7 @@ async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
       describe: source.describe,
       ...(out === undefined ? {} : { out }),
       ...(artifact === undefined ? {} : { artifact }),
+      ...(manifest === undefined ? {} : { manifest }),
       ...(options.as === undefined ? {} : { as: options.as }),
     },
     io,
@@ -479,6 +550,11 @@ export async function runPin(options: PinCommandOptions, io: CliIo): Promise<num
     if (error instanceof GatewayError && error.code === 'GW_CATALOG_UNAVAILABLE') {
       io.stderr.write(`toolpin pin: ${error.message}\n`);
       return ExitCodes.BAD_INPUT;
+    }
+    // A manifest refused (untrusted, edited, or not the live catalog) is a refusal, not bad input.
+    if (error instanceof GatewayError && error.code === 'GW_MANIFEST_REFUSED') {
+      io.stderr.write(`toolpin pin: refused: ${error.message}\n`);
+      return ExitCodes.FAILED;
     }
     return reportInputError('pin', error, io);
   }
@@ -525,5 +601,15 @@ export function registerPinCommand(program: Command, io: CliIo, done: (code: num
     )
     .option('--out <file>', 'write here (YAML, or JSON for *.json) instead of stdout')
     .option('--timeout <ms>', 'per request timeout', String(DEFAULT_TIMEOUT_MS))
+    .option(
+      '--manifest <file-or-url>',
+      "a signed catalog manifest (docs/manifests.md): pin only if the live catalog's digests are the manifest's (else exit 1, nothing written)",
+    )
+    .option(
+      '--trust-key <public-key>',
+      'with --manifest: a public key (Ed25519 JWK or PEM) trusted to sign it; repeatable',
+      collect,
+      [],
+    )
     .action(async (options: PinCommandOptions) => done(await runPin(options, io)));
 }

@@ -20,6 +20,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<RegisterCommand>>> = {
   check: async () => (await import('./checkCommand.js')).registerCheckCommand,
   approve: async () => (await import('./approveCommand.js')).registerApproveCommand,
   verify: async () => (await import('./verifyCommand.js')).registerVerifyCommand,
+  manifest: async () => (await import('./manifestCommand.js')).registerManifestCommand,
   review: async () => (await import('./reviewCommand.js')).registerReviewCommand,
   wrap: async () => (await import('./wrapCommand.js')).registerWrapCommand,
   login: async () => (await import('./loginCommand.js')).registerLoginCommand,

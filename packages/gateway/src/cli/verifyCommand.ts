@@ -2,13 +2,14 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { parseServerConfig } from '../config/pinFile.js';
-import { pinContentDigest, readTrustedKey, type TrustedKey } from '../config/pinSignature.js';
+import { pinContentDigest } from '../config/pinSignature.js';
 import { parseDocumentText } from '../config/readDocument.js';
 import { ExitCodes } from '../defaults.js';
 import { GatewayError } from '../errors.js';
 import { CliInputError, reportInputError } from './cliInputError.js';
 import type { CliIo } from './cliIo.js';
 import { collect } from './commonOptions.js';
+import { readKeyFiles } from './readKeyFiles.js';
 
 /** Options of {@link runVerify}. */
 export interface VerifyCommandOptions {
@@ -18,27 +19,6 @@ export interface VerifyCommandOptions {
   readonly key?: readonly string[];
 }
 
-async function trustedKeys(files: readonly string[]): Promise<TrustedKey[]> {
-  if (files.length === 0) throw new CliInputError('give at least one --key <public.jwk> to verify against');
-  const keys: TrustedKey[] = [];
-  for (const file of files) {
-    let text: string;
-    try {
-      text = await readFile(file, 'utf8');
-    } catch (error) {
-      throw new CliInputError(
-        `--key ${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
-      );
-    }
-    try {
-      keys.push(readTrustedKey(text, resolve(file)));
-    } catch (error) {
-      throw new CliInputError(`--key ${(error as Error).message}`);
-    }
-  }
-  return keys;
-}
-
 /**
  * `toolpin verify <pin> --key <public.jwk>…`: checks offline what the gateway checks at load under
  * `requireSignature`: the pin's digests, and a signature by one of the keys over its content.
@@ -46,7 +26,7 @@ async function trustedKeys(files: readonly string[]): Promise<TrustedKey[]> {
  */
 export async function runVerify(options: VerifyCommandOptions, io: CliIo): Promise<number> {
   try {
-    const keys = await trustedKeys(options.key ?? []);
+    const keys = await readKeyFiles(options.key ?? [], '--key');
     const file = resolve(options.file);
     let text: string;
     try {

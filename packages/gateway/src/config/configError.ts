@@ -4,11 +4,15 @@ import { GatewayError, type GatewayErrorCode } from '../errors.js';
 import { formatFieldPath } from './fieldPath.js';
 
 /** The codes a config or pin file problem is reported under. */
-export type ConfigErrorCode = Extract<GatewayErrorCode, 'GW_CONFIG_INVALID' | 'GW_PIN_FILE_INVALID'>;
+export type ConfigErrorCode = Extract<
+  GatewayErrorCode,
+  'GW_CONFIG_INVALID' | 'GW_PIN_FILE_INVALID' | 'GW_MANIFEST_REFUSED'
+>;
 
 const KIND: Record<ConfigErrorCode, string> = {
   GW_CONFIG_INVALID: 'gateway file',
   GW_PIN_FILE_INVALID: 'pin file',
+  GW_MANIFEST_REFUSED: 'catalog manifest',
 };
 
 /** Extras of an {@link invalidField} error. */

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { readTrustedKey, type SignaturePolicy, type TrustedKey } from './pinSignature.js';
+import { KEYLESS_POLICY, readTrustedKey, type SignaturePolicy, type TrustedKey } from './pinSignature.js';
 import { GatewayError } from '../errors.js';
 import { fromZodError, invalidField } from './configError.js';
 import { deepFreeze } from './deepFreeze.js';
@@ -24,7 +24,7 @@ export async function loadGatewayConfig(file: string): Promise<GatewayConfig> {
   const signatures = await readSignaturePolicy(data, path);
   let servers;
   try {
-    servers = await loadServersDir(serversDir, signatures);
+    servers = await loadServersDir(serversDir, signatures ?? KEYLESS_POLICY);
   } catch (error) {
     // A missing or unreadable folder is the gateway file's fault: name its `servers` field.
     if (
@@ -48,24 +48,20 @@ export async function loadGatewayConfig(file: string): Promise<GatewayConfig> {
   });
 }
 
-/** The gateway file's `trustedKeys` (read, relative to it) and `requireSignature`; undefined when it names neither. */
-async function readSignaturePolicy(
-  data: GatewayFileData,
-  file: string,
-): Promise<SignaturePolicy | undefined> {
-  if (data.trustedKeys === undefined && !data.requireSignature) return undefined;
-  const trustedKeys: TrustedKey[] = [];
-  for (const [index, name] of (data.trustedKeys ?? []).entries()) {
+/** The key files a gateway file lists under `field` (`trustedKeys`, `manifestKeys`), read relative to it. */
+async function readKeys(names: readonly string[], file: string, field: string): Promise<TrustedKey[]> {
+  const keys: TrustedKey[] = [];
+  for (const [index, name] of names.entries()) {
     const keyFile = resolve(dirname(file), name);
     try {
-      trustedKeys.push(readTrustedKey(await readFile(keyFile, 'utf8'), keyFile));
+      keys.push(readTrustedKey(await readFile(keyFile, 'utf8'), keyFile));
     } catch (cause) {
       const reason = (cause as NodeJS.ErrnoException).code ?? (cause as Error).message;
       throw invalidField(
         'GW_CONFIG_INVALID',
         file,
-        `trustedKeys[${index}]`,
-        'a readable Ed25519 public key (JWK)',
+        `${field}[${index}]`,
+        'a readable Ed25519 public key (JWK or PEM)',
         {
           note: `(${reason})`,
           cause,
@@ -73,6 +69,20 @@ async function readSignaturePolicy(
       );
     }
   }
+  return keys;
+}
+
+/**
+ * The gateway file's `trustedKeys` and `manifestKeys` (read, relative to it) and `requireSignature`;
+ * undefined when it names none of them (its pins are then loaded under KEYLESS_POLICY).
+ */
+async function readSignaturePolicy(
+  data: GatewayFileData,
+  file: string,
+): Promise<SignaturePolicy | undefined> {
+  if (data.trustedKeys === undefined && data.manifestKeys === undefined && !data.requireSignature)
+    return undefined;
+  const trustedKeys = await readKeys(data.trustedKeys ?? [], file, 'trustedKeys');
   if (data.requireSignature && trustedKeys.length === 0)
     throw invalidField(
       'GW_CONFIG_INVALID',
@@ -80,7 +90,12 @@ async function readSignaturePolicy(
       'trustedKeys',
       'at least one key when requireSignature is true',
     );
-  return { requireSignature: data.requireSignature, trustedKeys };
+  const manifestKeys = await readKeys(data.manifestKeys ?? [], file, 'manifestKeys');
+  return {
+    requireSignature: data.requireSignature,
+    trustedKeys,
+    ...(manifestKeys.length === 0 ? {} : { manifestKeys }),
+  };
 }
 
 /**
@@ -91,7 +106,8 @@ async function readSignaturePolicy(
  */
 export async function loadSinglePinConfig(file: string): Promise<GatewayConfig> {
   const path = resolve(file);
-  const server = await loadPinFile(path);
+  // No gateway file, so no keys: a firstUseManifest is refused (docs/manifests.md).
+  const server = await loadPinFile(path, KEYLESS_POLICY);
   const serversDir = dirname(path);
   const data = parseGatewayFile({ servers: serversDir }, path);
   return toGatewayConfig(data, { file: path, serversDir, servers: [server], pinFile: path });

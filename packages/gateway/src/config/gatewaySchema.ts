@@ -122,6 +122,9 @@ export const gatewayFileSchema = z.strictObject({
   // Signed pins (docs/pin-lifecycle.md#signed-approvals): public key files (Ed25519 JWK), relative to this file.
   trustedKeys: z.array(z.string().min(1)).optional(),
   requireSignature: z.boolean().default(false),
+  // Catalog manifests (docs/manifests.md): public keys (Ed25519 JWK or PEM) trusted to sign a
+  // trust-on-first-use pin's firstUseManifest, relative to this file.
+  manifestKeys: z.array(z.string().min(1)).optional(),
 });
 
 /** The schema's output: a gateway file with defaults applied. */

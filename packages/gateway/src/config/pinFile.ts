@@ -5,9 +5,10 @@ import { deepFreeze } from './deepFreeze.js';
 import { extraMembersOf, type ExtraMembers } from '../explain/extraMembers.js';
 import { pinFileSchema, TRUST_ON_FIRST_USE, type PinFileData } from './pinFileSchema.js';
 import { parseDocumentText, readDocumentFile } from './readDocument.js';
-import type { PinnedCatalog, ServerConfig, SurfacePinConfig, UpstreamConfig } from './types.js';
+import type { ApprovedBy, PinnedCatalog, ServerConfig, SurfacePinConfig, UpstreamConfig } from './types.js';
 import { GatewayError } from '../errors.js';
 import { verifyPin } from './verifyPin.js';
+import { readFirstUseManifest } from './firstUseManifest.js';
 import { verifyPinSignature, type SignaturePolicy } from './pinSignature.js';
 
 /**
@@ -21,6 +22,14 @@ export function parseServerConfig(value: unknown, file: string, signatures?: Sig
   verifyPin(data, file);
   const signedBy = checkSignature(detached, data, file, signatures);
   const principalPins = principalPinsOf(data, file);
+  // Read only while nothing is pinned: once pinned, the pin is what is enforced.
+  // Outside a gateway (no policy: a CLI reading the file) it is not verified, and not pinned from.
+  const firstUseManifest =
+    !pending || data.firstUseManifest === undefined
+      ? undefined
+      : signatures === undefined
+        ? { unverified: data.firstUseManifest }
+        : readFirstUseManifest(data.firstUseManifest, data.profile, file, signatures.manifestKeys ?? []);
   return deepFreeze({
     name: data.name,
     file,
@@ -36,6 +45,8 @@ export function parseServerConfig(value: unknown, file: string, signatures?: Sig
     ...(data.auth === undefined || data.auth.mode === 'transparent' ? {} : { auth: data.auth }),
     ...(pending ? { trustOnFirstUse: true as const } : {}),
     ...(signedBy === undefined ? {} : { signedBy }),
+    ...(firstUseManifest === undefined ? {} : { firstUseManifest }),
+    ...(data.approvedBy === undefined ? {} : { approvedBy: approvedByOf(data.approvedBy) }),
     ...(principalPins === undefined ? {} : { principalPins }),
     ...(data.principalFirstUse === true ? { principalFirstUse: true as const } : {}),
   });
@@ -125,6 +136,11 @@ export function parsePinFile(text: string, file: string, signatures?: SignatureP
 export async function loadPinFile(file: string, signatures?: SignaturePolicy): Promise<ServerConfig> {
   const path = resolve(file);
   return parseServerConfig(await readDocumentFile(path, 'GW_PIN_FILE_INVALID'), path, signatures);
+}
+
+function approvedByOf(approvedBy: NonNullable<PinFileData['approvedBy']>): ApprovedBy {
+  const { server, ...rest } = approvedBy;
+  return server === undefined ? rest : { ...rest, server };
 }
 
 function surfacePinOf(section: NonNullable<PinFileData['pin']['prompts']>): SurfacePinConfig {

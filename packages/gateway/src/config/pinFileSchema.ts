@@ -190,6 +190,25 @@ export const artifactSchema = z.discriminatedUnion('kind', [
 ]);
 
 /**
+ * Where the pin's first approval came from, when not from trusting a first listing: a catalog
+ * manifest whose signature verified (docs/manifests.md). Kept by later approvals.
+ */
+export const approvedBySchema = z.strictObject({
+  via: z.literal('manifest'),
+  // The kid (RFC 7638 thumbprint) of the key that signed the manifest.
+  kid: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'a key id (base64url)'),
+  // sha256: of the RFC 8785 form of the manifest's statement: what the signature covers.
+  manifest: digestSchema,
+  // Where the manifest was read from (a path or URL), and the server it names.
+  source: z
+    .string()
+    .min(1)
+    .max(2048)
+    .regex(/^[^\0\r\n]*$/, 'one line of text'),
+  server: textSchema.optional(),
+});
+
+/**
  * The pin: the tools' catalog digest (the published fold), every tool's own digest by key, and
  * beyond 500 tools `overflow`, the fold's `tools:overflow` entry (a file written before holds that
  * entry in `tools`, beside 500 keys); optionally the same for prompts and resource templates, and
@@ -315,6 +334,10 @@ export const pinFileSchema = z
     alerts: pinAlertsSchema.optional(),
     // How the route's credentials work (docs/oauth.md): transparent (default), resource-server, client.
     auth: authSchema.optional(),
+    approvedBy: approvedBySchema.optional(),
+    // With `pin: trust-on-first-use`: a signed catalog manifest (a path, relative to this file) the
+    // first listing must equal to be pinned (docs/manifests.md); its signer is one of manifestKeys.
+    firstUseManifest: z.string().min(1).max(4096).optional(),
     // Catalogs pinned per principal (docs/scopes.md#pins-per-principal): a session speaking for
     // one is checked against its own; `toolpin pin --as <principal>` records one.
     principals: z

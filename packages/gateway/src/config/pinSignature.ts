@@ -27,7 +27,16 @@ export interface TrustedKey {
 export interface SignaturePolicy {
   readonly requireSignature: boolean;
   readonly trustedKeys: readonly TrustedKey[];
+  /** The keys trusted to sign catalog manifests (`manifestKeys`, docs/manifests.md). @default none */
+  readonly manifestKeys?: readonly TrustedKey[];
 }
+
+/**
+ * The policy of a gateway file that names no key: no signature required, none trusted. Pins a
+ * gateway loads are parsed under it rather than under none, so a firstUseManifest is refused
+ * (no manifestKeys), never skipped.
+ */
+export const KEYLESS_POLICY: SignaturePolicy = Object.freeze({ requireSignature: false, trustedKeys: [] });
 
 /** What a JWS signature of a pin states. */
 export interface PinSignaturePayload {
@@ -61,8 +70,12 @@ export function jwkThumbprint(jwk: { readonly crv?: unknown; readonly x?: unknow
   return createHash('sha256').update(members, 'utf8').digest('base64url');
 }
 
-/** Reads a public key file (an Ed25519 JWK, as `toolpin key --new` writes it). Throws an Error saying why. */
+/**
+ * Reads a public key file: an Ed25519 JWK, as `toolpin key --new` writes it, or an Ed25519 public
+ * key in PEM (`-----BEGIN PUBLIC KEY-----`, as openssl writes it). Throws an Error saying why.
+ */
 export function readTrustedKey(text: string, file: string): TrustedKey {
+  if (text.trimStart().startsWith('-----BEGIN')) return readPemKey(text, file);
   let jwk: Record<string, unknown>;
   try {
     jwk = JSON.parse(text) as Record<string, unknown>;
@@ -77,6 +90,58 @@ export function readTrustedKey(text: string, file: string): TrustedKey {
     format: 'jwk',
   });
   return { kid: jwkThumbprint(publicJwk), key, file };
+}
+
+// A PEM public key (or a private one, whose public half is taken): its kid is the thumbprint of its JWK.
+function readPemKey(text: string, file: string): TrustedKey {
+  let key: KeyObject;
+  try {
+    key = createPublicKey(text);
+  } catch {
+    throw new Error(`${file}: not a PEM public key`);
+  }
+  if (key.asymmetricKeyType !== 'ed25519')
+    throw new Error(
+      `${file}: expected an Ed25519 public key (this PEM holds ${key.asymmetricKeyType ?? 'another'} key)`,
+    );
+  return { kid: jwkThumbprint(key.export({ format: 'jwk' })), key, file };
+}
+
+/** Why a compact JWS does not verify: its form, its key, or its signature. */
+export type JwsProblem =
+  | { readonly reason: 'malformed' }
+  | { readonly reason: 'untrusted_key'; readonly kid: unknown }
+  | { readonly reason: 'bad_signature'; readonly kid: string };
+
+/** A compact JWS that verified: its signer's key id, protected header and payload (parsed). */
+export interface VerifiedJws {
+  readonly kid: string;
+  readonly header: Record<string, unknown>;
+  readonly payload: Record<string, unknown> | undefined;
+}
+
+/**
+ * Verifies a compact JWS (EdDSA) against the trusted keys, by its header's `kid`. With `detached`
+ * (RFC 7515 appendix F), the payload is those bytes: the JWS's own payload part must be empty or
+ * their base64url form. Returns the verified JWS or why not; never throws.
+ */
+export function verifyCompactJws(
+  jws: string,
+  keys: readonly TrustedKey[],
+  detached?: string,
+): VerifiedJws | JwsProblem {
+  const parts = jws.split('.');
+  const [head = '', part = '', sig = ''] = parts;
+  const body = detached === undefined ? part : Buffer.from(detached, 'utf8').toString('base64url');
+  const header = decodeJson(head);
+  if (parts.length !== 3 || header === undefined || header.alg !== 'EdDSA') return { reason: 'malformed' };
+  if (detached === undefined ? decodeJson(part) === undefined : part !== '' && part !== body)
+    return { reason: 'malformed' };
+  const trusted = keys.find((candidate) => candidate.kid === header.kid);
+  if (trusted === undefined) return { reason: 'untrusted_key', kid: header.kid ?? null };
+  if (!verify(null, Buffer.from(`${head}.${body}`, 'ascii'), trusted.key, Buffer.from(sig, 'base64url')))
+    return { reason: 'bad_signature', kid: trusted.kid };
+  return { kid: trusted.kid, header, payload: decodeJson(body) };
 }
 
 function signatureError(file: string, expected: string, data: Record<string, unknown> = {}): GatewayError {
@@ -106,32 +171,26 @@ export function verifyPinSignature(document: unknown, keys: readonly TrustedKey[
   const signature = isObject(document) ? document.signature : undefined;
   if (typeof signature !== 'string')
     throw signatureError(file, 'a signature by a trusted key (the pin is not signed)');
-  const parts = signature.split('.');
-  const [head = '', body = '', sig = ''] = parts;
-  const header = decodeJson(head);
-  const payload = decodeJson(body);
-  if (parts.length !== 3 || header === undefined || payload === undefined || header.alg !== 'EdDSA')
-    throw signatureError(file, 'a compact JWS signed with EdDSA');
-  const trusted = keys.find((candidate) => candidate.kid === header.kid);
-  if (trusted === undefined)
-    throw signatureError(file, 'a signature by a trusted key', {
-      kid: header.kid ?? null,
-      reason: 'untrusted_key',
-    });
-  if (!verify(null, Buffer.from(`${head}.${body}`, 'ascii'), trusted.key, Buffer.from(sig, 'base64url')))
-    throw signatureError(file, 'a signature that verifies', { kid: trusted.kid, reason: 'bad_signature' });
+  const checked = verifyCompactJws(signature, keys);
+  if ('reason' in checked) {
+    if (checked.reason === 'malformed') throw signatureError(file, 'a compact JWS signed with EdDSA');
+    if (checked.reason === 'untrusted_key')
+      throw signatureError(file, 'a signature by a trusted key', {
+        kid: checked.kid,
+        reason: 'untrusted_key',
+      });
+    throw signatureError(file, 'a signature that verifies', { kid: checked.kid, reason: 'bad_signature' });
+  }
+  const { payload = {}, kid } = checked;
   const content = pinContentDigest(document);
   const name = isObject(document) ? document.name : undefined;
   if (payload.typ !== 'toolpin-pin' || payload.content !== content || payload.name !== name)
     throw signatureError(
       file,
       `a signature of this content (${content}): the pin changed since it was signed`,
-      {
-        kid: trusted.kid,
-        reason: 'content_changed',
-      },
+      { kid, reason: 'content_changed' },
     );
-  return trusted.kid;
+  return kid;
 }
 
 /** The text of a pin file with `signature` set to `jws` (YAML keeps comments and order), or removed when undefined. */

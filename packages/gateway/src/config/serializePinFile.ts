@@ -42,6 +42,7 @@ function toDocument(server: PinFileInput): Record<string, unknown> {
     ...validateDocument(server.validate),
     ...(server.alerts === undefined ? {} : { alerts: alertsDocument(server.alerts) }),
     ...(server.auth === undefined ? {} : { auth: server.auth }),
+    ...(server.approvedBy === undefined ? {} : { approvedBy: { ...server.approvedBy } }),
     pin: server.trustOnFirstUse === true ? TRUST_ON_FIRST_USE : pinDocument(server.pin),
   };
   const extras = server.extraMembers ?? {};

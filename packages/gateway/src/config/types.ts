@@ -2,6 +2,7 @@ import type { RestrictedPrompt, RestrictedTemplate, RestrictedTool } from '@tool
 import type { ExtraMembers } from '../explain/extraMembers.js';
 import type { AuthConfig } from './authSchema.js';
 import type { SignaturePolicy } from './pinSignature.js';
+import type { VerifiedManifest } from './catalogManifest.js';
 
 export type { AuthConfig } from './authSchema.js';
 
@@ -231,6 +232,27 @@ export interface ServerConfig {
   readonly principalFirstUse?: true;
   /** The kid of the trusted key whose signature was verified at load (docs/pin-lifecycle.md#signed-approvals). */
   readonly signedBy?: string;
+  /** Where the first approval came from, when a signed catalog manifest gave it (docs/manifests.md). */
+  readonly approvedBy?: ApprovedBy;
+  /**
+   * With `trustOnFirstUse`: the pin file's `firstUseManifest`, verified at load by a gateway; the
+   * first complete listing becomes the pin only if its tools are the manifest's. Parsed without the
+   * gateway's keys (a CLI reading the file), `{unverified: path}`: nothing is pinned from it.
+   */
+  readonly firstUseManifest?: VerifiedManifest | { readonly unverified: string };
+}
+
+/** The pin file's `approvedBy`: the catalog manifest its first approval was taken from. */
+export interface ApprovedBy {
+  readonly via: 'manifest';
+  /** The kid of the key that signed the manifest. */
+  readonly kid: string;
+  /** `sha256:` of the manifest's statement (RFC 8785). */
+  readonly manifest: string;
+  /** Where the manifest was read from. */
+  readonly source: string;
+  /** The server the manifest names (`name@version`). */
+  readonly server?: string;
 }
 
 /** What the admin listener's review page offers (`admin.ui`). */
@@ -413,4 +435,6 @@ export interface PinFileInput {
   readonly auth?: AuthConfig;
   /** Writes `pin: trust-on-first-use` instead of `pin`. */
   readonly trustOnFirstUse?: true;
+  /** Written only when present. */
+  readonly approvedBy?: ApprovedBy;
 }

@@ -3,7 +3,7 @@ import { PIN_SURFACES, type PinnedSurface } from './pinSurfaces.js';
 import { isMap, parseDocument, type Document } from 'yaml';
 import { extraMembersOf, joinDefinition, type PinnedDefinition } from '../explain/extraMembers.js';
 import { pinDocument } from './serializePinFile.js';
-import type { PinConfig, SurfacePinConfig } from './types.js';
+import type { ApprovedBy, PinConfig, SurfacePinConfig } from './types.js';
 import { isObject } from '../wire/isObject.js';
 
 /**
@@ -20,6 +20,8 @@ export interface PinDocumentUpdate {
   };
   /** The top-level instructions text: a string is written, `null` removes it, absent leaves it. */
   readonly instructions?: string | null;
+  /** Where the first approval came from (a catalog manifest): written when present. */
+  readonly approvedBy?: ApprovedBy;
 }
 
 // A definition is written in its surface's member order: a prompt or template has its hashed
@@ -93,6 +95,7 @@ function updateJson(text: string, update: PinDocumentUpdate): string {
     document.definitions = definitions;
   if (update.instructions === null) delete document.instructions;
   else if (update.instructions !== undefined) document.instructions = update.instructions;
+  if (update.approvedBy !== undefined) document.approvedBy = { ...update.approvedBy };
   return JSON.stringify(document, null, 2) + '\n';
 }
 
@@ -138,6 +141,7 @@ function updateYaml(text: string, update: PinDocumentUpdate): string {
   }
   if (update.instructions === null) doc.delete('instructions');
   else if (update.instructions !== undefined) doc.set('instructions', update.instructions);
+  if (update.approvedBy !== undefined) doc.set('approvedBy', doc.createNode({ ...update.approvedBy }));
   // No line folding: a pin file is read and diffed by people.
   return doc.toString({ lineWidth: 0 });
 }

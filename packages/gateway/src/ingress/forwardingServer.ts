@@ -10,6 +10,7 @@ import {
 import { GatewayError } from '../errors.js';
 import { isScreened, screenCall } from '../checkpoint/screenCall.js';
 import type { ServerCheckpoint } from '../checkpoint/serverCheckpoint.js';
+import { statedArtifactRefusal } from '../checkpoint/statedArtifactCheck.js';
 import { endRequest, traceRequest, withTrace } from '../observe/tracing.js';
 import { AnswerBook } from '../state/answerBook.js';
 import { collectToolPages } from '../state/collectToolPages.js';
@@ -87,6 +88,21 @@ function withInstructions(instructions: string | undefined): { instructions?: st
   return instructions === undefined ? {} : { instructions };
 }
 
+/**
+ * The refusal of every request on an upstream whose stated identity (its initialize `serverInfo`)
+ * the pin in force refuses (judged once per pin: ServerCheckpoint.refusesOwnUpstream), or undefined.
+ */
+function statedRefusal(
+  checkpoint: ServerCheckpoint,
+  sessionKey: string,
+  upstream: SharedUpstream,
+): ProtocolError | undefined {
+  const refused = checkpoint.refusesOwnUpstream(sessionKey, upstream.serverInfo);
+  if (refused === undefined) return undefined;
+  const { message, data } = statedArtifactRefusal(refused, checkpoint.config);
+  return new ProtocolError(ErrorCodes.PIN_POLICY_BLOCKED, message, data);
+}
+
 function refusalError(refusal: JsonRpcResponse): ProtocolError {
   const error = refusal.error ?? { code: ErrorCodes.PIN_POLICY_BLOCKED, message: 'toolpin: refused' };
   return new ProtocolError(error.code, error.message, error.data);
@@ -147,6 +163,8 @@ export class Forwarder {
     const { checkpoint, sessionKey } = this.#options;
     const params = request.params as Params;
     checkpoint.alerts.telemetry.onRequest(checkpoint.config.name, request.method);
+    const stated = statedRefusal(checkpoint, sessionKey, this.#options.upstream);
+    if (stated !== undefined) throw stated;
     const book = new AnswerBook();
     if (isScreened(checkpoint, request.method, params)) await this.#screen(request, params, book);
     else checkpoint.expectAnswer(sessionKey, request.id, request.method, params, book);

@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import { KEYLESS_POLICY } from '../config/pinSignature.js';
 import { describeUpstream, loadGatewayConfig, loadPrincipals, type GatewayConfig } from '../config/index.js';
 import { watchPinFiles, type PinWatcher, type ReloadSummary } from './pinWatcher.js';
 import { createLogger, type GatewayLogger } from '../observe/logger.js';
@@ -96,7 +97,8 @@ function watchPins(
     },
     logger: gateway.logger,
     initial: config.servers,
-    ...(config.signatures === undefined ? {} : { signatures: config.signatures }),
+    // A gateway file that names no key still reloads its pins under a policy (docs/manifests.md).
+    signatures: config.signatures ?? KEYLESS_POLICY,
     watch,
   });
 }

@@ -12,6 +12,7 @@ import type { BridgeEnd } from '../transports/messageBridge.js';
 import { SharedUpstream } from '../transports/sharedUpstream.js';
 import { logInvalidMessage } from '../observe/invalidMessage.js';
 import { createForwardingServer } from './forwardingServer.js';
+import { statedArtifactRefusal } from '../checkpoint/statedArtifactCheck.js';
 import { openSessionUpstream } from './openBridge.js';
 import { settleWithin } from '../transports/settleWithin.js';
 import { CLIENT_FLUSH_MS } from '../defaults.js';
@@ -63,7 +64,7 @@ export async function openSharedUpstream(
   const config = options.checkpoint.config;
   const fields = { server: config.name, session: sessionLabel(sessionKey) };
   try {
-    return await SharedUpstream.open({
+    const upstream = await SharedUpstream.open({
       connection: openSessionUpstream(options, sessionKey, options.headers),
       timeoutMs: options.timeoutMs,
       ...(config.clientCapabilities === undefined ? {} : { capabilities: config.clientCapabilities }),
@@ -73,6 +74,13 @@ export async function openSharedUpstream(
       server: config.name,
       onInvalid: (invalid) => logInvalidMessage(logger, fields, invalid, invalid.id !== undefined),
     });
+    // Its initialize answer is judged as every initialize answer the checkpoint sees: its serverInfo.
+    const refused = options.checkpoint.refusesOwnUpstream(sessionKey, upstream.serverInfo);
+    if (refused === undefined) return upstream;
+    await upstream.close();
+    options.checkpoint.forgetSession(sessionKey);
+    const { message, data } = statedArtifactRefusal(refused, config);
+    throw new GatewayError('GW_ARTIFACT_DRIFTED', message, data);
   } catch (error) {
     logger.error(
       { event: 'upstream.start_failed', ...fields, err: errorSummary(error) },

@@ -1,4 +1,5 @@
 import type { PinnedArtifact } from '../config/types.js';
+import { escapeInvisible } from '../explain/escapeInvisible.js';
 
 /** How a pinned artifact compares with the one observed: equal, or `artifact_drifted` from → to. */
 export type ArtifactComparison =
@@ -52,7 +53,8 @@ export function describeArtifact(artifact: PinnedArtifact): string {
     case 'docker':
       return `docker ${artifact.image} (${shorten(artifact.id)})`;
     case 'server':
-      return `server ${JSON.stringify(artifact.name)} version ${JSON.stringify(artifact.version)}`;
+      // What a server states is its own text: shown with its invisible characters escaped.
+      return `server ${escapeInvisible(JSON.stringify(artifact.name))} version ${escapeInvisible(JSON.stringify(artifact.version))}`;
   }
 }
 

@@ -99,16 +99,39 @@ export const COMPLETION_METHOD = 'completion/complete';
 export function useOfRequest(
   method: string,
   params: unknown,
-): { readonly spec: SurfaceSpec; readonly name: unknown; readonly malformed?: true } | undefined {
+):
+  | {
+      readonly spec: SurfaceSpec;
+      readonly name: unknown;
+      readonly malformed?: true;
+      readonly lookalike?: true;
+    }
+  | undefined {
   const named = surfaceOfUse(method);
   if (named !== undefined) return { spec: named, name: memberOf(params, 'name') };
-  if (method !== COMPLETION_METHOD) return undefined;
+  if (method !== COMPLETION_METHOD) {
+    const like = LOOKALIKES.get(foldMethod(method));
+    return like === undefined ? undefined : { spec: like, name: undefined, lookalike: true };
+  }
   const ref = memberOf(params, 'ref');
   const type = memberOf(ref, 'type');
   if (type === 'ref/prompt') return { spec: SURFACES.prompts, name: memberOf(ref, 'name') };
   if (type === 'ref/resource') return { spec: SURFACES.resourceTemplates, name: memberOf(ref, 'uri') };
   return { spec: SURFACES.prompts, name: undefined, malformed: true };
 }
+
+/**
+ * A method that is not a screened one but reads as one to an upstream that folds case, width or
+ * spacing (`Tools/Call`, `tools/call `, `ｔｏｏｌｓ/call`): it is refused, never forwarded unscreened.
+ */
+function foldMethod(method: string): string {
+  return method.normalize('NFKC').replace(/\s+/g, '').toLowerCase();
+}
+
+const LOOKALIKES: ReadonlyMap<string, SurfaceSpec> = new Map([
+  ...LISTED.flatMap((spec) => (spec.use.method === undefined ? [] : [[spec.use.method, spec] as const])),
+  [COMPLETION_METHOD, SURFACES.prompts] as const,
+]);
 
 function memberOf(value: unknown, member: string): unknown {
   return typeof value === 'object' && value !== null && !Array.isArray(value)

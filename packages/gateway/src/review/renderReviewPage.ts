@@ -183,7 +183,7 @@ function renderServer(server: ReviewServer, actions: ReviewActions): string {
 <h2>${showText(server.name)} ${stateBadge(server.state)}</h2>
 <dl><dt>mode</dt><dd>${showText(server.mode)}</dd><dt>upstream</dt><dd>${showText(server.upstream)}</dd>
 <dt>pin file</dt><dd>${showText(server.file)}</dd><dt>pinned catalog</dt><dd>${showText(server.pinnedCatalog)}</dd>
-<dt>last listing</dt><dd>${showText(server.observedAt ?? 'not seen yet')}</dd>${scopeRows(server)}</dl>
+${server.approvedBy === undefined ? '' : `<dt>first approval</dt><dd>${showText(server.approvedBy)}</dd>\n`}<dt>last listing</dt><dd>${showText(server.observedAt ?? 'not seen yet')}</dd>${scopeRows(server)}</dl>
 <table class="items"><thead><tr><th>item</th><th>surface</th><th>state</th><th>last seen</th><th>calls allowed</th><th>refused</th></tr></thead>
 <tbody>${server.items.map(itemRow).join('')}</tbody></table>
 ${findings}

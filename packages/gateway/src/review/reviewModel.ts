@@ -1,5 +1,6 @@
 import type { GatewayObserver } from '../observe/gatewayObserver.js';
 import type { ServerConfig } from '../config/index.js';
+import { describeApprovedBy } from '../config/manifestDigests.js';
 import type { DriftFinding } from '../policy/driftFinding.js';
 import type { OtherSurface } from '../observe/alerts.js';
 import type { DriftAcknowledgements } from '../observe/driftAcknowledgements.js';
@@ -38,6 +39,8 @@ export interface ReviewServer {
   readonly upstream: string;
   readonly file: string;
   readonly pinnedCatalog: string;
+  /** Where the pin's first approval came from, when a signed catalog manifest gave it (docs/manifests.md). */
+  readonly approvedBy?: string;
   readonly state: 'verified' | 'drifted' | 'not seen yet';
   readonly observedAt: string | null;
   readonly items: readonly ReviewItem[];
@@ -204,6 +207,7 @@ export function reviewServers(
         upstream: status.upstream,
         file: config.file,
         pinnedCatalog: status.pinned.catalog,
+        ...(config.approvedBy === undefined ? {} : { approvedBy: describeApprovedBy(config.approvedBy) }),
         state: status.observed === null ? 'not seen yet' : drifted ? 'drifted' : 'verified',
         observedAt: status.observed?.at ?? null,
         items,

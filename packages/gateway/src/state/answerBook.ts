@@ -7,7 +7,8 @@ import type { ListedSurface } from '../policy/pinSurface.js';
  */
 export type Expectation =
   | { readonly kind: 'list'; readonly surface: ListedSurface; readonly cursor: string | undefined }
-  | { readonly kind: 'instructions' }
+  /** `method`: initialize or server/discover (their result also states the server's identity). */
+  | { readonly kind: 'instructions'; readonly method: string }
   | { readonly kind: 'call'; readonly tool: string; readonly checked: boolean }
   | { readonly kind: 'other' };
 

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { ListedSurface } from '../policy/pinSurface.js';
+import type { StatedArtifactVerdict } from '../policy/statedArtifact.js';
 import { AnswerBook } from './answerBook.js';
 import { SessionCatalog } from './sessionCatalog.js';
 
@@ -20,6 +21,15 @@ export interface InstructionsSeen {
   readonly delivered: string | undefined;
 }
 
+/**
+ * What an upstream the gateway opened itself stated of the server, as judged under which pin: the
+ * refusal, or undefined (see ServerCheckpoint.refusesOwnUpstream).
+ */
+export interface StatedServerSeen {
+  readonly under: object;
+  readonly refused: Extract<StatedArtifactVerdict, { kind: 'drifted' }> | undefined;
+}
+
 /** Everything the gateway remembers of one session: bounded, and rebuildable on demand. */
 export class SessionState {
   /** The tools the session was served. */
@@ -28,6 +38,8 @@ export class SessionState {
   readonly #catalogs = new Map<ListedSurface, SessionCatalog>();
   /** The instructions last judged for this session (the bridged 2026-07-28 fronts judge once per pin). */
   instructions: InstructionsSeen | undefined;
+  /** The stated identity of the gateway's own upstream connection, judged once per pin. */
+  statedServer: StatedServerSeen | undefined;
 
   /** The catalog of one listed surface (tools: {@link catalog}). */
   catalogOf(surface: ListedSurface): SessionCatalog {

@@ -40,6 +40,8 @@ export interface Listing {
   readonly notOffered: readonly Exclude<ListedSurface, 'tools'>[];
   /** Every surface beside tools the server's capabilities offer, asked for or not. */
   readonly offered: readonly Exclude<ListedSurface, 'tools'>[];
+  /** What the server stated of itself (initialize's `serverInfo`, or server/discover's); undefined: nothing. */
+  readonly serverInfo: Readonly<Record<string, unknown>> | undefined;
 }
 
 type PageRequest = (surface: ListedSurface, cursor: string | undefined) => Promise<ListPage>;
@@ -49,7 +51,7 @@ async function listEverything(
   request: PageRequest,
   offered: Readonly<Record<string, unknown>> | undefined,
   context: ListingContext,
-): Promise<Omit<Listing, 'protocolVersion' | 'instructions'>> {
+): Promise<Omit<Listing, 'protocolVersion' | 'instructions' | 'serverInfo'>> {
   const tools = await listAllPages((cursor) => request('tools', cursor), context.maxPages);
   const surfaces: Listing['surfaces'] = {};
   const notOffered: Exclude<ListedSurface, 'tools'>[] = [];
@@ -103,6 +105,7 @@ export async function listWithV1(transport: Transport, context: ListingContext):
       protocolVersion:
         transport instanceof StreamableHTTPClientTransport ? transport.protocolVersion : undefined,
       instructions: client.getInstructions(),
+      serverInfo: client.getServerVersion(),
     };
   } finally {
     // End the session upstream (DELETE) rather than leave it to expire; a failed connect is closed
@@ -150,6 +153,8 @@ export async function listWithV2(
       ...listed,
       protocolVersion: client.getNegotiatedProtocolVersion(),
       instructions: client.getInstructions(),
+      // 2026-07-28: what server/discover stated (`_meta`); a 2025 fallback: initialize's serverInfo.
+      serverInfo: client.getServerVersion() as Readonly<Record<string, unknown>> | undefined,
     };
   } finally {
     await client.close().catch(() => undefined);

@@ -2,7 +2,7 @@ import { dirname } from 'node:path';
 import { isStdioUpstream, type ServerConfig } from '../config/index.js';
 import type { DriftExplanation } from '../explain/explainDrift.js';
 import { explainPinDrift } from '../config/planPinUpdate.js';
-import { fetchLiveCatalog, type LiveTarget } from './fetchLiveCatalog.js';
+import { fetchLiveCatalog, type LiveCatalog, type LiveTarget } from './fetchLiveCatalog.js';
 import { upstreamOAuthOf } from './upstreamOAuth.js';
 import { observeLive, type ObservedCatalog, type SurfaceChoice } from './observeCatalog.js';
 import { explainSurfaces, type SurfacesExplanation } from '../config/planSurfaceUpdate.js';
@@ -10,6 +10,7 @@ import type { PinnedSurface } from '../config/pinSurfaces.js';
 import type { PinnedArtifact } from '../config/types.js';
 import { compareArtifacts, type ArtifactComparison } from '../policy/artifactDrift.js';
 import { resolveLaunchArtifact } from './resolveArtifact.js';
+import { recordableServer, statedServerInfo } from '../policy/statedArtifact.js';
 
 /** A pin file, the live catalog of its server, and how they differ. */
 export interface PinnedLiveCatalog {
@@ -26,14 +27,14 @@ export interface PinnedLiveCatalog {
   readonly surfacePages: Partial<Record<PinnedSurface, number>>;
   /** The surfaces the server offers that the pin does not pin (not enforced; a pin written before issue 14 pins tools only). */
   readonly notPinned: readonly (PinnedSurface | 'instructions')[];
-  /** A stdio upstream's artifact: what it resolves to now, and how that compares with the pin. */
+  /** The upstream's artifact (a stdio command's package, file or image; an HTTP server's stated name and version): what it is now, and how that compares with the pin. */
   readonly artifact?: LiveArtifact;
 }
 
-/** The artifact of a stdio upstream as `check` and `approve` see it (docs/pin-lifecycle.md#the-artifact). */
+/** The artifact of an upstream as `check` and `approve` see it (docs/pin-lifecycle.md#the-artifact). */
 export interface LiveArtifact {
   readonly pinned?: PinnedArtifact;
-  /** What the command resolves to now; absent when it cannot be told (`problem`). */
+  /** What the command resolves to, or the server states, now; absent when it cannot be told (`problem`). */
   readonly observed?: PinnedArtifact;
   readonly problem?: string;
   /** Set when both are known. */
@@ -59,6 +60,23 @@ async function liveArtifactOf(
       observed,
       ...(pinned === undefined ? {} : { comparison: compareArtifacts(pinned, observed) }),
     },
+  };
+}
+
+/**
+ * An HTTP upstream's artifact as `check` and `approve` see it: what it stated while listed (its
+ * `serverInfo`), compared with the pin by value (low severity: what a server says, not what runs).
+ */
+function statedLiveArtifact(server: ServerConfig, live: LiveCatalog): LiveArtifact {
+  const pinned = server.pin.artifact;
+  const known = pinned === undefined ? {} : { pinned };
+  const recorded = recordableServer(statedServerInfo(live.serverInfo));
+  if ('problem' in recorded) return { ...known, problem: recorded.problem };
+  const observed = recorded.artifact;
+  return {
+    ...known,
+    observed,
+    ...(pinned === undefined ? {} : { comparison: compareArtifacts(pinned, observed) }),
   };
 }
 
@@ -98,13 +116,18 @@ export async function comparePinWithLive(
   const surfaces = (['prompts', 'resourceTemplates'] as const).filter((surface) => choice[surface]);
   // Listed as it was pinned: with the capabilities the pin records, unless others are given.
   const capabilities = options.capabilities ?? server.clientCapabilities;
-  const { target, artifact } = await liveArtifactOf(server, targetOf(server, headers), dirname(file));
+  const { target, artifact: launched } = await liveArtifactOf(
+    server,
+    targetOf(server, headers),
+    dirname(file),
+  );
   const live = await fetchLiveCatalog(target, {
     timeoutMs: options.timeoutMs,
     baseDir: dirname(file),
     surfaces,
     ...(capabilities === undefined ? {} : { capabilities: { ...capabilities } }),
   });
+  const artifact = 'url' in target ? statedLiveArtifact(server, live) : launched;
   const observed = observeLive(live, server.profile, choice);
   const explanation = explainPinDrift(server, observed);
   const surfacePages: Partial<Record<PinnedSurface, number>> = {};

@@ -1,7 +1,13 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { digestCatalog } from '@toolpin/digest';
+import { generateKeyPairSync } from 'node:crypto';
+import { canonicalizeJson, digestCatalog, TRACE_PROFILE } from '@toolpin/digest';
+import { CompactSign, importJWK } from 'jose';
+import { MANIFEST_SIGNATURE_TYPE } from '../../src/config/catalogManifest.js';
+import { manifestFromCatalog } from '../../src/config/manifestDigests.js';
+import { pinFromCatalog } from '../../src/config/pinFromCatalog.js';
+import { readTrustedKey } from '../../src/config/pinSignature.js';
 import { parsePinFile, parseServerConfig } from '../../src/config/index.js';
 import { FirstUseRecorder } from '../../src/checkpoint/trustOnFirstUse.js';
 import { createLogger } from '../../src/observe/logger.js';
@@ -68,6 +74,53 @@ describe('FirstUseRecorder', () => {
     const text = await readFile(file, 'utf8');
     expect(text.startsWith('# first use\n')).toBe(true);
     expect(parsePinFile(text, file).pin).toEqual(pinned?.pin);
+  });
+
+  it("pins nothing from a firstUseManifest read without a gateway file's manifestKeys (not verified)", async () => {
+    const text = `${TEXT}firstUseManifest: ./demo.manifest.json\n`;
+    const pending = parsePinFile(text, file);
+    expect(pending.firstUseManifest).toEqual({ unverified: './demo.manifest.json' });
+    expect(recorder.observePage(pending, 's1', TOOLS, true, true)).toBeUndefined();
+    expect(events('pin.first_use_refused')).toEqual([
+      expect.objectContaining({ level: 40, server: 'demo', problem: 'manifest not verified' }),
+    ]);
+    expect(events('pin.trusted_on_first_use')).toEqual([]);
+  });
+
+  it('pins from a verified firstUseManifest only the listing it states, and writes approvedBy in the YAML', async () => {
+    const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+    const trusted = readTrustedKey(publicKey.export({ format: 'pem', type: 'spki' }).toString(), 'acme.pem');
+    const body = manifestFromCatalog(
+      { ...pinFromCatalog(TOOLS, TRACE_PROFILE), profile: TRACE_PROFILE },
+      { name: 'demo', version: '1.0.0' },
+      { issuedAt: new Date() },
+    );
+    const jws = await new CompactSign(new TextEncoder().encode(canonicalizeJson(body)))
+      .setProtectedHeader({ alg: 'EdDSA', kid: trusted.kid, typ: MANIFEST_SIGNATURE_TYPE })
+      .sign(await importJWK({ ...privateKey.export({ format: 'jwk' }), alg: 'EdDSA' }, 'EdDSA'));
+    await writeFile(join(dir, 'demo.manifest.json'), JSON.stringify({ manifest: body, signature: jws }));
+    const text = `${TEXT}firstUseManifest: ./demo.manifest.json\n`;
+    await writeFile(file, text);
+    const pending = parsePinFile(text, file, {
+      requireSignature: false,
+      trustedKeys: [],
+      manifestKeys: [trusted],
+    });
+    // A listing that is not the manifest's (echo alone) pins nothing; the whole catalog does.
+    expect(recorder.observePage(pending, 's1', [TOOLS[0]], true, true)).toBeUndefined();
+    expect(events('pin.first_use_refused')[0]?.differences).toEqual([
+      expect.stringMatching(/^- tool add: in the manifest, not served$/),
+    ]);
+    const pinned = recorder.observePage(pending, 's2', TOOLS, true, true);
+    expect(pinned?.approvedBy).toMatchObject({ via: 'manifest', kid: trusted.kid, server: 'demo@1.0.0' });
+    expect(events('pin.approved_by_manifest')).toHaveLength(1);
+    await until(
+      async () => (await readFile(file, 'utf8')).includes('approvedBy:'),
+      'the file to be rewritten',
+    );
+    const written = await readFile(file, 'utf8');
+    expect(written.startsWith('# first use\n')).toBe(true);
+    expect(parsePinFile(written, file).approvedBy).toEqual(pinned?.approvedBy);
   });
 
   it('does not trust a page whose first page it never saw, an empty catalog, or a tool without digest', () => {

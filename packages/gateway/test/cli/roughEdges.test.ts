@@ -116,6 +116,7 @@ describe('toolpin --version and --help', () => {
       'check',
       'approve',
       'verify',
+      'manifest',
       'review',
       'wrap',
       'login',

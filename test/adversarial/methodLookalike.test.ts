@@ -1,0 +1,93 @@
+import { callRequest } from '../support/rawMcp.js';
+import { useScoped } from '../support/useScoped.js';
+import { responsesIn } from './support/lenientRead.js';
+import { answerJson, type UpstreamExchange } from './support/maliciousUpstream.js';
+import { openSession, postJson, startRig } from './support/rig.js';
+
+// A screened method spelled another way (case, full-width letters, spacing) is not the screened method
+// to a strict reader, but an upstream that folds it runs the item the gateway never screened.
+const LOOKALIKES = [
+  'Tools/Call',
+  'TOOLS/CALL',
+  'tools/call ',
+  'ｔｏｏｌｓ/ｃａｌｌ',
+  'Prompts/Get',
+  'Completion/Complete',
+];
+
+/** An upstream that reads methods without regard to case, width or spacing, and runs every call it reads. */
+function foldingUpstream(executed: string[]) {
+  return ({ res, message }: UpstreamExchange): boolean => {
+    const method =
+      typeof message.method === 'string' ? message.method.normalize('NFKC').trim().toLowerCase() : '';
+    if (method !== 'tools/call') return false;
+    const name = String((message.params as { name?: unknown } | undefined)?.name);
+    executed.push(name);
+    answerJson(res, {
+      jsonrpc: '2.0',
+      id: message.id,
+      result: { content: [{ type: 'text', text: `ran ${name}` }] },
+    });
+    return true;
+  };
+}
+
+describe('a method that reads as a screened one but is not it', () => {
+  const rig = useScoped(() => startRig());
+
+  it('is real: an upstream that folds case runs an unpinned tool called as Tools/Call', async () => {
+    const executed: string[] = [];
+    rig.upstream.behaviour = foldingUpstream(executed);
+    try {
+      const reply = await postJson(rig.upstream.url, { ...callRequest('x1', 'evil'), method: 'Tools/Call' });
+      expect(responsesIn(reply.body)).toEqual([expect.objectContaining({ result: expect.anything() })]);
+      expect(executed).toEqual(['evil']);
+    } finally {
+      rig.upstream.reset();
+    }
+  });
+
+  it.each(LOOKALIKES)(
+    'refuses %j with -32601 and a log line; nothing reaches the upstream',
+    async (method) => {
+      const executed: string[] = [];
+      rig.upstream.behaviour = foldingUpstream(executed);
+      try {
+        const session = await openSession(rig.endpoint);
+        const before = rig.upstream.requests.length;
+        const reply = await postJson(
+          rig.endpoint,
+          { jsonrpc: '2.0', id: 7, method, params: { name: 'evil', arguments: { text: 'x' } } },
+          session,
+        );
+        expect(responsesIn(reply.body)).toEqual([
+          expect.objectContaining({
+            id: 7,
+            error: expect.objectContaining({
+              code: -32601,
+              data: { reason: 'method_lookalike', server: 'mal', method },
+            }),
+          }),
+        ]);
+        expect(rig.upstream.requests.slice(before)).toEqual([]);
+        expect(executed).toEqual([]);
+        expect(rig.gateway.events('request.rejected')).toContainEqual(
+          expect.objectContaining({ reason: 'method_lookalike', method }),
+        );
+      } finally {
+        rig.upstream.reset();
+      }
+    },
+  );
+
+  it('still forwards methods that merely resemble nothing screened (tools/list spelled otherwise is judged as an answer)', async () => {
+    const session = await openSession(rig.endpoint);
+    const before = rig.upstream.requests.length;
+    const reply = await postJson(rig.endpoint, { jsonrpc: '2.0', id: 8, method: 'Tools/List' }, session);
+    // Forwarded (not a use of an item); the default upstream does not know it.
+    expect(responsesIn(reply.body)).toEqual([
+      expect.objectContaining({ id: 8, error: expect.objectContaining({ code: -32601 }) }),
+    ]);
+    expect(rig.upstream.requests.length).toBe(before + 1);
+  });
+});
