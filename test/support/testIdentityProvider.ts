@@ -50,6 +50,8 @@ export interface MintOptions {
   readonly aud: string | readonly string[];
   /** Space-separated scopes (the `scope` claim). */
   readonly scope?: string;
+  /** The client the token is issued to (the `azp` claim). @default none */
+  readonly azp?: string;
   /** @default the provider's issuer */
   readonly iss?: string;
   /** Seconds from now; negative for an expired token. @default 300 */
@@ -254,6 +256,7 @@ export async function startTestIdentityProvider(
         sub: mint.sub,
         aud: typeof mint.aud === 'string' ? mint.aud : [...mint.aud],
         ...(mint.scope === undefined ? {} : { scope: mint.scope }),
+        ...(mint.azp === undefined ? {} : { azp: mint.azp }),
         ...(mint.notBeforeIn === undefined ? {} : { nbf: Math.floor(Date.now() / 1000) + mint.notBeforeIn }),
       };
       const jti = crypto.randomUUID();

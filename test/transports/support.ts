@@ -199,12 +199,16 @@ export interface WrapProgram {
  * needs set goes in the pin's `upstream.env` or the command. Over its real stdio, with the
  * environment handed on from its launch: {@link connectWrap}.
  */
-export function runWrapInProcess(pinFile: string, command: readonly string[] | undefined): WrapProgram {
+export function runWrapInProcess(
+  pinFile: string,
+  command: readonly string[] | undefined,
+  options: readonly string[] = [],
+): WrapProgram {
   const stdin = new PassThrough();
   const stdout = new PassThrough();
   const io = { ...captureIo(stdin), stdout };
   const listeners = process.listeners('unhandledRejection');
-  const args = ['wrap', '--pin', pinFile, ...(command === undefined ? [] : ['--', ...command])];
+  const args = ['wrap', '--pin', pinFile, ...options, ...(command === undefined ? [] : ['--', ...command])];
   const exited = runCli(args, io);
   const events = (event: string): LogLine[] =>
     io.written.stderr
@@ -232,12 +236,13 @@ export interface InProcessWrap {
   close(): Promise<number>;
 }
 
-/** {@link runWrapInProcess} with the SDK (v1) client connected to it. */
+/** {@link runWrapInProcess} with the SDK (v1) client connected to it (`options`: more of wrap's options). */
 export async function startWrapInProcess(
   pinFile: string,
   command: readonly string[] | undefined,
+  options: readonly string[] = [],
 ): Promise<InProcessWrap> {
-  const wrap = runWrapInProcess(pinFile, command);
+  const wrap = runWrapInProcess(pinFile, command, options);
   // The client side of a stdio pair is the same line framing: it reads wrap's stdout, writes its stdin.
   const client = new Client({ name: 'toolpin-wrap-test', version: '1.0.0' });
   await client.connect(new StdioServerTransport(wrap.stdout, wrap.stdin));

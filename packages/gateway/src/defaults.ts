@@ -57,6 +57,9 @@ export const CLIENT_FLUSH_MS = 1000;
 /** How long an aggregate member that could not be started is left down before it is tried again, in ms. */
 export const AGGREGATE_MEMBER_RETRY_MS = 5_000;
 
+/** The header a client sends its static API key in (docs/scopes.md); never forwarded upstream, never logged. */
+export const PRINCIPAL_KEY_HEADER = 'x-toolpin-key';
+
 /** The folder of pin files a command writes to when given none, under the user's home (`~/.toolpin`). */
 export const DEFAULT_PINS_FOLDER = '.toolpin';
 

@@ -9,6 +9,8 @@ export interface Principal {
   readonly issuer: string;
   readonly subject: string;
   readonly scopes: readonly string[];
+  /** The client the token was issued to: its `azp` claim, else `client_id` (RFC 9068 §2.2); undefined when it names none. */
+  readonly clientId: string | undefined;
   /** Expiry, in seconds since the epoch, when the token says. */
   readonly expiresAt: number | undefined;
 }
@@ -29,6 +31,12 @@ function scopesOf(claims: Record<string, unknown>): string[] {
   const value = claims.scope ?? claims.scp;
   if (typeof value === 'string') return value.split(' ').filter((scope) => scope !== '');
   return Array.isArray(value) ? value.filter((scope): scope is string => typeof scope === 'string') : [];
+}
+
+/** The client a token was issued to: `azp` (OpenID Connect), else `client_id` (RFC 9068, RFC 7662). */
+function clientIdOf(claims: Record<string, unknown>): string | undefined {
+  const value = claims.azp ?? claims.client_id;
+  return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
 /** True when `aud` (a string or a list) holds `resource`. */
@@ -111,6 +119,7 @@ export class TokenVerifier {
       issuer: config.issuer,
       subject: payload.sub,
       scopes: scopesOf(payload),
+      clientId: clientIdOf(payload),
       expiresAt: payload.exp,
     };
   }
@@ -191,7 +200,13 @@ function principalOfIntrospection(
   if (exp + skew <= now) refuse('the token has expired');
   if (typeof answer.nbf === 'number' && answer.nbf - skew > now) refuse('the token is not valid yet');
   if (typeof answer.sub !== 'string' || answer.sub === '') refuse('the token names no subject');
-  return { issuer: config.issuer, subject: answer.sub as string, scopes: scopesOf(answer), expiresAt: exp };
+  return {
+    issuer: config.issuer,
+    subject: answer.sub as string,
+    scopes: scopesOf(answer),
+    clientId: clientIdOf(answer),
+    expiresAt: exp,
+  };
 }
 
 /** HTTP Basic client authentication (RFC 6749 §2.3.1: id and secret form-encoded first). */

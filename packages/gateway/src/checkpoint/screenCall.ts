@@ -11,13 +11,15 @@ import type { CatalogRefresh, ServerCheckpoint } from './serverCheckpoint.js';
 /**
  * True for the requests the checkpoint screens before they go upstream: tools/call; prompts/get
  * when the pin pins prompts; completion/complete when the pin pins the surface its `params.ref`
- * names (a prompt, a resource template), and, when it names neither, when the pin pins either.
+ * names (a prompt, a resource template), and, when it names neither, when the pin pins either;
+ * and, while principals are configured, every request that uses an item (its scope is checked).
  * Every front asks this, then {@link screenCall}.
  */
 export function isScreened(checkpoint: ServerCheckpoint, method: string, params: unknown): boolean {
   const use = useOfRequest(method, params);
   if (use === undefined) return false;
   if (use.lookalike === true) return true;
+  if (checkpoint.scoped()) return true;
   if (use.malformed === true)
     return checkpoint.screens(SURFACES.prompts) || checkpoint.screens(SURFACES.resourceTemplates);
   return checkpoint.screens(use.spec);
@@ -62,8 +64,15 @@ export function screenCall(
     const refusal = outOfRangeRefusal({ id, method, params }, `/params/arguments${found.pointer}`);
     return jsonRpcError(id, refusal.code, refusal.message, refusal.data);
   }
-  const known = checkpoint.decideKnownCall(sessionKey, name, args, spec);
   const request = { id, name, spec, book };
+  if (!checkpoint.screens(spec, sessionKey)) {
+    // A surface the pin does not pin: only the principal's scope decides, and the answer passes as served.
+    const outOfScope = checkpoint.decideScope(sessionKey, name, spec);
+    if (outOfScope !== undefined) return answerDecision(checkpoint, sessionKey, request, outOfScope);
+    checkpoint.expectAnswer(sessionKey, id, method, params, book);
+    return undefined;
+  }
+  const known = checkpoint.decideKnownCall(sessionKey, name, args, spec);
   if (known !== undefined) return answerDecision(checkpoint, sessionKey, request, known);
   return checkpoint
     .decideCall(sessionKey, name, refresh, args, spec)

@@ -8,7 +8,8 @@ import { logInvalidMessage } from '../observe/invalidMessage.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
 import { traceDecision } from '../observe/tracing.js';
 import { reportContact } from '../observe/telemetry.js';
-import type { CallDecision } from '../policy/decision.js';
+import type { CallDecision, DenyData } from '../policy/decision.js';
+import { refusalMessage } from '../policy/refusalMessage.js';
 import type { PageInspection } from '../policy/inspectToolsPage.js';
 import { decideCall } from '../policy/decideCall.js';
 import { inspectToolsPage } from '../policy/inspectToolsPage.js';
@@ -23,6 +24,9 @@ import {
   type SurfaceSpec,
 } from '../policy/pinSurface.js';
 import type { PinView } from '../policy/pinView.js';
+import type { ItemTest } from '../policy/principalScopes.js';
+import { principalOfKey } from '../policy/sessionPrincipal.js';
+import type { ScopeTable } from '../state/scopeTable.js';
 import type { SurfaceListing } from '../wire/listedSurfaces.js';
 import { textChanges } from '../explain/textChanges.js';
 import { UnpinnedMembersNotice } from '../observe/unpinnedMembersNotice.js';
@@ -39,6 +43,8 @@ import {
   type RefusedStatedArtifact,
 } from './statedArtifactCheck.js';
 import { FirstUseRecorder } from './trustOnFirstUse.js';
+import { PrincipalPins } from './principalPins.js';
+import { pinnedCatalogOf } from '../config/recordPrincipalPin.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import {
   idKey,
@@ -67,6 +73,8 @@ export interface ServerCheckpointOptions {
   readonly logger: GatewayLogger;
   /** Compiled pinned schemas (shared by a gateway's checkpoints); by default the checkpoint's own. */
   readonly schemas?: PinnedSchemas;
+  /** The principals' scopes in force (shared by a gateway's checkpoints); absent: no scopes. */
+  readonly scopes?: ScopeTable;
 }
 
 /**
@@ -136,6 +144,8 @@ export class ServerCheckpoint {
   readonly #firstUse: FirstUseRecorder;
   readonly #unpinned: UnpinnedMembersNotice;
   readonly #schemaChecks: SchemaChecks;
+  readonly #scopes: ScopeTable | undefined;
+  readonly #principalPins = new PrincipalPins();
 
   /** The gateway's logger, for the fronts' screening lines that are not alerts. */
   get logger(): GatewayLogger {
@@ -143,6 +153,7 @@ export class ServerCheckpoint {
   }
 
   constructor(options: ServerCheckpointOptions) {
+    this.#scopes = options.scopes;
     this.#config = options.config;
     this.#sessions = options.sessions;
     this.#digester = options.digester;
@@ -169,6 +180,14 @@ export class ServerCheckpoint {
     this.#schemaChecks.reset();
     // A listing verified under the pin that leaves is never replayed under the new one.
     this.#verified.clear();
+  }
+
+  /**
+   * The pin this session is checked against: the server's, or, where its pin file pins a catalog
+   * per principal, the catalog of the principal the session speaks for (docs/scopes.md).
+   */
+  #viewFor(sessionKey: string): ServerConfig {
+    return this.#principalPins.viewFor(this.#config, sessionKey);
   }
 
   #state(sessionKey: string): SessionState {
@@ -220,7 +239,7 @@ export class ServerCheckpoint {
    * the tool's pinned `outputSchema` (when it has one) on whatever stream it arrives.
    */
   expectResult(sessionKey: string, id: JsonRpcId, toolName: string, book?: AnswerBook): void {
-    const checked = this.#schemaChecks.checksResult(this.#config, toolName);
+    const checked = this.#schemaChecks.checksResult(this.#viewFor(sessionKey), toolName);
     this.#expect(sessionKey, id, { kind: 'call', tool: toolName, checked }, book);
   }
 
@@ -319,6 +338,9 @@ export class ServerCheckpoint {
         const inspected = this.#inspectListResult(sessionKey, catalog, answer, expected.cursor, spec);
         const judged = (inspected.replaced ?? answer) as JsonRpcResponse;
         const replaced = this.#screenSurfaces(sessionKey, judged, expected.surface);
+        // A scoped page is this principal's alone: never remembered for replay to another.
+        const test = this.itemTest(sessionKey, spec.surface);
+        if (test !== undefined) return { replaced: withinScope(replaced, spec, test) };
         return inspected.page === undefined ? { replaced } : { replaced, page: inspected.page };
       }
       default:
@@ -367,10 +389,16 @@ export class ServerCheckpoint {
     let screened: Record<string, unknown> | undefined;
     for (const spec of Object.values(SURFACES)) {
       if (spec.surface === handled || !(spec.member in result)) continue;
-      const pin = surfacePin(this.#config, spec.surface);
-      if (pin === undefined) continue;
+      const pin = surfacePin(this.#viewFor(sessionKey), spec.surface);
+      const test = this.itemTest(sessionKey, spec.surface);
+      if (pin === undefined && test === undefined) continue;
       const items = result[spec.member];
-      const kept = Array.isArray(items) ? inspectToolsPage(pin, items, this.#digester, spec).kept : [];
+      let kept = !Array.isArray(items)
+        ? []
+        : pin === undefined
+          ? items
+          : inspectToolsPage(pin, items, this.#digester, spec).kept;
+      if (test !== undefined) kept = kept.filter((item) => inScope(item, spec, test));
       screened ??= { ...result };
       screened[spec.member] = kept;
       const removed = Array.isArray(items) ? items.length - kept.length : 1;
@@ -422,7 +450,7 @@ export class ServerCheckpoint {
     book: AnswerBook | undefined,
   ): { message: JsonRpcResponse; text: string } | undefined {
     const config = this.#config;
-    if (awaitsFirstUse(config)) return undefined;
+    if (!this.#replays(sessionKey)) return undefined;
     const envelope = matchResultEnvelope(text);
     if (envelope === undefined || envelope.id === null) return undefined;
     const known = this.#verified.find(config, envelope.resultText);
@@ -449,7 +477,7 @@ export class ServerCheckpoint {
     answering?: JsonRpcId,
   ): { id: JsonRpcId; parts: readonly (string | Buffer)[] } | undefined {
     const config = this.#config;
-    if (awaitsFirstUse(config)) return undefined;
+    if (!this.#replays(sessionKey)) return undefined;
     const envelope = matchResultEnvelopeBytes(slices, length);
     if (envelope === undefined || envelope.id === null) return undefined;
     if (answering !== undefined && idKey(answering) !== idKey(envelope.id)) return undefined;
@@ -481,6 +509,19 @@ export class ServerCheckpoint {
     if (completion !== undefined)
       this.#report(sessionKey, catalog, completion, first && known.last ? known : undefined);
     return true;
+  }
+
+  /**
+   * True when a listing verified before may be replayed to this session: the server's own pin is
+   * its (not a principal's catalog, nor one awaiting its first use) and it sees every tool.
+   */
+  #replays(sessionKey: string): boolean {
+    const config = this.#config;
+    return (
+      !awaitsFirstUse(config) &&
+      this.#viewFor(sessionKey) === config &&
+      this.itemTest(sessionKey, 'tools') === undefined
+    );
   }
 
   /** Remembers a single-message listing text and what its verification produced. */
@@ -531,7 +572,7 @@ export class ServerCheckpoint {
     cursor: string | undefined,
     spec: SurfaceSpec = SURFACES.tools,
   ): { replaced: unknown; page?: InspectedPage } {
-    let config = this.#config;
+    let config = this.#viewFor(sessionKey);
     // A surface the pin does not pin is not enforced: its listing passes as served.
     const pin = surfacePin(config, spec.surface);
     if (pin === undefined) return { replaced: undefined };
@@ -574,8 +615,9 @@ export class ServerCheckpoint {
       return { replaced: { ...message, result: { ...result, [spec.member]: inspection.kept } } };
     }
     // Trust on first use: the listing that completes the first observation becomes the pin first.
-    const trusted = this.#firstUse.observePage(config, sessionKey, items, cursor === undefined, last);
-    if (trusted !== undefined) config = this.#config = trusted;
+    const own = config === this.#config;
+    const trusted = this.#firstUse.observePage(config, sessionKey, items, cursor === undefined, last, own);
+    if (trusted !== undefined) config = this.#trust(sessionKey, config, trusted);
     const inspection = inspectToolsPage(config, items, this.#digester);
     this.#unpinned.note(config, inspection.unpinned);
     const completion = catalog.addPage(config, inspection, cursor === undefined, last);
@@ -594,7 +636,7 @@ export class ServerCheckpoint {
     wholeListing?: VerifiedListing,
     spec: SurfaceSpec = SURFACES.tools,
   ): void {
-    const config = this.#config;
+    const config = this.#viewFor(sessionKey);
     const pin = surfacePin(config, spec.surface) ?? config;
     const session = sessionLabel(sessionKey);
     if (completion.findings.length === 0) {
@@ -695,16 +737,17 @@ export class ServerCheckpoint {
   deliveredInstructions(sessionKey: string, observed: string | undefined): string | undefined {
     const state = this.#state(sessionKey);
     const seen = state.instructions;
-    if (seen !== undefined && seen.under === this.#config && seen.observed === observed)
-      return seen.delivered;
+    const under = this.#viewFor(sessionKey);
+    if (seen !== undefined && seen.under === under && seen.observed === observed) return seen.delivered;
     const delivered = this.#judgeInstructions(sessionKey, observed);
-    state.instructions = { under: this.#config, observed, delivered };
+    state.instructions = { under, observed, delivered };
     return delivered;
   }
 
   /** The instructions to deliver (the observed ones, or none when they drifted), with the catalog event. */
   #judgeInstructions(sessionKey: string, observed: string | undefined): string | undefined {
-    const config: PinView = this.#config;
+    if (!this.seesServer(sessionKey)) return undefined;
+    const config: PinView = this.#viewFor(sessionKey);
     const pinned = config.pin.instructions;
     if (pinned === undefined) return observed;
     const digest = digestInstructions(observed);
@@ -736,7 +779,7 @@ export class ServerCheckpoint {
    * returns the error that replaces it (`onBadOutput: block`), or undefined to pass it on.
    */
   #checkResult(sessionKey: string, message: JsonRpcResponse, toolName: string): JsonRpcResponse | undefined {
-    const config = this.#config;
+    const config = this.#viewFor(sessionKey);
     const decision = this.#schemaChecks.decideResult(config, message.result, toolName);
     if (decision === undefined) return undefined;
     const { id } = message;
@@ -758,8 +801,8 @@ export class ServerCheckpoint {
   }
 
   /** Checks the arguments of a call the pin allows against the tool's pinned `inputSchema`. */
-  #checkArguments(decision: CallDecision, toolName: string, args: unknown): CallDecision {
-    return this.#schemaChecks.decideArguments(this.#config, decision, toolName, args);
+  #checkArguments(sessionKey: string, decision: CallDecision, toolName: string, args: unknown): CallDecision {
+    return this.#schemaChecks.decideArguments(this.#viewFor(sessionKey), decision, toolName, args);
   }
 
   /**
@@ -774,6 +817,8 @@ export class ServerCheckpoint {
     args?: unknown,
     spec: SurfaceSpec = SURFACES.tools,
   ): Promise<CallDecision> {
+    const outOfScope = this.decideScope(sessionKey, toolName, spec);
+    if (outOfScope !== undefined) return outOfScope;
     const known = this.decideKnownCall(sessionKey, toolName, args, spec);
     if (known !== undefined) return known;
     const catalog = this.#state(sessionKey).catalogOf(spec.surface);
@@ -794,24 +839,93 @@ export class ServerCheckpoint {
         'fetch on miss failed',
       );
       catalog.stale = true;
-      return decideCall(this.#pinOf(spec), undefined, toolName, spec);
+      return decideCall(this.#pinOf(sessionKey, spec), undefined, toolName, spec);
     }
-    return this.#decideOn(catalog, toolName, args, spec);
+    return this.#decideOn(sessionKey, catalog, toolName, args, spec);
   }
 
   /** The pin a request of this surface is decided under (only surfaces with a pin are screened). */
-  #pinOf(spec: SurfaceSpec): PinView {
-    return surfacePin(this.#config, spec.surface) ?? this.#config;
+  #pinOf(sessionKey: string, spec: SurfaceSpec): PinView {
+    const config = this.#viewFor(sessionKey);
+    return surfacePin(config, spec.surface) ?? config;
   }
 
-  #decideOn(catalog: SessionCatalog, name: string, args: unknown, spec: SurfaceSpec): CallDecision {
-    const decision = decideCall(this.#pinOf(spec), catalog, name, spec);
-    return spec.surface === 'tools' ? this.#checkArguments(decision, name, args) : decision;
+  #decideOn(
+    sessionKey: string,
+    catalog: SessionCatalog,
+    name: string,
+    args: unknown,
+    spec: SurfaceSpec,
+  ): CallDecision {
+    const decision = decideCall(this.#pinOf(sessionKey, spec), catalog, name, spec);
+    return spec.surface === 'tools' ? this.#checkArguments(sessionKey, decision, name, args) : decision;
   }
 
-  /** True when requests using this surface's items are screened: tools always, others when pinned. */
-  screens(spec: SurfaceSpec): boolean {
-    return surfacePin(this.#config, spec.surface) !== undefined;
+  /**
+   * The items of a surface the session's principal may see and use on this server: undefined for
+   * every one (no `principals` block, or a scope of `'*'`). A key that speaks for no principal
+   * while principals are configured has none (fail closed).
+   */
+  itemTest(sessionKey: string, surface: ListedSurface): ItemTest | undefined {
+    const scopes = this.#scopes?.scopes;
+    return scopes?.itemTest(principalOfKey(sessionKey), this.#config.name, surface);
+  }
+
+  /**
+   * True when the session's principal may see anything of this server (always without scopes): a
+   * server out of its scope gives it no instructions either.
+   */
+  seesServer(sessionKey: string): boolean {
+    const scopes = this.#scopes?.scopes;
+    return scopes === undefined || scopes.seesServer(principalOfKey(sessionKey), this.#config.name);
+  }
+
+  /** True while principals are configured: every request that uses an item is screened (its scope checked). */
+  scoped(): boolean {
+    return this.#scopes?.scopes !== undefined;
+  }
+
+  /**
+   * The refusal of a request using an item outside the session's principal's scope (`not_in_scope`,
+   * in every mode: a scope is who may use what, not drift), before anything reaches the upstream;
+   * undefined when the item is in scope.
+   */
+  decideScope(sessionKey: string, name: string, spec: SurfaceSpec): CallDecision | undefined {
+    const test = this.itemTest(sessionKey, spec.surface);
+    if (test === undefined || test(name)) return undefined;
+    const config = this.#config;
+    const data: DenyData = {
+      reason: 'not_in_scope',
+      server: config.name,
+      ...subjectOf(spec, name),
+      key: null,
+      pinned: null,
+      observed: null,
+      principal: principalOfKey(sessionKey) ?? null,
+    };
+    return { kind: 'deny', message: refusalMessage(config, data), data };
+  }
+
+  /**
+   * True when requests using this surface's items are screened: tools always, others when pinned
+   * (by the session's own catalog, with `sessionKey`).
+   */
+  screens(spec: SurfaceSpec, sessionKey?: string): boolean {
+    const config = sessionKey === undefined ? this.#config : this.#viewFor(sessionKey);
+    return surfacePin(config, spec.surface) !== undefined;
+  }
+
+  /**
+   * Puts a pin trusted on first use in force: the server's own, or, for a principal's view, the
+   * principal's entry (written into the pin file's `principals`). Returns the view now in force.
+   */
+  #trust(sessionKey: string, view: ServerConfig, trusted: ServerConfig): ServerConfig {
+    const principal = principalOfKey(sessionKey);
+    if (view === this.#config || principal === undefined) return (this.#config = trusted);
+    const pins = { ...this.#config.principalPins, [principal]: pinnedCatalogOf(trusted) };
+    this.#config = Object.freeze({ ...this.#config, principalPins: pins });
+    this.#firstUse.persistPrincipal(this.#config, principal, trusted);
+    return this.#viewFor(sessionKey);
   }
 
   /**
@@ -824,17 +938,21 @@ export class ServerCheckpoint {
     args?: unknown,
     spec: SurfaceSpec = SURFACES.tools,
   ): CallDecision | undefined {
+    const outOfScope = this.decideScope(sessionKey, toolName, spec);
+    if (outOfScope !== undefined) return outOfScope;
     return this.knowsCatalogFor(sessionKey, toolName, spec)
-      ? this.#decideOn(this.#state(sessionKey).catalogOf(spec.surface), toolName, args, spec)
+      ? this.#decideOn(sessionKey, this.#state(sessionKey).catalogOf(spec.surface), toolName, args, spec)
       : undefined;
   }
 
   /** True when a request naming `name` can be decided from the session's catalog as it is (no listing first). */
   knowsCatalogFor(sessionKey: string, name: string, spec: SurfaceSpec = SURFACES.tools): boolean {
+    // A request outside the principal's scope is refused as it is: nothing to list first.
+    if (this.decideScope(sessionKey, name, spec) !== undefined) return true;
     const catalog = this.#state(sessionKey).catalogOf(spec.surface);
     return (
       catalog.usable &&
-      catalog.judgedUnder === this.#pinOf(spec) &&
+      catalog.judgedUnder === this.#pinOf(sessionKey, spec) &&
       !this.#sessions.needsRevalidation(catalog) &&
       (catalog.complete || catalog.tools.has(name))
     );
@@ -890,4 +1008,25 @@ function instructionsFinding(
     paths: ['/instructions'],
     ...(text.length > 0 ? { text } : {}),
   };
+}
+
+/** How a refusal names the item a request uses: a tool, a prompt, or a template by its uriTemplate. */
+function subjectOf(spec: SurfaceSpec, name: string): Pick<DenyData, 'tool' | 'prompt' | 'template'> {
+  if (spec.surface === 'tools') return { tool: name };
+  return spec.surface === 'prompts' ? { tool: null, prompt: name } : { tool: null, template: name };
+}
+
+/** True when a listed item is named (its name, or a template's uriTemplate) and that name is in scope. */
+function inScope(item: unknown, spec: SurfaceSpec, test: ItemTest): boolean {
+  const name = isObject(item) ? item[spec.nameMember] : undefined;
+  return typeof name === 'string' && test(name);
+}
+
+/** A listing answer with only the items in the principal's scope (an error, or no array: as it is). */
+function withinScope(replaced: unknown, spec: SurfaceSpec, test: ItemTest): unknown {
+  if (!isResponse(replaced) || !isObject(replaced.result)) return replaced;
+  const items = replaced.result[spec.member];
+  if (!Array.isArray(items)) return replaced;
+  const kept = items.filter((item) => inScope(item, spec, test));
+  return { ...replaced, result: { ...replaced.result, [spec.member]: kept } };
 }

@@ -5,6 +5,7 @@ import { parsePinFile } from '../config/pinFile.js';
 import { pinFromCatalog, type CatalogPin } from '../config/pinFromCatalog.js';
 import { planPinUpdate } from '../config/planPinUpdate.js';
 import { rewritePinFile } from '../config/rewritePinFile.js';
+import { pinnedCatalogOf, recordPrincipalPin } from '../config/recordPrincipalPin.js';
 import type { ServerConfig } from '../config/index.js';
 import type { ApprovedBy } from '../config/types.js';
 import { statedDigests } from '../config/catalogManifest.js';
@@ -41,6 +42,7 @@ export class FirstUseRecorder {
     tools: readonly unknown[],
     first: boolean,
     last: boolean,
+    persist = true,
   ): ServerConfig | undefined {
     if (config.trustOnFirstUse !== true) {
       this.#listings.clear();
@@ -69,7 +71,7 @@ export class FirstUseRecorder {
       extraMembers: observed.extraMembers,
       ...(approvedBy === undefined ? {} : { approvedBy }),
     });
-    void this.#persist(config, observed, approvedBy);
+    if (persist) void this.#persist(config, observed, approvedBy);
     this.#announce(config, sessionKey, observed, approvedBy);
     return pinned;
   }
@@ -166,6 +168,29 @@ export class FirstUseRecorder {
       );
       return undefined;
     }
+  }
+
+  /**
+   * Writes a catalog trusted on first use for `principal` as its entry of the pin file's
+   * `principals` (an entry already there wins: the watcher puts it in force).
+   */
+  persistPrincipal(config: ServerConfig, principal: string, trusted: ServerConfig): void {
+    const file = config.file;
+    if (!isAbsolute(file)) return;
+    recordPrincipalPin(file, principal, pinnedCatalogOf(trusted), { replace: false }).then(
+      (written) => {
+        if (written)
+          this.#logger.info(
+            { event: 'pin.written', server: config.name, file, principal, catalog: trusted.pin.catalog },
+            "a principal's first-use pin written",
+          );
+      },
+      (error: unknown) =>
+        this.#logger.error(
+          { event: 'pin.write_failed', server: config.name, file, principal, err: error },
+          "a principal's first-use pin is in force but could not be written",
+        ),
+    );
   }
 
   async #persist(

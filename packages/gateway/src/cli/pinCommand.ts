@@ -2,7 +2,9 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { DigestError, TRACE_PROFILE } from '@toolpin/digest';
 import type { Command } from 'commander';
-import { parsePinFile, serializePinFile, type PinFileInput } from '../config/index.js';
+import { loadPinFile, parsePinFile, serializePinFile, type PinFileInput } from '../config/index.js';
+import { principalNameSchema } from '../config/principalsSchema.js';
+import { pinnedCatalogOf, recordPrincipalPin } from '../config/recordPrincipalPin.js';
 import {
   pinFromCatalog,
   pinFromSurfaces,
@@ -60,6 +62,8 @@ export interface PinCommandOptions {
   readonly profile?: string;
   /** Write here (YAML, or JSON for *.json) instead of stdout. */
   readonly out?: string;
+  /** Record the catalog as this principal's entry of the pin file `out` (docs/scopes.md#pins-per-principal). */
+  readonly as?: string;
   /** Per request timeout in milliseconds. @default 30000 */
   readonly timeout?: string;
   /** `streamable-http`, `sse` or `auto`. @default auto (detect, with url) */
@@ -325,6 +329,8 @@ export interface PinWrite {
   readonly describe: string;
   /** The artifact that served the catalog, recorded as `pin.artifact`. */
   readonly artifact?: PinnedArtifact;
+  /** Record the catalog as this principal's entry of the existing pin file `out` (docs/scopes.md). */
+  readonly as?: string;
   /** A verified catalog manifest the pin must equal (else GW_MANIFEST_REFUSED, nothing written); recorded as `approvedBy`. */
   readonly manifest?: VerifiedManifest;
 }
@@ -381,7 +387,8 @@ export async function writePin(request: PinWrite, io: CliIo): Promise<number> {
     if (error instanceof GatewayError) throw new CliInputError(error.message, { cause: error });
     throw error;
   }
-  if (out === undefined) io.stdout.write(text);
+  if (request.as !== undefined) await recordAs(request.as, request.name, out, text);
+  else if (out === undefined) io.stdout.write(text);
   // A pin holding a secret (an env, a credential in the URL) is readable by its owner only,
   // whatever the folder's mode (an existing ~/.toolpin may be 0755).
   else await writeFileAtomic(out, text, pinFileMode(request.upstream));
@@ -408,13 +415,44 @@ function reportPinned(
   ];
   // The tools' line reads as it always has; the other surfaces follow on a line of their own.
   io.stderr.write(
-    `pinned ${Object.keys(pin.tools).length} tools of ${request.name} (catalog ${pin.catalog}) to ${request.out ?? 'stdout'}\n`,
+    `pinned ${Object.keys(pin.tools).length} tools of ${request.name}${request.as === undefined ? '' : ` as ${request.as}`} (catalog ${pin.catalog}) to ${request.out ?? 'stdout'}\n`,
   );
   if (others.length > 0) io.stderr.write(`pinned beside the tools: ${others.join(', ')}\n`);
   if (approvedBy !== undefined)
     io.stderr.write(
       `approved by the manifest of ${approvedBy.server ?? '?'} (${approvedBy.manifest}), signed by key ${approvedBy.kid}\n`,
     );
+}
+
+/**
+ * `--as <principal>`: the catalog (the pin file `text` holds) becomes the principal's entry of the
+ * server's existing pin file `out`, whose other members are kept (its upstream, its own catalog,
+ * the other principals' entries).
+ */
+async function recordAs(
+  principal: string,
+  name: string,
+  out: string | undefined,
+  text: string,
+): Promise<void> {
+  if (!principalNameSchema.safeParse(principal).success)
+    throw new CliInputError(
+      `--as ${principal}: expected a principal's name (letters, digits, "_", ".", "@", "-")`,
+    );
+  if (out === undefined)
+    throw new CliInputError("--as records into a pin file: give --out <the server's pin file>");
+  let existing;
+  try {
+    existing = await loadPinFile(out);
+  } catch (error) {
+    const why = error instanceof GatewayError ? error.message : String(error);
+    throw new CliInputError(
+      `--as ${principal}: --out must be the server's pin file, made first by toolpin pin (${why})`,
+    );
+  }
+  if (existing.name !== name)
+    throw new CliInputError(`--as ${principal}: ${out} pins ${existing.name}, not ${name}`);
+  await recordPrincipalPin(out, principal, pinnedCatalogOf(parsePinFile(text, out)), { replace: true });
 }
 
 /** The tools and surfaces to pin and the upstream to write: with --url, the transport they were listed over. */
@@ -494,6 +532,7 @@ async function pinServer(options: PinCommandOptions, io: CliIo): Promise<void> {
       ...(out === undefined ? {} : { out }),
       ...(artifact === undefined ? {} : { artifact }),
       ...(manifest === undefined ? {} : { manifest }),
+      ...(options.as === undefined ? {} : { as: options.as }),
     },
     io,
   );
@@ -543,6 +582,10 @@ export function registerPinCommand(program: Command, io: CliIo, done: (code: num
       'a catalog already held (tools array, tools/list result or JSON-RPC response); needs --upstream',
     )
     .option('--upstream <url>', 'with --from-file: the upstream URL written in the pin file')
+    .option(
+      '--as <principal>',
+      "record the catalog as this principal's own in the server's pin file --out (list with the principal's credentials, --header)",
+    )
     .option(
       '--header <header>',
       '"Name: value" sent while listing (repeatable; not written to the pin file)',

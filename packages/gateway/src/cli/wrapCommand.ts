@@ -1,6 +1,6 @@
 import { createWriteStream } from 'node:fs';
 import type { Command } from 'commander';
-import { loadPinFile } from '../config/index.js';
+import { loadPinFile, loadPrincipals, type PrincipalConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
 import { answerStartFailure } from '../ingress/startFailureAnswer.js';
 import { runStdioFront, type StdioFront } from '../ingress/stdioFront.js';
@@ -25,6 +25,8 @@ export interface WrapCommandOptions {
   readonly logLevel?: string;
   /** json or pretty. @default pretty when the log goes to a terminal (stderr), else json */
   readonly logFormat?: string;
+  /** A gateway file whose `principals` block scopes the local user (docs/scopes.md). */
+  readonly principals?: string;
 }
 
 /**
@@ -67,6 +69,7 @@ export async function runWrap(options: WrapCommandOptions, io: CliIo): Promise<n
   try {
     const server = await loginBeforeWrap(await loadPinFile(options.pin), logger, io);
     front = await runStdioFront({
+      ...(await principalsOption(options.principals)),
       server,
       logger,
       input: io.stdin,
@@ -96,6 +99,14 @@ export async function runWrap(options: WrapCommandOptions, io: CliIo): Promise<n
   return finish(endedBy === 'upstream' ? ExitCodes.FAILED : ExitCodes.OK);
 }
 
+/** The `principals` block of the gateway file `--principals` names, as runStdioFront takes it. */
+async function principalsOption(
+  file: string | undefined,
+): Promise<{ principals?: readonly PrincipalConfig[] }> {
+  const principals = file === undefined ? undefined : await loadPrincipals(file);
+  return principals === undefined ? {} : { principals };
+}
+
 /** Registers `toolpin wrap` on the program: hands the options to {@link runWrap}, then ends the process. */
 export function registerWrapCommand(program: Command, io: CliIo, done: (code: number) => void): void {
   program
@@ -110,6 +121,7 @@ export function registerWrapCommand(program: Command, io: CliIo, done: (code: nu
     )
     .option('--log-level <level>', 'trace | debug | info | warn | error | fatal | silent', 'info')
     .option('--log-format <format>', 'json or pretty (default: pretty when stderr is a terminal, else json)')
+    .option('--principals <gateway-file>', "scope the local user by this gateway file's principals block")
     .argument('[command...]', 'the stdio server to run, after --')
     .action(async (command: string[], options: Omit<WrapCommandOptions, 'command'>) => {
       const code = await runWrap({ ...options, command }, io);

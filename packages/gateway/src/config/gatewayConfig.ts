@@ -5,6 +5,7 @@ import { GatewayError } from '../errors.js';
 import { fromZodError, invalidField } from './configError.js';
 import { deepFreeze } from './deepFreeze.js';
 import { planAggregate } from './aggregateNamespace.js';
+import { principalsOf } from './principals.js';
 import { gatewayFileSchema, type GatewayFileData } from './gatewaySchema.js';
 import { readDocumentFile } from './readDocument.js';
 import { loadPinFile } from './pinFile.js';
@@ -148,6 +149,7 @@ function toGatewayConfig(data: GatewayFileData, sources: LoadedSources): Gateway
     ...(sources.pinFile === undefined ? {} : { pinFile: sources.pinFile }),
     ...(data.aggregate === undefined ? {} : { aggregate: aggregateOf(data.aggregate, sources) }),
     ...(sources.signatures === undefined ? {} : { signatures: sources.signatures }),
+    ...(data.principals === undefined ? {} : { principals: principalsOf(data.principals, sources.file) }),
   };
   const { file, serversDir, servers } = sources;
   return deepFreeze({ file, listen, admin, serversDir, limits, sessions, log, servers, ...optional });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { gatewayAlertsSchema } from './alertsSchema.js';
+import { principalsSchema } from './principalsSchema.js';
 import { DEFAULT_MAX_BODY_BYTES, DEFAULT_STREAM_IDLE_MS, DEFAULT_TIMEOUT_MS } from '../defaults.js';
 
 const hostSchema = z.string().min(1);
@@ -116,6 +117,8 @@ export const gatewayFileSchema = z.strictObject({
   cors: corsSchema.optional(),
   telemetry: telemetrySchema.optional(),
   aggregate: aggregateSchema.optional(),
+  // Who a request speaks for and what it may see and use (docs/scopes.md); absent: everyone, everything pinned.
+  principals: principalsSchema.optional(),
   // Signed pins (docs/pin-lifecycle.md#signed-approvals): public key files (Ed25519 JWK), relative to this file.
   trustedKeys: z.array(z.string().min(1)).optional(),
   requireSignature: z.boolean().default(false),

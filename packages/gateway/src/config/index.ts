@@ -13,9 +13,13 @@ export type {
   PinConfig,
   SurfacePinConfig,
   ServerConfig,
+  PinnedCatalog,
   GatewayConfig,
   CorsConfig,
   AggregateConfig,
+  PrincipalConfig,
+  ServerScopeConfig,
+  ScopeItems,
   TelemetryConfig,
   LogLevel,
   PinFileInput,
@@ -40,6 +44,8 @@ export { driftPolicyOf, driftActionFor } from './driftPolicy.js';
 export { parseServerConfig, parsePinFile, loadPinFile } from './pinFile.js';
 /** Load every pin file of a folder, with the duplicate-name check. */
 export { loadServersDir } from './serversDir.js';
+/** The gateway file's `principals` block, read again on reload (docs/scopes.md). */
+export { loadPrincipals } from './principals.js';
 /** Load the gateway file and its servers folder, or one pin file served alone. */
 export { loadGatewayConfig, loadSinglePinConfig } from './gatewayConfig.js';
 /** Write a pin file in its stable member order. */

@@ -5,7 +5,8 @@ import { deepFreeze } from './deepFreeze.js';
 import { extraMembersOf, type ExtraMembers } from '../explain/extraMembers.js';
 import { pinFileSchema, TRUST_ON_FIRST_USE, type PinFileData } from './pinFileSchema.js';
 import { parseDocumentText, readDocumentFile } from './readDocument.js';
-import type { ApprovedBy, ServerConfig, SurfacePinConfig, UpstreamConfig } from './types.js';
+import type { ApprovedBy, PinnedCatalog, ServerConfig, SurfacePinConfig, UpstreamConfig } from './types.js';
+import { GatewayError } from '../errors.js';
 import { verifyPin } from './verifyPin.js';
 import { readFirstUseManifest } from './firstUseManifest.js';
 import { verifyPinSignature, type SignaturePolicy } from './pinSignature.js';
@@ -20,6 +21,7 @@ export function parseServerConfig(value: unknown, file: string, signatures?: Sig
   const pending = (detached as { pin?: unknown } | null)?.pin === TRUST_ON_FIRST_USE;
   verifyPin(data, file);
   const signedBy = checkSignature(detached, data, file, signatures);
+  const principalPins = principalPinsOf(data, file);
   // Read only while nothing is pinned: once pinned, the pin is what is enforced.
   // Outside a gateway (no policy: a CLI reading the file) it is not verified, and not pinned from.
   const firstUseManifest =
@@ -28,13 +30,6 @@ export function parseServerConfig(value: unknown, file: string, signatures?: Sig
       : signatures === undefined
         ? { unverified: data.firstUseManifest }
         : readFirstUseManifest(data.firstUseManifest, data.profile, file, signatures.manifestKeys ?? []);
-  const definitions: Record<string, RestrictedTool> = {};
-  const extraMembers: Record<string, ExtraMembers> = {};
-  for (const [key, definition] of Object.entries(data.definitions.tools)) {
-    definitions[key] = restrictTool(definition);
-    const extras = extraMembersOf(definition);
-    if (extras !== undefined) extraMembers[key] = extras;
-  }
   return deepFreeze({
     name: data.name,
     file,
@@ -43,6 +38,32 @@ export function parseServerConfig(value: unknown, file: string, signatures?: Sig
     mode: data.mode,
     profile: data.profile,
     onDrift: data.onDrift,
+    ...pinnedCatalogOf(data),
+    onBadOutput: data.onBadOutput,
+    validate: data.validate,
+    ...(data.alerts === undefined ? {} : { alerts: data.alerts }),
+    ...(data.auth === undefined || data.auth.mode === 'transparent' ? {} : { auth: data.auth }),
+    ...(pending ? { trustOnFirstUse: true as const } : {}),
+    ...(signedBy === undefined ? {} : { signedBy }),
+    ...(firstUseManifest === undefined ? {} : { firstUseManifest }),
+    ...(data.approvedBy === undefined ? {} : { approvedBy: approvedByOf(data.approvedBy) }),
+    ...(principalPins === undefined ? {} : { principalPins }),
+    ...(data.principalFirstUse === true ? { principalFirstUse: true as const } : {}),
+  });
+}
+
+/** The catalog parts of a pin file (its own, or a principal's entry read as one): the pin and its definitions. */
+function pinnedCatalogOf(
+  data: Pick<PinFileData, 'pin' | 'definitions' | 'instructions'>,
+): PinnedCatalog & { pin: ServerConfig['pin'] } {
+  const definitions: Record<string, RestrictedTool> = {};
+  const extraMembers: Record<string, ExtraMembers> = {};
+  for (const [key, definition] of Object.entries(data.definitions.tools)) {
+    definitions[key] = restrictTool(definition);
+    const extras = extraMembersOf(definition);
+    if (extras !== undefined) extraMembers[key] = extras;
+  }
+  return {
     pin: {
       catalog: data.pin.catalog,
       tools: data.pin.tools,
@@ -59,15 +80,33 @@ export function parseServerConfig(value: unknown, file: string, signatures?: Sig
     templateDefinitions: mapValues(data.definitions.templates, restrictTemplate),
     ...(data.instructions === undefined ? {} : { instructions: data.instructions }),
     extraMembers,
-    onBadOutput: data.onBadOutput,
-    validate: data.validate,
-    ...(data.alerts === undefined ? {} : { alerts: data.alerts }),
-    ...(data.auth === undefined || data.auth.mode === 'transparent' ? {} : { auth: data.auth }),
-    ...(pending ? { trustOnFirstUse: true as const } : {}),
-    ...(signedBy === undefined ? {} : { signedBy }),
-    ...(firstUseManifest === undefined ? {} : { firstUseManifest }),
-    ...(data.approvedBy === undefined ? {} : { approvedBy: approvedByOf(data.approvedBy) }),
-  });
+  };
+}
+
+/**
+ * The catalogs pinned per principal, each verified exactly as the file's own (the published
+ * derivation, under the file's profile); an error names the entry's field.
+ */
+function principalPinsOf(data: PinFileData, file: string): Record<string, PinnedCatalog> | undefined {
+  if (data.principals === undefined) return undefined;
+  const pins: Record<string, PinnedCatalog> = {};
+  for (const [principal, entry] of Object.entries(data.principals)) {
+    const read = {
+      ...data,
+      pin: entry.pin,
+      definitions: entry.definitions,
+      instructions: entry.instructions,
+    };
+    try {
+      verifyPin(read, file);
+    } catch (error) {
+      if (!(error instanceof GatewayError)) throw error;
+      const field = `principals.${principal}.${String(error.data.field)}`;
+      throw invalidField('GW_PIN_FILE_INVALID', file, field, String(error.data.expected), { cause: error });
+    }
+    pins[principal] = pinnedCatalogOf(read);
+  }
+  return pins;
 }
 
 // Required by the gateway file, or present where trusted keys are listed: a signature that does

@@ -1,3 +1,4 @@
+import { principalNameSchema } from './principalsSchema.js';
 import { TRACE_PROFILE } from '@toolpin/digest';
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
@@ -337,6 +338,20 @@ export const pinFileSchema = z
     // With `pin: trust-on-first-use`: a signed catalog manifest (a path, relative to this file) the
     // first listing must equal to be pinned (docs/manifests.md); its signer is one of manifestKeys.
     firstUseManifest: z.string().min(1).max(4096).optional(),
+    // Catalogs pinned per principal (docs/scopes.md#pins-per-principal): a session speaking for
+    // one is checked against its own; `toolpin pin --as <principal>` records one.
+    principals: z
+      .record(
+        principalNameSchema,
+        z.strictObject({
+          pin: pinSchema,
+          definitions: definitionsSchema.default(() => ({ tools: {}, prompts: {}, templates: {} })),
+          instructions: z.string().optional(),
+        }),
+      )
+      .optional(),
+    // A principal with no catalog of its own here: trusted on first use into its own entry (else refused).
+    principalFirstUse: z.boolean().optional(),
     // A compact JWS of the file's content by a reviewer's key (docs/pin-lifecycle.md#signed-approvals).
     signature: z
       .string()

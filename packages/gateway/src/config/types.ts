@@ -223,6 +223,13 @@ export interface ServerConfig {
   readonly auth?: AuthConfig;
   /** Set when the pin file says `pin: trust-on-first-use`: `pin` is empty until the first complete observation is written. */
   readonly trustOnFirstUse?: true;
+  /**
+   * Catalogs pinned per principal (docs/scopes.md#pins-per-principal), each verified as the file's
+   * own: a session speaking for a principal is checked against its entry. Absent: one catalog for all.
+   */
+  readonly principalPins?: Readonly<Record<string, PinnedCatalog>>;
+  /** A principal with no entry in `principalPins` is trusted on first use into its own (else refused). */
+  readonly principalFirstUse?: true;
   /** The kid of the trusted key whose signature was verified at load (docs/pin-lifecycle.md#signed-approvals). */
   readonly signedBy?: string;
   /** Where the first approval came from, when a signed catalog manifest gave it (docs/manifests.md). */
@@ -250,6 +257,12 @@ export interface ApprovedBy {
 
 /** What the admin listener's review page offers (`admin.ui`). */
 export type AdminUiMode = 'review' | 'readonly' | 'off';
+
+/** One catalog of a pin file: what a principal's entry holds (and the file's own, beside its other settings). */
+export type PinnedCatalog = Pick<
+  ServerConfig,
+  'pin' | 'definitions' | 'promptDefinitions' | 'templateDefinitions' | 'instructions' | 'extraMembers'
+>;
 
 /** The gateway file, with its servers folder loaded. */
 export interface GatewayConfig {
@@ -304,11 +317,37 @@ export interface GatewayConfig {
   readonly telemetry?: TelemetryConfig;
   /** The aggregate route `/mcp` (docs/aggregate.md); absent: not served. */
   readonly aggregate?: AggregateConfig;
+  /** Who a request speaks for and what each may see and use (docs/scopes.md); absent: no scopes. */
+  readonly principals?: readonly PrincipalConfig[];
   /**
    * Set when one pin file is served without a gateway file (`toolpin serve --pin`): `file` is that
    * pin file, `serversDir` its folder, and only this file of the folder is served and reloaded.
    */
   readonly pinFile?: string;
+}
+
+/** The items of one surface a principal may see and use: every one, or those its names and globs match. */
+export type ScopeItems = '*' | readonly string[];
+
+/** The items of one server a principal may see and use, per surface. */
+export type ServerScopeConfig = Readonly<Record<'tools' | 'prompts' | 'resourceTemplates', ScopeItems>>;
+
+/** One principal of the gateway file's `principals` block (docs/scopes.md): how it is recognized, what it may use. */
+export interface PrincipalConfig {
+  readonly name: string;
+  /** Recognized by a static API key (`X-Toolpin-Key`): the SHA-256 of the key, hex (the key is never kept). */
+  readonly apiKeySha256?: string;
+  /** Recognized by a verified token (resource-server routes): every member written must match. */
+  readonly oauth?: {
+    readonly issuer?: string;
+    readonly sub?: string;
+    readonly clientId?: string;
+    readonly scopes?: readonly string[];
+  };
+  /** The stdio front's local user: `true` for whoever runs `toolpin wrap`, or that user name. */
+  readonly local?: true | string;
+  /** Server names or globs, each with the items of each surface the principal may see and use. */
+  readonly servers: Readonly<Record<string, ServerScopeConfig>>;
 }
 
 /** The gateway file's `aggregate` block (docs/aggregate.md). */

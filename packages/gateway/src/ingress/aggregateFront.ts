@@ -1,3 +1,5 @@
+import { keyForPrincipal } from '../policy/sessionPrincipal.js';
+import { scopePrincipalOf } from './requestPrincipal.js';
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import {
@@ -188,7 +190,7 @@ class AggregateHandler {
     // The members' changes reach the session's server once it exists.
     const told: { server?: Server } = {};
     const scope = await this.#openScope(
-      `aggregate:${id}`,
+      keyForPrincipal(scopePrincipalOf(req.headers), `aggregate:${id}`),
       (surfaces) => void notifySession(told.server, surfaces),
     );
     const server = createAggregateServer({
@@ -258,9 +260,8 @@ class AggregateHandler {
     const slot = this.#stateless.reserve(clientKeyOf(req), addressKeyOf(req));
     if (isRefusal(slot)) return slot;
     const told: { aggregate?: StatelessAggregate } = {};
-    const scope = await this.#openScope(`aggregate:${credential}:${randomUUID()}`, (surfaces) =>
-      told.aggregate?.notify(surfaces),
-    );
+    const label = keyForPrincipal(scopePrincipalOf(req.headers), `aggregate:${credential}:${randomUUID()}`);
+    const scope = await this.#openScope(label, (surfaces) => told.aggregate?.notify(surfaces));
     const aggregate = new StatelessAggregate(scope, this.#options, () => this.namespace());
     told.aggregate = aggregate;
     if (!slot.fill(credential, { carrier: aggregate, handler: aggregate, credential }))

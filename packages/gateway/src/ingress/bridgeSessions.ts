@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { BridgeEnd } from '../transports/messageBridge.js';
-import { principalOf } from './requestPrincipal.js';
+import { principalOf, scopePrincipalOf } from './requestPrincipal.js';
 import { sessionKeyOf } from './sessionKey.js';
 
 /** Options of {@link BridgeSessions}. */
@@ -96,9 +96,13 @@ interface Entry<Handler> extends BridgedSession<Handler> {
   release: () => void;
 }
 
-/** The credential a request carries, hashed (Authorization and Cookie, as sessionKeyOf does). */
+/** The credential a request carries, hashed (Authorization and Cookie, as sessionKeyOf does), and the principal it speaks for. */
 export function credentialOf(headers: IncomingHttpHeaders): string {
-  return sessionKeyOf({ authorization: headers.authorization, cookie: headers.cookie }, principalOf(headers));
+  return sessionKeyOf(
+    { authorization: headers.authorization, cookie: headers.cookie },
+    principalOf(headers),
+    scopePrincipalOf(headers),
+  );
 }
 
 /**

@@ -6,6 +6,7 @@ import {
   upstreamIdentity,
   type AggregateConfig,
   type GatewayConfig,
+  type PrincipalConfig,
   type ServerConfig,
 } from '../config/index.js';
 import { Alerts } from '../observe/alerts.js';
@@ -13,6 +14,8 @@ import { createLogger, type GatewayLogger } from '../observe/logger.js';
 import { continueClientTrace, tracingActive } from '../observe/tracing.js';
 import { SessionStore } from '../state/sessionStore.js';
 import { ToolDigester } from '../state/toolDigester.js';
+import { ScopeTable } from '../state/scopeTable.js';
+import { PrincipalGate } from './principalGate.js';
 import { createCorsHandler, createOriginCheck, type CorsHandler } from './corsHandler.js';
 import { formatUrl } from './drainableServer.js';
 import { servesWithoutExpress, type PinGuardRouter } from './pinGuard.js';
@@ -39,6 +42,10 @@ export interface Gateway {
   upsertServer(server: ServerConfig): void;
   /** Removes a server's route. */
   removeServer(name: string): void;
+  /** The principals' scopes in force (docs/scopes.md). */
+  readonly scopes: ScopeTable;
+  /** Puts a new `principals` block in force (undefined: none) for the next request. */
+  replacePrincipals(principals: readonly PrincipalConfig[] | undefined): void;
   /** Ends every bridged session (stdio children are stopped, SSE streams end); call on shutdown. */
   close(): Promise<void>;
 }
@@ -48,28 +55,28 @@ export function createGateway(config: GatewayConfig, options: CreateGatewayOptio
   const logger = options.logger ?? createLogger({ level: config.log.level });
   const alerts = new Alerts(logger);
   const sessions = new SessionStore(config.sessions);
-  const routesOptions = serverRoutesOptions(config, {
-    logger,
-    alerts,
-    sessions,
-    digester: new ToolDigester(),
-  });
+  const scopes = new ScopeTable(config.principals);
+  const digester = new ToolDigester();
+  const routesOptions = serverRoutesOptions(config, { logger, alerts, sessions, digester, scopes });
   const routes = new Map<string, PinGuardRouter>();
   // The 2024-11-05 HTTP+SSE front of each server (/<name>/sse, /<name>/messages), and what ends its sessions.
   const legacyRoutes = new Map<string, Router>();
   const closers = new Map<string, () => Promise<void>>();
   // resource-server routes verify tokens before anything else of any of their fronts (docs/oauth.md).
-  const gates = new RouteGates(logger);
+  const principals = new PrincipalGate(scopes, logger);
+  const gates = new RouteGates(logger, principals);
   const aggregate =
     config.aggregate === undefined
       ? undefined
       : lazyAggregateRoute(aggregateRouteOptions(config.aggregate, routes, logger, routesOptions));
   const gateway: Gateway = {
-    app: createGatewayApp(config, logger, { routes, legacyRoutes, gates, aggregate }),
+    app: createGatewayApp(config, logger, { routes, legacyRoutes, gates, principals, aggregate }),
     logger,
     alerts,
     sessions,
     routes,
+    scopes,
+    replacePrincipals: (next) => replacePrincipals(scopes, next, logger),
     upsertServer(server) {
       gates.update(server);
       const existing = routes.get(server.name);
@@ -103,6 +110,19 @@ export function createGateway(config: GatewayConfig, options: CreateGatewayOptio
   return gateway;
 }
 
+/** Puts a reloaded `principals` block in force for the next request, and says so. */
+function replacePrincipals(
+  scopes: ScopeTable,
+  next: readonly PrincipalConfig[] | undefined,
+  logger: GatewayLogger,
+): void {
+  scopes.replace(next);
+  logger.info(
+    { event: 'principals.reloaded', principals: next?.map((principal) => principal.name) ?? [] },
+    'principals in force for the next request',
+  );
+}
+
 /** What the aggregate route is built from: the live routes' checkpoints and the servers' bounds. */
 function aggregateRouteOptions(
   block: AggregateConfig,
@@ -126,7 +146,7 @@ function aggregateRouteOptions(
 /** What every server's routes share: the gateway's state and the bounds of its config. */
 function serverRoutesOptions(
   config: GatewayConfig,
-  shared: Pick<ServerRoutesOptions, 'logger' | 'alerts' | 'sessions' | 'digester'>,
+  shared: Pick<ServerRoutesOptions, 'logger' | 'alerts' | 'sessions' | 'digester' | 'scopes'>,
 ): ServerRoutesOptions {
   return {
     ...shared,
@@ -152,15 +172,20 @@ function createGatewayApp(
     readonly routes: ReadonlyMap<string, PinGuardRouter>;
     readonly legacyRoutes: ReadonlyMap<string, Router>;
     readonly gates: RouteGates;
+    readonly principals: PrincipalGate;
     readonly aggregate: LazyAggregateRoute | undefined;
   },
 ): Express {
-  const { routes, legacyRoutes, gates, aggregate } = live;
+  const { routes, legacyRoutes, gates, principals, aggregate } = live;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   // The aggregate route, `/mcp` exactly (docs/aggregate.md): before the servers' routes.
-  if (aggregate !== undefined) app.use('/mcp', aggregate.handle);
+  if (aggregate !== undefined)
+    app.use('/mcp', (req: Request, res: Response, next: NextFunction) => {
+      if (req.path !== '/') return next();
+      principals.admit('aggregate', req, res, () => aggregate.handle(req, res, next));
+    });
   // One dynamic route, so servers can come and go on reload without rebuilding the app.
   app.use('/:server/mcp', (req: Request, res: Response, next: NextFunction) => {
     const name = String(req.params.server);

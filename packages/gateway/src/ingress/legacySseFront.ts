@@ -6,7 +6,7 @@ import { addressKeyOf, clientKeyOf, credentialOf, isRefusal } from './bridgeSess
 import type { BridgeSessions } from './bridgeSessions.js';
 import { replyJson } from './clientReply.js';
 import { openBridge, type BridgeFrontOptions } from './openBridge.js';
-import { principalOf } from './requestPrincipal.js';
+import { principalOf, scopePrincipalOf } from './requestPrincipal.js';
 import { sessionKeyOf } from './sessionKey.js';
 import { refuseBadFraming, refuseSession, refuseUnstartedUpstream } from './bridgeRefusals.js';
 
@@ -74,6 +74,7 @@ class LegacySseHandler {
     const sessionKey = sessionKeyOf(
       { ...req.headers, 'mcp-session-id': `sse:${transport.sessionId}` },
       principalOf(req.headers),
+      scopePrincipalOf(req.headers),
     );
     res.setHeader('x-accel-buffering', 'no');
     let bridge;

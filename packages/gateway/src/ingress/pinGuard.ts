@@ -24,6 +24,7 @@ import { fetchToolPages } from '../state/fetchToolPages.js';
 import { AnswerBook } from '../state/answerBook.js';
 import { SessionStore } from '../state/sessionStore.js';
 import { ToolDigester } from '../state/toolDigester.js';
+import type { ScopeTable } from '../state/scopeTable.js';
 import type { Exchange } from '../transports/exchange.js';
 import { createStreamableHttpProxy, type StreamableHttpProxy } from '../transports/streamableHttpProxy.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
@@ -62,6 +63,8 @@ export interface PinGuardOptions {
   readonly pin: ServerConfig | Record<string, unknown>;
   /** Overrides the pin's `upstream.url`. */
   readonly upstream?: string;
+  /** The principals' scopes (a gateway's, docs/scopes.md); the request's principal is set by the gateway's routes. @default none */
+  readonly scopes?: ScopeTable;
   /** @default a pino logger on stdout */
   readonly logger?: GatewayLogger;
   /** Shared with other pinGuards of one gateway; by default each pinGuard has its own. */
@@ -177,6 +180,7 @@ class PinGuardHandler {
       digester: options.digester ?? new ToolDigester(),
       alerts: options.alerts ?? new Alerts(this.#logger),
       logger: this.#logger,
+      ...(options.scopes === undefined ? {} : { scopes: options.scopes }),
     });
     this.#maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     this.#timeoutMs = options.upstreamTimeoutMs ?? DEFAULT_TIMEOUT_MS;

@@ -103,7 +103,7 @@ export class RouteAuthenticator {
     const credential = await this.#credentials.credentialFor(principal, token);
     if (!credential.forwardsClientToken) delete req.headers.authorization;
     Object.assign(req.headers, credential.headers);
-    setPrincipal(req.headers, owner);
+    setPrincipal(req.headers, owner, principal);
     admitted.add(req);
     return true;
   }

@@ -9,6 +9,7 @@ import { checkForwardedUpstream } from './forwardedUpstream.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { answerOAuthDiscovery } from './oauthDiscovery.js';
 import { RouteAuthenticator } from './routeAuth.js';
+import type { PrincipalGate } from './principalGate.js';
 
 /**
  * The authenticators of a gateway's resource-server routes, by server name (docs/oauth.md): every
@@ -19,9 +20,12 @@ export class RouteGates {
   readonly #logger: GatewayLogger;
   readonly #gates = new Map<string, { readonly key: string; readonly authenticator: RouteAuthenticator }>();
   readonly #authenticators = new Map<string, RouteAuthenticator>();
+  readonly #principals: PrincipalGate | undefined;
 
-  constructor(logger: GatewayLogger) {
+  /** `principals`: who each admitted request speaks for (docs/scopes.md), after its token is verified. */
+  constructor(logger: GatewayLogger, principals?: PrincipalGate) {
     this.#logger = logger;
+    this.#principals = principals;
   }
 
   /**
@@ -47,11 +51,16 @@ export class RouteGates {
     this.#authenticators.delete(name);
   }
 
-  /** Runs `go` once server `name`'s route admits the request (at once on a transparent route). */
+  /**
+   * Runs `go` once server `name`'s route admits the request (at once on a transparent route without
+   * scopes): its token verified, then its principal known.
+   */
   admit(name: string, req: IncomingMessage, res: ServerResponse, go: () => void): void {
+    const principals = this.#principals;
+    const then = principals === undefined ? go : (): void => principals.admit(name, req, res, go);
     const authenticator = this.#authenticators.get(name);
-    if (authenticator === undefined) go();
-    else authenticator.admit(req, res, go);
+    if (authenticator === undefined) then();
+    else authenticator.admit(req, res, then);
   }
 
   /** Answers `/.well-known/…` and the authorization server paths; true when it answered. */

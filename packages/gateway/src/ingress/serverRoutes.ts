@@ -1,3 +1,4 @@
+import type { ScopeTable } from '../state/scopeTable.js';
 import type { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Router } from 'express';
@@ -20,6 +21,8 @@ export interface ServerRoutesOptions {
   readonly alerts: Alerts;
   readonly sessions: SessionStore;
   readonly digester: ToolDigester;
+  /** The principals' scopes in force, shared by every checkpoint (docs/scopes.md). */
+  readonly scopes: ScopeTable;
   readonly maxBodyBytes: number;
   readonly upstreamTimeoutMs: number;
   readonly streamIdleMs: number;
@@ -83,6 +86,7 @@ export function createServerRoutes(server: ServerConfig, options: ServerRoutesOp
       alerts: options.alerts,
       sessions: options.sessions,
       digester: options.digester,
+      scopes: options.scopes,
       maxBodyBytes: options.maxBodyBytes,
       upstreamTimeoutMs: options.upstreamTimeoutMs,
       streamIdleMs: options.streamIdleMs,
@@ -95,6 +99,7 @@ export function createServerRoutes(server: ServerConfig, options: ServerRoutesOp
       digester: options.digester,
       alerts: options.alerts,
       logger: options.logger,
+      scopes: options.scopes,
     });
     const stateless = statelessFront({ ...shared, checkpoint }, statelessSessions);
     mcp = withCheckpoint(streamableFront({ ...shared, checkpoint }, streamSessions, stateless), checkpoint);

@@ -2,7 +2,8 @@ import { hash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { hopByHopNames } from '../wire/httpHeaders.js';
 import { carriesIdentity } from './forwardedCredentials.js';
-import { principalOf } from './requestPrincipal.js';
+import { keyForPrincipal } from '../policy/sessionPrincipal.js';
+import { principalOf, scopePrincipalOf } from './requestPrincipal.js';
 
 /**
  * Whose catalog a request acts on: the MCP session, bound to the caller that opened it, or,
@@ -13,10 +14,14 @@ import { principalOf } from './requestPrincipal.js';
  * upstream can tell apart never share a catalog. Headers that only trace one request
  * (`traceparent`, `x-request-id`, …) are left out, so a caller keeps one catalog across its calls.
  * `principal`: the issuer and subject a resource-server route verified (principalOf these headers).
+ * `scope`: the `principals` entry the request speaks for (scopePrincipalOf these headers): the key
+ * then begins with it (policy/sessionPrincipal.ts), so every checkpoint decides under its scope and
+ * each principal's catalogs are its own.
  */
 export function sessionKeyOf(
   headers: IncomingHttpHeaders,
   principal: string | undefined = principalOf(headers),
+  scope: string | undefined = scopePrincipalOf(headers),
 ): string {
   const hopByHop = hopByHopNames(headers);
   // On a resource-server route the verified issuer and subject are the caller, not the token's
@@ -31,7 +36,7 @@ export function sessionKeyOf(
   const caller = callerHash(identity);
   const session = headers['mcp-session-id'];
   const id = Array.isArray(session) ? session[0] : session;
-  return id === undefined ? `credential:${caller}` : `session:${id}:${caller}`;
+  return keyForPrincipal(scope, id === undefined ? `credential:${caller}` : `session:${id}:${caller}`);
 }
 
 // A caller sends the same identifying headers request after request: its hash is remembered

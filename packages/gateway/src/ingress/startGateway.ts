@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { KEYLESS_POLICY } from '../config/pinSignature.js';
-import { describeUpstream, loadGatewayConfig, type GatewayConfig } from '../config/index.js';
+import { describeUpstream, loadGatewayConfig, loadPrincipals, type GatewayConfig } from '../config/index.js';
 import { watchPinFiles, type PinWatcher, type ReloadSummary } from './pinWatcher.js';
 import { createLogger, type GatewayLogger } from '../observe/logger.js';
 import { startTracing, tracingSettings, type TracingHandle } from '../observe/tracingSdk.js';
@@ -19,7 +19,10 @@ export interface RunningGateway {
   readonly adminUrl: string;
   /** Metrics, status board and webhooks of this gateway. */
   readonly observer: GatewayObserver;
-  /** Re-reads the servers folder now (SIGHUP); changed pins are in force for the next decision. */
+  /**
+   * Re-reads the gateway file's `principals` block and the servers folder now (SIGHUP); changed
+   * scopes and pins are in force for the next request.
+   */
   reload(): Promise<ReloadSummary>;
   /**
    * Stops accepting connections, ends listening SSE streams, lets in-flight requests finish for up
@@ -55,6 +58,23 @@ export interface StartGatewayOptions {
   readonly watch?: boolean;
 }
 
+/**
+ * Reads the gateway file's `principals` block again and puts it in force (docs/scopes.md); a block
+ * that does not load leaves the last good one in force (`principals.reload_failed`). A pin served
+ * alone, or a config loaded by the caller (`fromFile` false), has no gateway file to read again.
+ */
+async function reloadPrincipals(gateway: Gateway, config: GatewayConfig, fromFile: boolean): Promise<void> {
+  if (!fromFile || config.pinFile !== undefined) return;
+  try {
+    gateway.replacePrincipals(await loadPrincipals(config.file));
+  } catch (error) {
+    gateway.logger.error(
+      { event: 'principals.reload_failed', file: config.file, err: (error as Error).message },
+      'the principals block did not load: the last good one stays in force',
+    );
+  }
+}
+
 /** Watches the servers folder; a reloaded pin changes what the review page shows, so it is told. */
 function watchPins(
   gateway: Gateway,
@@ -83,6 +103,29 @@ function watchPins(
   });
 }
 
+/** The `gateway.started` line (and `gateway.no_servers` when the folder is empty). */
+function logStarted(logger: GatewayLogger, config: GatewayConfig, url: string, adminUrl: string): void {
+  logger.info(
+    {
+      event: 'gateway.started',
+      url,
+      admin: adminUrl,
+      servers: config.servers.map((s) => ({
+        name: s.name,
+        route: `/${s.name}/mcp`,
+        mode: s.mode,
+        upstream: describeUpstream(s.upstream),
+      })),
+    },
+    `toolpin listening on ${url}`,
+  );
+  if (config.servers.length === 0)
+    logger.warn(
+      { event: 'gateway.no_servers', servers: config.serversDir },
+      'no pin files in the servers folder: every route answers 404 until one is added',
+    );
+}
+
 /**
  * Loads the gateway file and its pins (or takes a config already loaded, such as
  * `loadSinglePinConfig`'s), and listens. A broken config rejects: the gateway does not start.
@@ -98,34 +141,20 @@ export async function startGateway(
   const gateway = createGateway(config, { logger });
   // The review page's approvals reload at once (the watcher, created once listening, does it).
   const later: { watcher?: PinWatcher } = {};
+  const reload = async (): Promise<ReloadSummary | undefined> => {
+    await reloadPrincipals(gateway, config, typeof source === 'string');
+    return later.watcher?.reload();
+  };
   const listeners = await startListeners(gateway, config, {
     ...(options.port === undefined ? {} : { port: options.port }),
     ...(options.adminPort === undefined ? {} : { adminPort: options.adminPort }),
-    reload: async () => later.watcher?.reload(),
+    reload,
   }).catch(async (error: unknown) => {
     await tracing?.close();
     throw error;
   });
   const { server, url, adminUrl, observer } = listeners;
-  gateway.logger.info(
-    {
-      event: 'gateway.started',
-      url,
-      admin: adminUrl,
-      servers: config.servers.map((s) => ({
-        name: s.name,
-        route: `/${s.name}/mcp`,
-        mode: s.mode,
-        upstream: describeUpstream(s.upstream),
-      })),
-    },
-    `toolpin listening on ${url}`,
-  );
-  if (config.servers.length === 0)
-    gateway.logger.warn(
-      { event: 'gateway.no_servers', servers: config.serversDir },
-      'no pin files in the servers folder: every route answers 404 until one is added',
-    );
+  logStarted(gateway.logger, config, url, adminUrl);
   const watcher = watchPins(gateway, config, observer, options.watch ?? true);
   later.watcher = watcher;
   return {
@@ -135,7 +164,7 @@ export async function startGateway(
     url,
     adminUrl,
     observer,
-    reload: () => watcher.reload(),
+    reload: async () => (await reload())!,
     close: async (closeOptions = {}) => {
       const graceMs = closeOptions.graceMs ?? 0;
       watcher.close();

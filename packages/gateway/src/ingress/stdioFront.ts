@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { userInfo } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import { dirname, isAbsolute } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import type { ServerConfig, UpstreamConfig } from '../config/index.js';
+import type { PrincipalConfig, ServerConfig, UpstreamConfig } from '../config/index.js';
+import { keyForPrincipal } from '../policy/sessionPrincipal.js';
+import { ScopeTable } from '../state/scopeTable.js';
 import { ServerCheckpoint } from '../checkpoint/serverCheckpoint.js';
 import { Alerts } from '../observe/alerts.js';
 import { ClientNotices } from '../observe/clientNotices.js';
@@ -34,6 +37,13 @@ export interface StdioFrontOptions {
    * answered gets -32041 `timeout`. @default 300000 (the gateway's `limits.streamIdleMs` default)
    */
   readonly streamIdleMs?: number;
+  /**
+   * A gateway file's `principals` block (`toolpin wrap --principals`, docs/scopes.md): the local
+   * user is the principal whose `local` names them (or says `true`); none: every item is out of scope.
+   */
+  readonly principals?: readonly PrincipalConfig[];
+  /** The local user, as `local` names them. @default os.userInfo().username */
+  readonly localUser?: string;
 }
 
 /** A running stdio front. */
@@ -52,8 +62,18 @@ export interface StdioFront {
  * The session key of the one client a stdio front serves: one per front, so the logs of two
  * `wrap` runs (two desktop sessions, two servers) never share a session label.
  */
-function stdioSession(): string {
-  return `stdio:${randomUUID()}`;
+function stdioSession(options: StdioFrontOptions, scopes: ScopeTable): string {
+  const key = `stdio:${randomUUID()}`;
+  const table = scopes.scopes;
+  if (table === undefined) return key;
+  const localUser = options.localUser ?? userInfo().username;
+  const principal = table.resolve({ localUser });
+  if (principal === undefined)
+    options.logger.warn(
+      { event: 'principal.unresolved', server: options.server.name, evidence: ['localUser'] },
+      'the local user matches no principal: every item is out of scope',
+    );
+  return keyForPrincipal(principal, key);
 }
 
 /** The upstream of a stdio front: `command` when given, else the pin's upstream (with its OAuth client when `auth.mode: client`). */
@@ -89,12 +109,14 @@ export async function runStdioFront(options: StdioFrontOptions): Promise<StdioFr
     options.command === undefined || options.command.length === 0
       ? server.upstream
       : { command: options.command as [string, ...string[]], args: [], env: {} };
+  const scopes = new ScopeTable(options.principals);
   const checkpoint = new ServerCheckpoint({
     config: { ...server, upstream: upstreamConfig },
     sessions: new SessionStore({ max: 4 }),
     digester: new ToolDigester(),
     alerts: new Alerts(logger),
     logger,
+    scopes,
   });
   const input = options.input ?? process.stdin;
   const client = new StdioServerTransport(input, options.output ?? process.stdout);
@@ -108,7 +130,7 @@ export async function runStdioFront(options: StdioFrontOptions): Promise<StdioFr
   const bridge = new MessageBridge({
     notices,
     checkpoint,
-    sessionKey: stdioSession(),
+    sessionKey: stdioSession(options, scopes),
     client,
     front: 'stdio',
     upstream,

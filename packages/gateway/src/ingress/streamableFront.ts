@@ -17,7 +17,7 @@ import {
   refuseUnstartedUpstream,
   type SessionRefusalContext,
 } from './bridgeRefusals.js';
-import { principalOf } from './requestPrincipal.js';
+import { principalOf, scopePrincipalOf } from './requestPrincipal.js';
 import { sessionKeyOf } from './sessionKey.js';
 import { loadStatelessPath, type StatelessFront } from './statelessFront.js';
 import { SESSION_REQUIRED_MESSAGE } from './sessionRequired.js';
@@ -127,6 +127,7 @@ class StreamableHandler {
     const sessionKey = sessionKeyOf(
       { authorization, cookie, 'mcp-session-id': id },
       principalOf(req.headers),
+      scopePrincipalOf(req.headers),
     );
     let bridge;
     try {

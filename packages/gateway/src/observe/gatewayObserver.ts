@@ -1,4 +1,10 @@
-import { describeUpstream, type GatewayConfig, type ServerConfig } from '../config/index.js';
+import type { PrincipalScopes } from '../policy/principalScopes.js';
+import {
+  describeUpstream,
+  type GatewayConfig,
+  type PrincipalConfig,
+  type ServerConfig,
+} from '../config/index.js';
 import { createAdminApp } from './adminApp.js';
 import type { AdminAppOptions, ReadinessReport } from './adminApp.js';
 import { AlertWebhooks } from './alertWebhooks.js';
@@ -16,6 +22,8 @@ export interface ObservedGateway {
   readonly alerts: Alerts;
   readonly sessions: { readonly size: number };
   readonly routes: ReadonlyMap<string, { readonly checkpoint: { readonly config: ServerConfig } }>;
+  /** The principals' scopes in force (docs/scopes.md); absent or empty: no scopes. */
+  readonly scopes?: { readonly scopes: PrincipalScopes | undefined };
 }
 
 /** Options of {@link GatewayObserver}. */
@@ -31,6 +39,25 @@ export interface StatusReport {
   readonly generatedAt: string;
   readonly state: ReadinessReport['state'];
   readonly servers: readonly ServerStatus[];
+  /** The principals in force and what each may see (never a key); absent without a `principals` block. */
+  readonly principals?: readonly PrincipalStatus[];
+}
+
+/** One principal in `GET /status`: how it is recognized and its servers' items per surface. */
+export interface PrincipalStatus {
+  readonly name: string;
+  readonly recognizedBy: 'apiKey' | 'oauth' | 'local';
+  readonly servers: PrincipalConfig['servers'];
+}
+
+/** The principals as `/status` shows them: no key hash, no claim values beyond the block's own. */
+function principalStatusOf(principals: readonly PrincipalConfig[]): PrincipalStatus[] {
+  return principals.map((principal) => ({
+    name: principal.name,
+    recognizedBy:
+      principal.oauth !== undefined ? 'oauth' : principal.local !== undefined ? 'local' : 'apiKey',
+    servers: principal.servers,
+  }));
 }
 
 /**
@@ -144,7 +171,18 @@ export class GatewayObserver implements GatewayTelemetry {
       generatedAt: new Date().toISOString(),
       state: this.#state,
       servers: this.status.snapshot(this.#servers()),
+      ...this.#principals(),
     };
+  }
+
+  /** Who may see what of `server` (docs/scopes.md); undefined without a `principals` block. */
+  scopesOn(server: string): ReturnType<PrincipalScopes['scopesOn']> | undefined {
+    return this.#gateway?.scopes?.scopes?.scopesOn(server);
+  }
+
+  #principals(): { principals?: readonly PrincipalStatus[] } {
+    const principals = this.#gateway?.scopes?.scopes?.principals;
+    return principals === undefined ? {} : { principals: principalStatusOf(principals) };
   }
 
   onRequest(server: string, method: string): void {

@@ -112,6 +112,7 @@ export class GatewayMetrics {
   readonly registry = new Registry();
   readonly #requests: Counter<'server' | 'method'>;
   readonly #calls: Counter<'server' | 'decision' | 'reason'>;
+  readonly #outOfScope: Counter<'server' | 'principal'>;
   readonly #catalogs: Counter<'server' | 'result' | 'surface'>;
   readonly #drift: Counter<'server' | 'kind' | 'severity' | 'surface'>;
   readonly #latency: Histogram<'server' | 'via' | 'status'>;
@@ -129,6 +130,12 @@ export class GatewayMetrics {
       name: 'toolpin_calls_total',
       help: 'tools/call and prompts/get decisions by server, decision (allowed, blocked, flagged) and reason (none when allowed)',
       labelNames: ['server', 'decision', 'reason'],
+      registers,
+    });
+    this.#outOfScope = new Counter({
+      name: 'toolpin_out_of_scope_total',
+      help: 'Requests refused not_in_scope by server and principal (none: the request matched no principal)',
+      labelNames: ['server', 'principal'],
       registers,
     });
     this.#catalogs = new Counter({
@@ -169,6 +176,8 @@ export class GatewayMetrics {
           decision: event.event === 'call.blocked' ? 'blocked' : 'flagged',
           reason: event.decision.reason,
         });
+        if (event.decision.reason === 'not_in_scope')
+          this.#outOfScope.inc({ server: event.server, principal: event.decision.principal ?? 'none' });
         return;
       case 'catalog.verified':
         this.#catalogs.inc({ server: event.server, result: 'verified', surface: surfaceOf(event) });

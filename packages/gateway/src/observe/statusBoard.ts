@@ -90,6 +90,8 @@ export interface ServerStatus {
   readonly lastContact: ContactStatus | null;
   /** The surfaces the pin pins besides tools; a surface it does not pin is absent (not enforced). */
   readonly surfaces: Partial<Record<OtherSurface, SurfaceStatus>>;
+  /** The catalog pinned per principal (docs/scopes.md#pins-per-principal); absent when the file pins one for all. */
+  readonly principalCatalogs?: Readonly<Record<string, string>>;
 }
 
 interface Entry {
@@ -275,6 +277,13 @@ export class StatusBoard {
         lastDrift: entry.lastDrift ?? null,
         lastContact: entry.lastContact ?? null,
         surfaces: surfacesOf(server, entry),
+        ...(server.principalPins === undefined
+          ? {}
+          : {
+              principalCatalogs: Object.fromEntries(
+                Object.entries(server.principalPins).map(([name, entry]) => [name, entry.pin.catalog]),
+              ),
+            }),
       });
     }
     return out;

@@ -13,7 +13,8 @@ export type DenyReason =
   | 'unverifiable'
   | 'catalog_unavailable'
   | 'arguments_invalid'
-  | 'output_invalid';
+  | 'output_invalid'
+  | 'not_in_scope';
 
 /** The structured part of a refusal: what was pinned, what the session observed. */
 export interface DenyData {
@@ -35,6 +36,8 @@ export interface DenyData {
   readonly severity?: DriftSeverity;
   /** `arguments_invalid`, `output_invalid`: where the value does not fit the pinned schema (never the value). */
   readonly problems?: readonly SchemaProblem[];
+  /** `not_in_scope`: the principal the request speaks for; null when no principal matched it (docs/scopes.md). */
+  readonly principal?: string | null;
   /** `unverifiable` of a value not validated: the budget it would exceed (docs/boundary.md#validation-bounds). */
   readonly bound?: ValidationBound;
 }

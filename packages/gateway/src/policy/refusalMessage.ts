@@ -114,6 +114,10 @@ export function refusalMessage(pin: PinView, data: DenyData, context: RefusalCon
       return `toolpin blocked ${subject}: the call's arguments do not fit the inputSchema approved for it; correct them and call again.`;
     case 'output_invalid':
       return `toolpin blocked the result of ${subject}: its structuredContent does not fit the outputSchema approved for it.`;
+    case 'not_in_scope':
+      return data.principal === null || data.principal === undefined
+        ? `toolpin blocked ${subject}: this request matches no principal of the gateway, so no ${item} of ${pin.name} is in its scope.`
+        : `toolpin blocked ${subject}: it is not in the scope of ${quoteName(data.principal)} on ${pin.name}.`;
   }
 }
 

@@ -159,6 +159,21 @@ function itemRow(item: ReviewItem): string {
   return `<tr data-key="${showText(item.key)}" data-state="${item.state}"><td><code>${showText(item.name)}</code></td><td>${showText(item.surface)}</td><td>${stateBadge(item.state)}${item.acknowledged ? ' <small>kept blocked</small>' : ''}${item.approved ? ` <small>${APPROVED_WAITING}</small>` : ''}</td><td>${showText(item.lastSeen ?? '-')}</td><td class="n">${item.calls.allowed}</td><td class="n">${item.calls.refused}</td></tr>`;
 }
 
+/** The scope of each principal on the server, and its catalogs per principal (docs/scopes.md). */
+function scopeRows(server: ReviewServer): string {
+  const scope =
+    server.scope === undefined
+      ? ''
+      : `<dt>scope</dt><dd>${server.scope.length === 0 ? 'no principal' : server.scope.map((line) => showText(line)).join('<br>')}</dd>`;
+  const catalogs =
+    server.principalCatalogs === undefined
+      ? ''
+      : `<dt>catalogs per principal</dt><dd>${Object.entries(server.principalCatalogs)
+          .map(([principal, catalog]) => `${showText(principal)}: <code>${showText(catalog)}</code>`)
+          .join('<br>')}</dd>`;
+  return scope + catalogs;
+}
+
 function renderServer(server: ReviewServer, actions: ReviewActions): string {
   const findings = server.items
     .filter((item) => item.finding !== undefined)
@@ -168,7 +183,7 @@ function renderServer(server: ReviewServer, actions: ReviewActions): string {
 <h2>${showText(server.name)} ${stateBadge(server.state)}</h2>
 <dl><dt>mode</dt><dd>${showText(server.mode)}</dd><dt>upstream</dt><dd>${showText(server.upstream)}</dd>
 <dt>pin file</dt><dd>${showText(server.file)}</dd><dt>pinned catalog</dt><dd>${showText(server.pinnedCatalog)}</dd>
-${server.approvedBy === undefined ? '' : `<dt>first approval</dt><dd>${showText(server.approvedBy)}</dd>\n`}<dt>last listing</dt><dd>${showText(server.observedAt ?? 'not seen yet')}</dd></dl>
+${server.approvedBy === undefined ? '' : `<dt>first approval</dt><dd>${showText(server.approvedBy)}</dd>\n`}<dt>last listing</dt><dd>${showText(server.observedAt ?? 'not seen yet')}</dd>${scopeRows(server)}</dl>
 <table class="items"><thead><tr><th>item</th><th>surface</th><th>state</th><th>last seen</th><th>calls allowed</th><th>refused</th></tr></thead>
 <tbody>${server.items.map(itemRow).join('')}</tbody></table>
 ${findings}

@@ -32,7 +32,8 @@ export interface ReviewAppOptions {
 export type ReviewObserver = Pick<
   GatewayObserver,
   'status' | 'activity' | 'acknowledgements' | 'onChange' | 'noteChange'
->;
+> &
+  Partial<Pick<GatewayObserver, 'scopesOn'>>;
 
 /** The review page's routes, and what ends its live streams. */
 export interface ReviewApp {

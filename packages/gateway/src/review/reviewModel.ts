@@ -1,3 +1,4 @@
+import type { GatewayObserver } from '../observe/gatewayObserver.js';
 import type { ServerConfig } from '../config/index.js';
 import { describeApprovedBy } from '../config/manifestDigests.js';
 import type { DriftFinding } from '../policy/driftFinding.js';
@@ -43,12 +44,32 @@ export interface ReviewServer {
   readonly state: 'verified' | 'drifted' | 'not seen yet';
   readonly observedAt: string | null;
   readonly items: readonly ReviewItem[];
+  /** Who may see what of this server (docs/scopes.md), one line per principal; absent without scopes. */
+  readonly scope?: readonly string[];
+  /** The catalog pinned per principal; absent when the pin file pins one for all. */
+  readonly principalCatalogs?: Readonly<Record<string, string>>;
 }
 
 /** What the model reads. */
 export interface ReviewSources {
   readonly activity: ItemActivity;
   readonly acknowledgements: DriftAcknowledgements;
+  /** Who may see what of a server (a gateway's observer; `toolpin review` has no scopes). */
+  readonly scopesOn?: GatewayObserver['scopesOn'];
+}
+
+/** One line per principal that may see something of `server`: its items per surface. */
+function scopeLines(sources: ReviewSources, server: string): { scope?: readonly string[] } {
+  const scopes = sources.scopesOn?.(server);
+  if (scopes === undefined) return {};
+  const show = (items: '*' | readonly string[]): string =>
+    items === '*' ? 'every one' : items.length === 0 ? 'none' : items.join(', ');
+  return {
+    scope: scopes.map(
+      ({ principal, items }) =>
+        `${principal}: tools ${show(items.tools)}; prompts ${show(items.prompts)}; templates ${show(items.resourceTemplates)}`,
+    ),
+  };
 }
 
 const STATES: Readonly<Record<ToolState, ItemState>> = {
@@ -190,6 +211,8 @@ export function reviewServers(
         state: status.observed === null ? 'not seen yet' : drifted ? 'drifted' : 'verified',
         observedAt: status.observed?.at ?? null,
         items,
+        ...scopeLines(sources, status.name),
+        ...(status.principalCatalogs === undefined ? {} : { principalCatalogs: status.principalCatalogs }),
       },
     ];
   });

@@ -1,0 +1,82 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { PRINCIPAL_KEY_HEADER } from '../defaults.js';
+import type { GatewayLogger } from '../observe/logger.js';
+import type { PrincipalEvidence } from '../policy/principalScopes.js';
+import type { ScopeTable } from '../state/scopeTable.js';
+import { ErrorCodes } from '../wire/errorCodes.js';
+import { jsonRpcError } from '../wire/jsonRpc.js';
+import { replyJson } from './clientReply.js';
+import { scopePrincipalOf, setScopePrincipal, verifiedTokenOf } from './requestPrincipal.js';
+
+/**
+ * Who an HTTP request speaks for, while the gateway file has a `principals` block (docs/scopes.md):
+ * the token its resource-server route verified, else the API key of its `X-Toolpin-Key` header
+ * (removed from the request: it never reaches an upstream, a log or a session key). The principal
+ * is recorded on the request (scopePrincipalOf) and its session key begins with it; a request no
+ * principal matches is refused, 403 (fail closed). Without a `principals` block, nothing happens.
+ */
+export class PrincipalGate {
+  readonly #table: ScopeTable;
+  readonly #logger: GatewayLogger;
+
+  constructor(table: ScopeTable, logger: GatewayLogger) {
+    this.#table = table;
+    this.#logger = logger;
+  }
+
+  /** Runs `go` once the request's principal is known (at once without scopes); `route`: the server, or "aggregate". */
+  admit(route: string, req: IncomingMessage, res: ServerResponse, go: () => void): void {
+    const scopes = this.#table.scopes;
+    // One request passes one admission (a path a route hands on is not resolved again).
+    if (scopes === undefined || scopePrincipalOf(req.headers) !== undefined) return go();
+    const evidence = evidenceOf(req);
+    const name = scopes.resolve(evidence);
+    if (name !== undefined) {
+      setScopePrincipal(req.headers, name);
+      return go();
+    }
+    this.#logger.warn(
+      {
+        event: 'principal.unresolved',
+        server: route,
+        // What the request showed, never its value.
+        evidence: Object.keys(evidence),
+      },
+      'a request matches no principal of the gateway file: refused',
+    );
+    const message =
+      'toolpin refused the request: it matches no principal of the gateway (send the API key in X-Toolpin-Key, or a token a principal names)';
+    replyJson(
+      res,
+      403,
+      jsonRpcError(null, ErrorCodes.PIN_POLICY_BLOCKED, message, {
+        reason: 'not_in_scope',
+        server: route,
+        tool: null,
+        principal: null,
+      }),
+    );
+  }
+}
+
+/** What the request shows of its principal; its API key header is taken off it. */
+function evidenceOf(req: IncomingMessage): PrincipalEvidence {
+  const header = req.headers[PRINCIPAL_KEY_HEADER];
+  delete req.headers[PRINCIPAL_KEY_HEADER];
+  // A repeated header is no key (node joins most repeated headers with ", ").
+  const apiKey = typeof header === 'string' && header !== '' ? header : undefined;
+  const token = verifiedTokenOf(req.headers);
+  return {
+    ...(apiKey === undefined ? {} : { apiKey }),
+    ...(token === undefined
+      ? {}
+      : {
+          token: {
+            issuer: token.issuer,
+            subject: token.subject,
+            scopes: token.scopes,
+            ...(token.clientId === undefined ? {} : { clientId: token.clientId }),
+          },
+        }),
+  };
+}
