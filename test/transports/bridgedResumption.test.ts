@@ -173,6 +173,8 @@ describe('bridged endpoint: a cut stream resumes with Last-Event-ID (stdio upstr
       CallToolResultSchema,
       { resumptionToken: tokens.at(-1) },
     );
+    // A failure below is reported as itself, not as this request's rejection when the client closes.
+    resumed.catch(() => undefined);
     // The gateway answers the resume's GET only once the replayed stream is registered.
     expect(await eventually(() => second.gets.includes(200))).toBe(true);
     await writeFile(gate, '');
