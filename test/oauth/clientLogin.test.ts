@@ -11,7 +11,7 @@ import { startGatewayHarness } from '../support/gatewayHarness.js';
 import { startOAuthUpstream, type OAuthUpstream } from '../support/oauthUpstream.js';
 import { pinFor } from '../support/pinFor.js';
 import { runToolpin } from '../support/runToolpin.js';
-import { connectWrap, eventually, type WrapHandle } from '../transports/support.js';
+import { eventually, startWrapInProcess, type InProcessWrap } from '../transports/support.js';
 import { rejectionOf } from '../support/rejection.js';
 
 // toolpin as the upstream's OAuth client (pin file auth.mode: client): `toolpin login` in front of
@@ -88,9 +88,9 @@ afterAll(async () => {
 });
 
 describe('client mode: toolpin login, then wrap and check with the stored token', () => {
-  let wrap: WrapHandle | undefined;
+  let wrap: InProcessWrap | undefined;
   afterAll(async () => {
-    await wrap?.client.close();
+    await wrap?.close();
   });
 
   it('fails closed before login: check cannot tell and names the toolpin login to run', async () => {
@@ -121,7 +121,9 @@ describe('client mode: toolpin login, then wrap and check with the stored token'
   });
 
   it('wrap: tools listed and called through the stdio front with the stored bearer, no secret in any config', async () => {
-    wrap = await connectWrap(pinFile, undefined, { TOOLPIN_TOKEN_STORE: storeFile() });
+    // In-process: wrap reads TOOLPIN_TOKEN_STORE from this thread's environment, set above as a
+    // client's config sets it on wrap's launch.
+    wrap = await startWrapInProcess(pinFile, undefined);
     const listed = await wrap.client.listTools();
     expect(listed.tools.map((tool) => tool.name)).toEqual(['echo', 'add']);
     const echoed = await wrap.client.callTool({ name: 'echo', arguments: { text: 'through OAuth' } });

@@ -2,33 +2,33 @@ import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotoc
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { connectV1Client, defaultTools, startV1Server, type PeerHandle } from '../peers/index.js';
 import { pinFor } from '../support/pinFor.js';
-import { spawnGateway, writeGatewayFiles, type GatewayProcess } from './gatewayProcess.js';
+import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { startRoundRobin, type RoundRobin } from './roundRobin.js';
 import { callError } from '../support/rejection.js';
 
-describe('two gateway processes behind a round-robin balancer, sharing nothing', () => {
+// Two gateways started in-process, each from its own folder: what they share is what a replica
+// would share with another (the upstream), each with its own state and log; the process boundary
+// adds nothing here (the binary's start is shown in cli/toolpinBinary, its signals in shutdown).
+describe('two gateways behind a round-robin balancer, sharing nothing', () => {
   let upstream: PeerHandle;
-  let files: Awaited<ReturnType<typeof writeGatewayFiles>>;
-  let replicas: GatewayProcess[] = [];
+  let replicas: GatewayHarness[] = [];
   let balancer: RoundRobin | undefined;
   let client: Client | undefined;
 
   beforeEach(async () => {
     upstream = await startV1Server({ mode: 'stateful-sse' });
     // No sticky sessions: every replica lists upstream before it decides a call (revalidateMs: 0).
-    files = await writeGatewayFiles([pinFor('demo', upstream.url, defaultTools())], {
-      sessions: { revalidateMs: 0 },
-    });
-    replicas = await Promise.all([spawnGateway(files.file), spawnGateway(files.file)]);
+    const start = (): Promise<GatewayHarness> =>
+      startGatewayHarness([pinFor('demo', upstream.url, defaultTools())], { sessions: { revalidateMs: 0 } });
+    replicas = await Promise.all([start(), start()]);
     balancer = await startRoundRobin(replicas.map((replica) => replica.url));
   }, 30_000);
 
   afterEach(async () => {
     await client?.close();
     await balancer?.close();
-    await Promise.all(replicas.map((replica) => replica.kill()));
+    await Promise.all(replicas.map((replica) => replica.close()));
     await upstream.close();
-    await files.remove();
   });
 
   it('blocks a drifted tool no matter which replica answers, and never calls it upstream', async () => {

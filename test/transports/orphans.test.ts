@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { connectSseClient, connectV1Client } from '../peers/index.js';
@@ -14,6 +15,7 @@ import {
   rawFixtureCommand,
   RAW_CRASH,
   RAW_ECHO,
+  runWrapInProcess,
   stdioPinFor,
   TOOLPIN_CLI,
   writePin,
@@ -121,12 +123,40 @@ describe('serve: no process outlives its session', () => {
 
 /** `toolpin wrap` spoken to with raw JSON-RPC lines, to observe its exit. */
 interface RawWrap {
-  readonly child: ChildProcessWithoutNullStreams;
   readonly exited: Promise<number | null>;
   request(id: number, method: string, params?: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** The client closes wrap's stdin. */
+  endInput(): void;
+  /** Ends wrap if it still runs (after the test). */
+  stop(): Promise<void>;
 }
 
-async function startRawWrap(pinFile: string, childEnv: Record<string, string>): Promise<RawWrap> {
+/** Initializes the session on wrap's stdio and returns how to send it a request. */
+async function speakRaw(input: Writable, output: Readable): Promise<RawWrap['request']> {
+  const waiting = new Map<number, (message: Record<string, unknown>) => void>();
+  createInterface({ input: output }).on('line', (line) => {
+    const message = JSON.parse(line) as Record<string, unknown>;
+    if (typeof message.id === 'number') waiting.get(message.id)?.(message);
+  });
+  const request: RawWrap['request'] = (id, method, params = {}) =>
+    new Promise((resolve) => {
+      waiting.set(id, resolve);
+      input.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+    });
+  await request(0, 'initialize', {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'raw', version: '1' },
+  });
+  input.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+  return request;
+}
+
+/** A spawned `toolpin wrap` (for the real signal), the server after `--` with `childEnv` from its launch. */
+async function spawnRawWrap(
+  pinFile: string,
+  childEnv: Record<string, string>,
+): Promise<RawWrap & { readonly child: ChildProcessWithoutNullStreams }> {
   const child = spawn(
     process.execPath,
     [TOOLPIN_CLI, 'wrap', '--pin', pinFile, '--', ...rawFixtureCommand()],
@@ -137,27 +167,25 @@ async function startRawWrap(pinFile: string, childEnv: Record<string, string>): 
   );
   child.stderr.resume();
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const waiting = new Map<number, (message: Record<string, unknown>) => void>();
-  createInterface({ input: child.stdout }).on('line', (line) => {
-    const message = JSON.parse(line) as Record<string, unknown>;
-    if (typeof message.id === 'number') waiting.get(message.id)?.(message);
-  });
-  const wrap: RawWrap = {
-    child,
-    exited,
-    request: (id, method, params = {}) =>
-      new Promise((resolve) => {
-        waiting.set(id, resolve);
-        child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
-      }),
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
   };
-  await wrap.request(0, 'initialize', {
-    protocolVersion: '2025-06-18',
-    capabilities: {},
-    clientInfo: { name: 'raw', version: '1' },
-  });
-  child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
-  return wrap;
+  const request = await speakRaw(child.stdin, child.stdout);
+  return { child, exited, request, endInput: () => child.stdin.end(), stop };
+}
+
+/**
+ * `toolpin wrap` in-process (what it decides, not its process: its exit code is what the binary
+ * exits with), running the pin file's stdio upstream, whose environment is in the pin.
+ */
+async function startRawWrap(pinFile: string): Promise<RawWrap> {
+  const program = runWrapInProcess(pinFile, undefined);
+  const request = await speakRaw(program.stdin, program.stdout);
+  const stop = async (): Promise<void> => {
+    await program.end();
+  };
+  return { exited: program.exited, request, endInput: () => program.stdin.end(), stop };
 }
 
 describe('wrap: no process outlives toolpin', () => {
@@ -165,35 +193,35 @@ describe('wrap: no process outlives toolpin', () => {
   let wrap: RawWrap | undefined;
 
   beforeEach(async () => {
-    pinFile = await writePin(dir, pinFor('local', 'http://127.0.0.1:9/mcp', TOOLS));
+    pinFile = await writePin(dir, stdioPinFor('local', rawFixtureCommand(), TOOLS, env));
   });
 
   afterEach(async () => {
-    if (wrap !== undefined && wrap.child.exitCode === null && wrap.child.signalCode === null) {
-      wrap.child.kill('SIGKILL');
-      await wrap.exited;
-    }
+    await wrap?.stop();
     wrap = undefined;
   });
 
   it('exits 0 and stops the server and its grandchild when the client closes stdin', async () => {
-    wrap = await startRawWrap(pinFile, env);
+    wrap = await startRawWrap(pinFile);
     const pids = await spawnedPids(2);
-    wrap.child.stdin.end();
+    wrap.endInput();
     expect(await wrap.exited).toBe(0);
     expect(await allGone(pids)).toBe(true);
   });
 
   it('stops the server and its grandchild on SIGTERM', async () => {
-    wrap = await startRawWrap(pinFile, env);
+    // The real signal to a spawned toolpin: the process is the point.
+    pinFile = await writePin(dir, pinFor('local', 'http://127.0.0.1:9/mcp', TOOLS));
+    const spawned = await spawnRawWrap(pinFile, env);
+    wrap = spawned;
     const pids = await spawnedPids(2);
-    wrap.child.kill('SIGTERM');
-    await wrap.exited;
+    spawned.child.kill('SIGTERM');
+    await spawned.exited;
     expect(await allGone(pids)).toBe(true);
   });
 
   it('answers the pending call with an error and exits 1 when the server crashes', async () => {
-    wrap = await startRawWrap(pinFile, env);
+    wrap = await startRawWrap(pinFile);
     const pids = await spawnedPids(2);
     await wrap.request(1, 'tools/list');
     const answer = await wrap.request(2, 'tools/call', { name: 'crash', arguments: {} });

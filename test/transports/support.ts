@@ -185,8 +185,12 @@ export interface WrapProgram {
   readonly stdin: PassThrough;
   /** What wrap writes as its stdout (the client reads here). */
   readonly stdout: PassThrough;
+  /** Every line wrap wrote on its stderr so far (a line that is not JSON as `event: 'non-json'`). */
+  readonly logs: LogLine[];
   /** The JSON log lines wrap wrote on its stderr so far. */
   events(event: string): LogLine[];
+  /** Resolves with wrap's exit code once it ended (on its own, or after {@link end}). */
+  readonly exited: Promise<number>;
   /** Ends wrap's stdin (the client ended the session) and resolves with wrap's exit code. */
   end(): Promise<number>;
 }
@@ -210,12 +214,12 @@ export function runWrapInProcess(
   const listeners = process.listeners('unhandledRejection');
   const args = ['wrap', '--pin', pinFile, ...options, ...(command === undefined ? [] : ['--', ...command])];
   const exited = runCli(args, io);
-  const events = (event: string): LogLine[] =>
+  const logs = (): LogLine[] =>
     io.written.stderr
       .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as LogLine)
-      .filter((line) => line.event === event);
+      .filter((line) => line !== '')
+      .map((line) => (line.startsWith('{') ? (JSON.parse(line) as LogLine) : { event: 'non-json', line }));
+  const events = (event: string): LogLine[] => logs().filter((line) => line.event === event);
   const end = async (): Promise<number> => {
     stdin.end();
     const code = await exited;
@@ -224,12 +228,23 @@ export function runWrapInProcess(
       if (!listeners.includes(listener)) process.off('unhandledRejection', listener);
     return code;
   };
-  return { stdin, stdout, events, end };
+  return {
+    stdin,
+    stdout,
+    get logs() {
+      return logs();
+    },
+    events,
+    exited,
+    end,
+  };
 }
 
 /** `toolpin wrap` in-process with the SDK client connected ({@link startWrapInProcess}). */
 export interface InProcessWrap {
   readonly client: Client;
+  /** Every line wrap wrote on its stderr so far ({@link WrapProgram.logs}). */
+  readonly logs: LogLine[];
   /** The JSON log lines wrap wrote on its stderr so far. */
   events(event: string): LogLine[];
   /** Closes the client, ends wrap's stdin and resolves with wrap's exit code. */
@@ -250,7 +265,14 @@ export async function startWrapInProcess(
     await client.close();
     return wrap.end();
   };
-  return { client, events: wrap.events, close };
+  return {
+    client,
+    get logs() {
+      return wrap.logs;
+    },
+    events: wrap.events,
+    close,
+  };
 }
 
 /** Writes a pin object as JSON into `dir` and returns the file. */
