@@ -1,8 +1,11 @@
-import { callRequest } from '../support/rawMcp.js';
+import { createHash } from 'node:crypto';
+import { callRequest, initializeRequest } from '../support/rawMcp.js';
 import { useScoped } from '../support/useScoped.js';
 import { responsesIn } from './support/lenientRead.js';
 import { answerJson, type UpstreamExchange } from './support/maliciousUpstream.js';
+import { headerOf } from './support/rawClient.js';
 import { openSession, postJson, startRig } from './support/rig.js';
+import { ECHO } from './support/tools.js';
 
 // Red team 5 (the changes of issues 27 and 28): each attack is shown real against a direct upstream
 // first, then through the gateway.
@@ -92,4 +95,93 @@ describe('redteam5: method look-alikes an upstream still folds', () => {
       }
     },
   );
+});
+
+const KEYS = { full: 'full-key-0123456789', narrow: 'narrow-key-9876543210' } as const;
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+/** Opens a 2025-06-18 session speaking for the principal of `key`; the headers its requests carry. */
+async function openKeyed(url: string, key: string): Promise<Record<string, string>> {
+  const reply = await postJson(url, initializeRequest('init-1'), { 'X-Toolpin-Key': key });
+  if (reply.status !== 200) throw new Error(`initialize answered HTTP ${reply.status}: ${reply.body}`);
+  const headers: Record<string, string> = { 'Mcp-Protocol-Version': '2025-06-18', 'X-Toolpin-Key': key };
+  const session = headerOf(reply, 'mcp-session-id');
+  if (session !== undefined) headers['Mcp-Session-Id'] = session;
+  await postJson(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
+  return headers;
+}
+
+// A tools/list answer that also carries prompts nobody asked for: one a narrow principal may see, one not.
+const SECRET_MARK = 'SECRET-PROMPT-41b7';
+const LISTING_WITH_PROMPTS = {
+  tools: [ECHO],
+  prompts: [
+    { name: 'public', description: 'a prompt everyone may see' },
+    { name: 'secret', description: `${SECRET_MARK} internal prompt` },
+  ],
+};
+
+describe('redteam5: a verified listing replayed to a principal of narrower scope', () => {
+  const rig = useScoped(() =>
+    startRig({
+      gateway: {
+        principals: [
+          { name: 'full', apiKey: { sha256: sha256(KEYS.full) }, servers: { mal: '*' } },
+          {
+            name: 'narrow',
+            apiKey: { sha256: sha256(KEYS.narrow) },
+            servers: { mal: { tools: '*', prompts: ['public'], resourceTemplates: [] } },
+          },
+        ],
+      },
+    }),
+  );
+
+  /** Answers every tools/list with {@link LISTING_WITH_PROMPTS}, byte for byte the same result. */
+  function listsWithPrompts({ res, message }: UpstreamExchange): boolean {
+    if (message.method !== 'tools/list') return false;
+    answerJson(res, { jsonrpc: '2.0', id: message.id, result: LISTING_WITH_PROMPTS });
+    return true;
+  }
+
+  it('is real: the upstream answers tools/list with a prompt out of the narrow scope', async () => {
+    rig.upstream.behaviour = listsWithPrompts;
+    try {
+      const reply = await postJson(rig.upstream.url, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+      expect(reply.body).toContain(SECRET_MARK);
+    } finally {
+      rig.upstream.reset();
+    }
+  });
+
+  it("keeps the narrow principal's unasked prompts in its scope after the full principal's identical listing", async () => {
+    rig.upstream.behaviour = listsWithPrompts;
+    try {
+      // The full principal's listing is verified (and may be remembered); the same text then reaches the narrow one.
+      const full = await openKeyed(rig.endpoint, KEYS.full);
+      const fullList = await postJson(rig.endpoint, { jsonrpc: '2.0', id: 3, method: 'tools/list' }, full);
+      expect(fullList.body).toContain(SECRET_MARK);
+      const narrow = await openKeyed(rig.endpoint, KEYS.narrow);
+      const replayed = await postJson(rig.endpoint, { jsonrpc: '2.0', id: 4, method: 'tools/list' }, narrow);
+      expect(replayed.body).toContain('"public"');
+      expect(replayed.body).not.toContain(SECRET_MARK);
+    } finally {
+      rig.upstream.reset();
+    }
+  });
+
+  it("gives the full principal its whole listing after the narrow principal's identical one", async () => {
+    rig.upstream.behaviour = listsWithPrompts;
+    try {
+      const narrow = await openKeyed(rig.endpoint, KEYS.narrow);
+      const alone = await postJson(rig.endpoint, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, narrow);
+      expect(alone.body).toContain('"public"');
+      expect(alone.body).not.toContain(SECRET_MARK);
+      const full = await openKeyed(rig.endpoint, KEYS.full);
+      const fullList = await postJson(rig.endpoint, { jsonrpc: '2.0', id: 3, method: 'tools/list' }, full);
+      expect(fullList.body).toContain(SECRET_MARK);
+    } finally {
+      rig.upstream.reset();
+    }
+  });
 });
