@@ -1,4 +1,7 @@
 import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { until } from '../support/until.js';
 import { callRequest, initializeRequest } from '../support/rawMcp.js';
 import { useScoped } from '../support/useScoped.js';
 import { responsesIn } from './support/lenientRead.js';
@@ -183,5 +186,42 @@ describe('redteam5: a verified listing replayed to a principal of narrower scope
     } finally {
       rig.upstream.reset();
     }
+  });
+});
+
+describe('redteam5: principals trusted on first use at the same moment', () => {
+  const firstUseKeys = ['ann-key-0001', 'ben-key-0002', 'cat-key-0003', 'dan-key-0004'];
+  const rig = useScoped(() =>
+    startRig({
+      pin: { principalFirstUse: true },
+      gateway: {
+        principals: firstUseKeys.map((key) => ({
+          name: key.slice(0, 3),
+          apiKey: { sha256: sha256(key) },
+          servers: { mal: '*' },
+        })),
+      },
+    }),
+  );
+
+  it("writes every principal's first-use entry: none is lost to another's write", async () => {
+    const sessions = await Promise.all(firstUseKeys.map((key) => openKeyed(rig.endpoint, key)));
+    const lists = await Promise.all(
+      sessions.map((headers, at) =>
+        postJson(rig.endpoint, { jsonrpc: '2.0', id: at + 1, method: 'tools/list' }, headers),
+      ),
+    );
+    for (const list of lists) expect(list.body).toContain('"echo"');
+    await until(
+      () =>
+        rig.gateway.events('pin.written').length + rig.gateway.events('pin.write_failed').length >= 4
+          ? true
+          : undefined,
+      'four first-use writes',
+    );
+    const file = join(rig.gateway.dir, 'servers', 'mal.json');
+    const written = JSON.parse(await readFile(file, 'utf8')) as { principals?: Record<string, unknown> };
+    expect(Object.keys(written.principals ?? {}).sort()).toEqual(['ann', 'ben', 'cat', 'dan']);
+    expect(rig.gateway.events('pin.write_failed')).toEqual([]);
   });
 });
