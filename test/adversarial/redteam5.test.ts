@@ -1,14 +1,19 @@
-import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { createHash, generateKeyPairSync } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { canonicalizeJson, TRACE_PROFILE } from '@toolpin/digest';
+import { CompactSign, importJWK } from 'jose';
+import { startGatewayHarness } from '../support/gatewayHarness.js';
+import { pinFor } from '../support/pinFor.js';
 import { until } from '../support/until.js';
 import { callRequest, initializeRequest } from '../support/rawMcp.js';
 import { useScoped } from '../support/useScoped.js';
 import { responsesIn } from './support/lenientRead.js';
-import { answerJson, type UpstreamExchange } from './support/maliciousUpstream.js';
+import { answerJson, startMaliciousUpstream, type UpstreamExchange } from './support/maliciousUpstream.js';
 import { headerOf } from './support/rawClient.js';
 import { openSession, postJson, startRig } from './support/rig.js';
-import { ECHO } from './support/tools.js';
+import { ECHO, PINNED_TOOLS } from './support/tools.js';
 
 // Red team 5 (the changes of issues 27 and 28): each attack is shown real against a direct upstream
 // first, then through the gateway.
@@ -224,4 +229,81 @@ describe('redteam5: principals trusted on first use at the same moment', () => {
     expect(Object.keys(written.principals ?? {}).sort()).toEqual(['ann', 'ben', 'cat', 'dan']);
     expect(rig.gateway.events('pin.write_failed')).toEqual([]);
   });
+});
+
+/** Writes an Ed25519 public JWK and a manifest of `pinned`'s tools it signs, expiring at `expiresAt`. */
+async function signedManifest(
+  dir: string,
+  pinned: Record<string, unknown>,
+  expiresAt: Date,
+): Promise<{ manifest: string; key: string }> {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  const jwk = publicKey.export({ format: 'jwk' });
+  const kid = createHash('sha256')
+    .update(JSON.stringify({ crv: jwk.crv, kty: 'OKP', x: jwk.x }), 'utf8')
+    .digest('base64url');
+  const { catalog, tools } = pinned.pin as { catalog: string; tools: Record<string, string> };
+  const body = {
+    format: 'toolpin.catalog-manifest.v1',
+    server: { name: 'mal-server' },
+    issuedAt: new Date(Date.now() - 60_000).toISOString(),
+    expiresAt: expiresAt.toISOString(),
+    profile: TRACE_PROFILE,
+    catalog,
+    tools: Object.entries(tools).map(([key, digest]) => ({ name: key.replace(/^tool:/, ''), digest })),
+  };
+  const signature = await new CompactSign(new TextEncoder().encode(canonicalizeJson(body)))
+    .setProtectedHeader({ alg: 'EdDSA', kid, typ: 'toolpin-manifest+jws' })
+    .sign(await importJWK({ ...privateKey.export({ format: 'jwk' }), alg: 'EdDSA' }, 'EdDSA'));
+  const [head, , sig] = signature.split('.');
+  const manifest = join(dir, 'mal.manifest.json');
+  const key = join(dir, 'author.public.jwk');
+  await writeFile(manifest, JSON.stringify({ manifest: body, signature: `${head}..${sig}` }));
+  await writeFile(key, JSON.stringify(jwk));
+  return { manifest, key };
+}
+
+describe('redteam5: a firstUseManifest that expires while the gateway waits for the first listing', () => {
+  it('is refused at first use once expired, though it was valid at load', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'toolpin-rt5-manifest-'));
+    const upstream = await startMaliciousUpstream();
+    try {
+      const pinned = pinFor('mal', upstream.url, PINNED_TOOLS);
+      const { manifest, key } = await signedManifest(dir, pinned, new Date(Date.now() + 1500));
+      const gateway = await startGatewayHarness(
+        [
+          {
+            name: 'mal',
+            upstream: { url: upstream.url },
+            pin: 'trust-on-first-use',
+            firstUseManifest: manifest,
+          },
+        ],
+        { manifestKeys: [key] },
+      );
+      try {
+        // Verified at load; the first client lists after the manifest's expiresAt.
+        await new Promise((resolve) => setTimeout(resolve, 1700));
+        const endpoint = `${gateway.url}/mal/mcp`;
+        const session = await openSession(endpoint);
+        const listed = await postJson(endpoint, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, session);
+        expect(listed.status).toBe(200);
+        // Settled: refused, or pinned and written (a write in flight would outlive the gateway's folder).
+        const settled = ['pin.first_use_refused', 'pin.written', 'pin.write_failed'];
+        await until(
+          () => (settled.some((event) => gateway.events(event).length > 0) ? true : undefined),
+          'the first use to settle',
+        );
+        expect(gateway.events('pin.approved_by_manifest')).toEqual([]);
+        expect(gateway.events('pin.first_use_refused')).toEqual([
+          expect.objectContaining({ server: 'mal', problem: 'manifest expired' }),
+        ]);
+      } finally {
+        await gateway.close();
+      }
+    } finally {
+      await upstream.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 20_000);
 });
