@@ -1,9 +1,9 @@
-import { createHash, generateKeyPairSync } from 'node:crypto';
+import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { canonicalizeJson, TRACE_PROFILE } from '@toolpin/digest';
-import { CompactSign, importJWK } from 'jose';
+import { compactVerify, createLocalJWKSet } from 'jose';
 import { startGatewayHarness } from '../support/gatewayHarness.js';
 import { pinFor } from '../support/pinFor.js';
 import { until } from '../support/until.js';
@@ -236,6 +236,7 @@ async function signedManifest(
   dir: string,
   pinned: Record<string, unknown>,
   expiresAt: Date,
+  extraHeader: Record<string, unknown> = {},
 ): Promise<{ manifest: string; key: string }> {
   const { publicKey, privateKey } = generateKeyPairSync('ed25519');
   const jwk = publicKey.export({ format: 'jwk' });
@@ -252,10 +253,10 @@ async function signedManifest(
     catalog,
     tools: Object.entries(tools).map(([key, digest]) => ({ name: key.replace(/^tool:/, ''), digest })),
   };
-  const signature = await new CompactSign(new TextEncoder().encode(canonicalizeJson(body)))
-    .setProtectedHeader({ alg: 'EdDSA', kid, typ: 'toolpin-manifest+jws' })
-    .sign(await importJWK({ ...privateKey.export({ format: 'jwk' }), alg: 'EdDSA' }, 'EdDSA'));
-  const [head, , sig] = signature.split('.');
+  const protectedHeader = { alg: 'EdDSA', kid, typ: 'toolpin-manifest+jws', ...extraHeader };
+  const head = Buffer.from(JSON.stringify(protectedHeader)).toString('base64url');
+  const payload = Buffer.from(canonicalizeJson(body)).toString('base64url');
+  const sig = sign(null, Buffer.from(`${head}.${payload}`), privateKey).toString('base64url');
   const manifest = join(dir, 'mal.manifest.json');
   const key = join(dir, 'author.public.jwk');
   await writeFile(manifest, JSON.stringify({ manifest: body, signature: `${head}..${sig}` }));
@@ -306,4 +307,66 @@ describe('redteam5: a firstUseManifest that expires while the gateway waits for 
       await rm(dir, { recursive: true, force: true });
     }
   }, 20_000);
+});
+
+describe('redteam5: a manifest signature whose header asks for what toolpin does not do', () => {
+  // RFC 7515 4.1.11: a recipient that does not understand a `crit` extension must refuse the JWS;
+  // `b64: false` (RFC 7797) changes what was signed. jose, a direct verifier, refuses both.
+  const HEADERS: Record<string, Record<string, unknown>> = {
+    'an unknown crit extension': { crit: ['urn:example:policy'], 'urn:example:policy': 'skip-tool-check' },
+    'b64 false': { b64: false, crit: ['b64'] },
+  };
+
+  it.each(Object.keys(HEADERS))('is real: jose refuses a manifest signature with %s', async (label) => {
+    const dir = await mkdtemp(join(tmpdir(), 'toolpin-rt5-crit-'));
+    try {
+      const pinned = pinFor('mal', 'http://127.0.0.1:9/mcp', PINNED_TOOLS);
+      const { manifest, key } = await signedManifest(
+        dir,
+        pinned,
+        new Date(Date.now() + 3_600_000),
+        HEADERS[label],
+      );
+      const document = JSON.parse(await readFile(manifest, 'utf8')) as {
+        manifest: unknown;
+        signature: string;
+      };
+      const [head, , sig] = document.signature.split('.');
+      const payload = Buffer.from(canonicalizeJson(document.manifest)).toString('base64url');
+      const jwks = createLocalJWKSet({
+        keys: [JSON.parse(await readFile(key, 'utf8')) as Record<string, string>],
+      });
+      await expect(compactVerify(`${head}.${payload}.${sig}`, jwks)).rejects.toThrow();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it.each(Object.keys(HEADERS))(
+    'the gateway refuses to load a firstUseManifest signed with %s',
+    async (label) => {
+      const dir = await mkdtemp(join(tmpdir(), 'toolpin-rt5-crit-'));
+      try {
+        const url = 'http://127.0.0.1:9/mcp';
+        const pinned = pinFor('mal', url, PINNED_TOOLS);
+        const { manifest, key } = await signedManifest(
+          dir,
+          pinned,
+          new Date(Date.now() + 3_600_000),
+          HEADERS[label],
+        );
+        await expect(
+          startGatewayHarness(
+            [{ name: 'mal', upstream: { url }, pin: 'trust-on-first-use', firstUseManifest: manifest }],
+            { manifestKeys: [key] },
+          ),
+        ).rejects.toMatchObject({
+          code: 'GW_MANIFEST_REFUSED',
+          data: expect.objectContaining({ reason: 'malformed' }),
+        });
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });
