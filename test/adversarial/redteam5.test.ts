@@ -370,3 +370,64 @@ describe('redteam5: a manifest signature whose header asks for what toolpin does
     },
   );
 });
+
+describe('redteam5: a principal whose scope names no entry for the server', () => {
+  const OUTSIDER = 'outsider-key-0123456789';
+  const INSIDER = 'insider-key-9876543210';
+  const SECRET = 'SECRET-RESOURCE-5e2a';
+  const rig = useScoped(() =>
+    startRig({
+      gateway: {
+        principals: [
+          { name: 'outsider', apiKey: { sha256: sha256(OUTSIDER) }, servers: { other: '*' } },
+          { name: 'insider', apiKey: { sha256: sha256(INSIDER) }, servers: { mal: '*' } },
+        ],
+      },
+    }),
+  );
+
+  /** Serves one private resource to whoever reads it (the upstream cannot tell principals apart). */
+  function servesSecret({ res, message }: UpstreamExchange): boolean {
+    if (message.method !== 'resources/read') return false;
+    const contents = [{ uri: 'file:///private/payroll.csv', mimeType: 'text/csv', text: SECRET }];
+    answerJson(res, { jsonrpc: '2.0', id: message.id, result: { contents } });
+    return true;
+  }
+  const read = {
+    jsonrpc: '2.0',
+    id: 9,
+    method: 'resources/read',
+    params: { uri: 'file:///private/payroll.csv' },
+  };
+
+  it('is real: the upstream serves the resource to any request', async () => {
+    rig.upstream.behaviour = servesSecret;
+    try {
+      expect((await postJson(rig.upstream.url, read)).body).toContain(SECRET);
+    } finally {
+      rig.upstream.reset();
+    }
+  });
+
+  it("refuses the outsider on the server's route: nothing reaches the upstream", async () => {
+    rig.upstream.behaviour = servesSecret;
+    try {
+      const before = rig.upstream.requests.length;
+      const opened = await postJson(rig.endpoint, initializeRequest('init-1'), { 'X-Toolpin-Key': OUTSIDER });
+      expect(opened.status).toBe(403);
+      expect(opened.body).toContain('"not_in_scope"');
+      const reply = await postJson(rig.endpoint, read, {
+        'X-Toolpin-Key': OUTSIDER,
+        'Mcp-Protocol-Version': '2025-06-18',
+      });
+      expect(reply.status).toBe(403);
+      expect(reply.body).not.toContain(SECRET);
+      expect(rig.upstream.requests.slice(before)).toEqual([]);
+      // The insider, whose scope names the server, reads it as before.
+      const insider = await openKeyed(rig.endpoint, INSIDER);
+      expect((await postJson(rig.endpoint, read, insider)).body).toContain(SECRET);
+    } finally {
+      rig.upstream.reset();
+    }
+  });
+});
