@@ -11,7 +11,7 @@ import { callRequest, initializeRequest } from '../support/rawMcp.js';
 import { useScoped } from '../support/useScoped.js';
 import { responsesIn } from './support/lenientRead.js';
 import { answerJson, startMaliciousUpstream, type UpstreamExchange } from './support/maliciousUpstream.js';
-import { headerOf } from './support/rawClient.js';
+import { exchangeRaw, headerOf, rawPost } from './support/rawClient.js';
 import { openSession, postJson, startRig } from './support/rig.js';
 import { ECHO, PINNED_TOOLS } from './support/tools.js';
 
@@ -407,6 +407,46 @@ describe('redteam5: a principal whose scope names no entry for the server', () =
     } finally {
       rig.upstream.reset();
     }
+  });
+
+  it.each([
+    [
+      "two keys, the insider's second",
+      [
+        ['X-Toolpin-Key', OUTSIDER],
+        ['X-Toolpin-Key', INSIDER],
+      ],
+    ],
+    [
+      'two keys, case variants',
+      [
+        ['x-toolpin-key', INSIDER],
+        ['X-TOOLPIN-KEY', OUTSIDER],
+      ],
+    ],
+    [
+      "an empty key beside the insider's",
+      [
+        ['X-Toolpin-Key', ''],
+        ['X-Toolpin-Key', INSIDER],
+      ],
+    ],
+    ['an empty key', [['X-Toolpin-Key', '']]],
+    ['another spelling', [['X_Toolpin_Key', INSIDER]]],
+    ['another header', [['X-Api-Key', INSIDER]]],
+    ['the key as a bearer token', [['Authorization', `Bearer ${INSIDER}`]]],
+  ] as const)('non-finding: %s is no key (403), nothing reaches the upstream', async (_label, headers) => {
+    const before = rig.upstream.requests.length;
+    const body = JSON.stringify(initializeRequest('init-1'));
+    const reply = await exchangeRaw(rig.endpoint, rawPost(rig.endpoint, body, headers));
+    expect(reply.status).toBe(403);
+    expect(rig.upstream.requests.slice(before)).toEqual([]);
+  });
+
+  it("non-finding: the insider's key in the query string is no key (403)", async () => {
+    const url = `${rig.endpoint}?x-toolpin-key=${INSIDER}`;
+    const reply = await exchangeRaw(url, rawPost(url, JSON.stringify(initializeRequest('init-1'))));
+    expect(reply.status).toBe(403);
   });
 
   it("refuses the outsider on the server's route: nothing reaches the upstream", async () => {
