@@ -341,7 +341,9 @@ export class ServerCheckpoint {
         // A scoped page is this principal's alone: never remembered for replay to another.
         const test = this.itemTest(sessionKey, spec.surface);
         if (test !== undefined) return { replaced: withinScope(replaced, spec, test) };
-        return inspected.page === undefined ? { replaced } : { replaced, page: inspected.page };
+        // Nor is one whose unasked members (prompts beside tools) were filtered to a narrower scope.
+        if (inspected.page === undefined || !this.#seesEverything(sessionKey)) return { replaced };
+        return { replaced, page: inspected.page };
       }
       default:
         return { replaced: this.#screenSurfaces(sessionKey, answer, undefined) };
@@ -513,14 +515,23 @@ export class ServerCheckpoint {
 
   /**
    * True when a listing verified before may be replayed to this session: the server's own pin is
-   * its (not a principal's catalog, nor one awaiting its first use) and it sees every tool.
+   * its (not a principal's catalog, nor one awaiting its first use) and it sees every item.
    */
   #replays(sessionKey: string): boolean {
     const config = this.#config;
     return (
-      !awaitsFirstUse(config) &&
-      this.#viewFor(sessionKey) === config &&
-      this.itemTest(sessionKey, 'tools') === undefined
+      !awaitsFirstUse(config) && this.#viewFor(sessionKey) === config && this.#seesEverything(sessionKey)
+    );
+  }
+
+  /**
+   * True when the session's principal (if any) sees every item of every surface of this server: a
+   * remembered listing may carry unasked members (prompts beside tools), filtered by the scope of
+   * the principal it was verified for, so only such a principal's listings are shared.
+   */
+  #seesEverything(sessionKey: string): boolean {
+    return (Object.keys(SURFACES) as ListedSurface[]).every(
+      (surface) => this.itemTest(sessionKey, surface) === undefined,
     );
   }
 

@@ -121,6 +121,21 @@ export class FirstUseRecorder {
       );
       return null;
     }
+    // Verified at load, but the first listing may come long after: a statement past its expiresAt approves nothing.
+    const { expiresAt } = manifest.body;
+    if (expiresAt !== undefined && Date.parse(expiresAt) <= Date.now()) {
+      this.#logger.warn(
+        {
+          event: 'pin.first_use_refused',
+          server: config.name,
+          session: sessionLabel(sessionKey),
+          problem: 'manifest expired',
+          expiresAt,
+        },
+        `not pinning: the firstUseManifest expired at ${expiresAt}`,
+      );
+      return null;
+    }
     // The gateway observes tools at first use: the other surfaces are compared by `toolpin pin --manifest`.
     const { catalog, tools } = statedDigests(manifest.body);
     const differences = diffAgainstManifest({ catalog, tools }, observed.pin);

@@ -135,6 +135,9 @@ export function verifyCompactJws(
   const body = detached === undefined ? part : Buffer.from(detached, 'utf8').toString('base64url');
   const header = decodeJson(head);
   if (parts.length !== 3 || header === undefined || header.alg !== 'EdDSA') return { reason: 'malformed' };
+  // No extension is understood here (RFC 7515 4.1.11: a `crit` one must then be refused), and
+  // `b64` (RFC 7797) would change what the signature covers.
+  if (Object.hasOwn(header, 'crit') || Object.hasOwn(header, 'b64')) return { reason: 'malformed' };
   if (detached === undefined ? decodeJson(part) === undefined : part !== '' && part !== body)
     return { reason: 'malformed' };
   const trusted = keys.find((candidate) => candidate.kid === header.kid);

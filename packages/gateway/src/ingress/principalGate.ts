@@ -5,6 +5,7 @@ import type { PrincipalEvidence } from '../policy/principalScopes.js';
 import type { ScopeTable } from '../state/scopeTable.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { jsonRpcError } from '../wire/jsonRpc.js';
+import { AGGREGATE } from './aggregateFront.js';
 import { replyJson } from './clientReply.js';
 import { scopePrincipalOf, setScopePrincipal, verifiedTokenOf } from './requestPrincipal.js';
 
@@ -31,21 +32,28 @@ export class PrincipalGate {
     if (scopes === undefined || scopePrincipalOf(req.headers) !== undefined) return go();
     const evidence = evidenceOf(req);
     const name = scopes.resolve(evidence);
-    if (name !== undefined) {
+    // A server no entry of the principal's names is not in its scope at all: its route is closed to
+    // it (resources, and any method that names no item, would otherwise reach the upstream).
+    if (name !== undefined && (route === AGGREGATE || scopes.seesServer(name, route))) {
       setScopePrincipal(req.headers, name);
       return go();
     }
     this.#logger.warn(
       {
-        event: 'principal.unresolved',
+        event: name === undefined ? 'principal.unresolved' : 'principal.server_out_of_scope',
         server: route,
+        ...(name === undefined ? {} : { principal: name }),
         // What the request showed, never its value.
         evidence: Object.keys(evidence),
       },
-      'a request matches no principal of the gateway file: refused',
+      name === undefined
+        ? 'a request matches no principal of the gateway file: refused'
+        : "a request to a server out of its principal's scope: refused",
     );
     const message =
-      'toolpin refused the request: it matches no principal of the gateway (send the API key in X-Toolpin-Key, or a token a principal names)';
+      name === undefined
+        ? 'toolpin refused the request: it matches no principal of the gateway (send the API key in X-Toolpin-Key, or a token a principal names)'
+        : `toolpin refused the request: server ${route} is not in the scope of principal ${name}`;
     replyJson(
       res,
       403,
@@ -53,7 +61,7 @@ export class PrincipalGate {
         reason: 'not_in_scope',
         server: route,
         tool: null,
-        principal: null,
+        principal: name ?? null,
       }),
     );
   }

@@ -123,9 +123,18 @@ export function useOfRequest(
 /**
  * A method that is not a screened one but reads as one to an upstream that folds case, width or
  * spacing (`Tools/Call`, `tools/call `, `ｔｏｏｌｓ/call`): it is refused, never forwarded unscreened.
+ * Also the foldings of other readers: a C string ends at its first NUL (`tools/call\0…`); Java's
+ * equalsIgnoreCase matches a char upper-cased or lower-cased (`ı` and `İ` read as `i`: upper then
+ * lower, marks dropped); format characters (zero-width space, soft hyphen) are invisible.
  */
 function foldMethod(method: string): string {
-  return method.normalize('NFKC').replace(/\s+/g, '').toLowerCase();
+  const cString = method.split('\0', 1)[0] ?? '';
+  return cString
+    .normalize('NFKC')
+    .toUpperCase()
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[\s\p{M}\p{Cf}]+/gu, '');
 }
 
 const LOOKALIKES: ReadonlyMap<string, SurfaceSpec> = new Map([
