@@ -302,6 +302,21 @@ describe('scopes per principal: what each principal sees and calls, on every rou
     expect(raw.body).toContain('note:///{id}');
   });
 
+  it("attack: on a transparent route, another principal's key on a session id is 404 (the upstream cannot tell them apart)", async () => {
+    const endpoint = `${gateway.url}/web/mcp`;
+    const headers = await openRawSession(endpoint, { 'x-toolpin-key': ALICE_KEY });
+    expect(headers['mcp-session-id']).toEqual(expect.any(String));
+    const list = { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} };
+    const swapped = await postRaw(endpoint, list, { ...headers, 'x-toolpin-key': BOB_KEY });
+    expect(swapped.status).toBe(404);
+    expect(gateway.events('principal.session_refused')).toContainEqual(
+      expect.objectContaining({ server: 'web', principal: 'bob' }),
+    );
+    const own = await postRaw(endpoint, { ...list, id: 3 }, headers);
+    expect(own.status).toBe(200);
+    expect(own.messages).toEqual([expect.objectContaining({ id: 3, result: expect.anything() })]);
+  });
+
   it('attack: a principal swapping keys mid-session gets no session, the other principal no catalog of hers', async () => {
     // A 2025 session opened by alice on a bridged route and on the aggregate: bob's key on it is 404.
     for (const path of ['/local/mcp', '/mcp']) {

@@ -8,6 +8,7 @@ import { jsonRpcError } from '../wire/jsonRpc.js';
 import { AGGREGATE } from './aggregateFront.js';
 import { replyJson } from './clientReply.js';
 import { scopePrincipalOf, setScopePrincipal, verifiedTokenOf } from './requestPrincipal.js';
+import { SessionOwners } from './sessionOwners.js';
 
 /**
  * Who an HTTP request speaks for, while the gateway file has a `principals` block (docs/scopes.md):
@@ -19,6 +20,8 @@ import { scopePrincipalOf, setScopePrincipal, verifiedTokenOf } from './requestP
 export class PrincipalGate {
   readonly #table: ScopeTable;
   readonly #logger: GatewayLogger;
+  /** Per route: the principal each MCP session id belongs to (ids are the upstream's, so per route). */
+  readonly #owners = new Map<string, SessionOwners>();
 
   constructor(table: ScopeTable, logger: GatewayLogger) {
     this.#table = table;
@@ -35,6 +38,7 @@ export class PrincipalGate {
     // A server no entry of the principal's names is not in its scope at all: its route is closed to
     // it (resources, and any method that names no item, would otherwise reach the upstream).
     if (name !== undefined && (route === AGGREGATE || scopes.seesServer(name, route))) {
+      if (!this.#ownsSession(route, name, req, res)) return;
       setScopePrincipal(req.headers, name);
       return go();
     }
@@ -64,6 +68,26 @@ export class PrincipalGate {
         principal: name ?? null,
       }),
     );
+  }
+
+  /**
+   * An MCP session belongs to the principal it was issued to (or that first used it here): another
+   * principal's request carrying its id is answered 404, as if it did not exist, on every route. The
+   * upstream sees no principal (the key never reaches it), so only the gateway can tell them apart.
+   */
+  #ownsSession(route: string, name: string, req: IncomingMessage, res: ServerResponse): boolean {
+    let owners = this.#owners.get(route);
+    if (owners === undefined) this.#owners.set(route, (owners = new SessionOwners()));
+    if (owners.allows(req.headers['mcp-session-id'], name)) {
+      owners.recordIssued(res, name);
+      return true;
+    }
+    this.#logger.warn(
+      { event: 'principal.session_refused', server: route, principal: name },
+      "a request carried another principal's MCP session id: answered 404",
+    );
+    replyJson(res, 404, jsonRpcError(null, ErrorCodes.SESSION_NOT_FOUND, 'Session not found'));
+    return false;
   }
 }
 
