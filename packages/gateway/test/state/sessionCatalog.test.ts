@@ -68,3 +68,45 @@ describe('SessionCatalog completion findings', () => {
     expect(list()?.findings).toHaveLength(1);
   });
 });
+
+describe('SessionCatalog settled listings', () => {
+  const digester = new ToolDigester();
+  const whole = inspectToolsPage(config, [plainTool('echo'), drifted], digester);
+
+  it('gives a catalog that adopts a settled listing what the listing itself gave', () => {
+    const listed = new SessionCatalog();
+    const completion = listed.addPage(config, whole, true, true);
+    if (completion === undefined) throw new Error('the listing did not complete');
+    const adopted = new SessionCatalog();
+    adopted.stale = true;
+    expect(adopted.adopt(listed.settle(config, completion))).toEqual(completion);
+    for (const catalog of [listed, adopted]) {
+      expect([...catalog.tools.keys()]).toEqual(['echo', 'add']);
+      expect(catalog.drifted).toBe(true);
+      expect([...catalog.changedMembers.keys()]).toEqual(['tool:add']);
+      expect(catalog.judgedUnder).toBe(config);
+      expect(catalog.usable).toBe(true);
+    }
+  });
+
+  it('copies the shared maps before a later page adds to them, in the adopter and in the catalog that settled', () => {
+    const listed = new SessionCatalog();
+    const completion = listed.addPage(config, whole, true, true);
+    if (completion === undefined) throw new Error('the listing did not complete');
+    const settled = listed.settle(config, completion);
+    const adopted = new SessionCatalog();
+    adopted.adopt(settled);
+    const more = inspectToolsPage(config, [plainTool('extra')], digester);
+    for (const catalog of [adopted, listed]) {
+      catalog.addPage(config, more, false, true);
+      expect([...catalog.tools.keys()]).toEqual(['echo', 'add', 'extra']);
+    }
+    expect([...settled.tools.keys()]).toEqual(['echo', 'add']);
+    expect(settled.driftSeverities.size).toBe(1);
+    // A new listing starts over with maps of its own.
+    adopted.addPage(config, inspectToolsPage(config, [plainTool('echo')], digester), true, true);
+    expect([...adopted.tools.keys()]).toEqual(['echo']);
+    expect(adopted.drifted).toBe(false);
+    expect([...settled.tools.keys()]).toEqual(['echo', 'add']);
+  });
+});
