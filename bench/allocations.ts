@@ -1,11 +1,13 @@
 // What one proxied request allocates in toolpin: a count that the machine's load does not move
 // (CPU time on a shared machine does). A fresh upstream and toolpin (with --trace-gc) per build, a
 // warm-up, then exactly N requests of one kind; the young-generation bytes its scavenges freed and
-// the bytes promoted, per request. Compare builds with BENCH_BASELINE_CLI (run one after the other).
+// the bytes promoted, per request, and the process's CPU time per request over the same N (steadier
+// than the bench's short windows for large listings, though the machine's load still moves it).
+// Compare builds with BENCH_BASELINE_CLI (run one after the other).
 // Usage: tsx bench/allocations.ts [stateful|stateless] [call|list] [tools=3] [requests=4000]
 import autocannon from 'autocannon';
 import { makeCatalog } from './catalog.js';
-import { stopAllChildren } from './children.js';
+import { cpuMicros, stopAllChildren } from './children.js';
 import { bodyOf, type MessageKind } from './load.js';
 import { BASE_HEADERS, closeHttp, openSession } from './mcpHttp.js';
 import { startUpstream, type Profile } from './targets.js';
@@ -44,6 +46,8 @@ async function send(url: string, sessions: readonly string[] | undefined, amount
     method: 'POST',
     connections: 8,
     amount,
+    // A 5,000-tool listing takes seconds on a loaded machine.
+    timeout: 60,
     headers,
     body: bodyOf(kind),
     setupClient: (client) => {
@@ -65,13 +69,16 @@ async function measure(cli: string): Promise<string> {
       profile === 'stateful'
         ? await Promise.all(Array.from({ length: 8 }, () => openSession(toolpin.url)))
         : undefined;
-    await send(toolpin.url, sessions, Math.max(500, requests / 4));
+    await send(toolpin.url, sessions, Math.max(Math.min(500, requests), requests / 4));
     await new Promise((resolve) => setTimeout(resolve, 200));
     counter.take();
+    const pid = toolpin.child.pid;
+    const cpuBefore = cpuMicros(pid) ?? 0;
     await send(toolpin.url, sessions, requests);
+    const cpu = ((cpuMicros(pid) ?? 0) - cpuBefore) / requests;
     await new Promise((resolve) => setTimeout(resolve, 200));
     const { scavenged, scavenges } = counter.take();
-    return `${((scavenged * 2 ** 20) / requests / 1024).toFixed(1)} KB young garbage per request (${scavenges} scavenges for ${requests})`;
+    return `${((scavenged * 2 ** 20) / requests / 1024).toFixed(1)} KB young garbage per request (${scavenges} scavenges for ${requests}), ${cpu.toFixed(0)} us CPU per request`;
   } finally {
     await toolpin.stop();
     await upstream.stop();
