@@ -25,13 +25,14 @@ export class SessionState {
   /** The tools the session was served. */
   readonly catalog = new SessionCatalog();
   /** The prompts and resource templates the session was served (made when first listed). */
-  readonly #catalogs = new Map<ListedSurface, SessionCatalog>();
+  #catalogs: Map<ListedSurface, SessionCatalog> | undefined;
   /** The instructions last judged for this session (the bridged 2026-07-28 fronts judge once per pin). */
   instructions: InstructionsSeen | undefined;
 
   /** The catalog of one listed surface (tools: {@link catalog}). */
   catalogOf(surface: ListedSurface): SessionCatalog {
     if (surface === 'tools') return this.catalog;
+    this.#catalogs ??= new Map();
     let catalog = this.#catalogs.get(surface);
     if (catalog === undefined) {
       catalog = new SessionCatalog();
@@ -42,7 +43,7 @@ export class SessionState {
 
   /** The catalog of one listed surface if the session has one. */
   peekCatalog(surface: ListedSurface): SessionCatalog | undefined {
-    return surface === 'tools' ? this.catalog : this.#catalogs.get(surface);
+    return surface === 'tools' ? this.catalog : this.#catalogs?.get(surface);
   }
 
   /**
