@@ -794,14 +794,17 @@ export class ServerCheckpoint {
     args?: unknown,
     spec: SurfaceSpec = SURFACES.tools,
   ): CallDecision | undefined {
-    return this.knowsCatalogFor(sessionKey, toolName, spec)
-      ? this.#decideOn(this.#state(sessionKey).catalogOf(spec.surface), toolName, args, spec)
-      : undefined;
+    // One look-up of the session per call (the store is an LRU: each get is bookkeeping).
+    const catalog = this.#state(sessionKey).catalogOf(spec.surface);
+    return this.#knows(catalog, toolName, spec) ? this.#decideOn(catalog, toolName, args, spec) : undefined;
   }
 
   /** True when a request naming `name` can be decided from the session's catalog as it is (no listing first). */
   knowsCatalogFor(sessionKey: string, name: string, spec: SurfaceSpec = SURFACES.tools): boolean {
-    const catalog = this.#state(sessionKey).catalogOf(spec.surface);
+    return this.#knows(this.#state(sessionKey).catalogOf(spec.surface), name, spec);
+  }
+
+  #knows(catalog: SessionCatalog, name: string, spec: SurfaceSpec): boolean {
     return (
       catalog.usable &&
       catalog.judgedUnder === this.#pinOf(spec) &&
