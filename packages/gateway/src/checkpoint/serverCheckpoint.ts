@@ -460,25 +460,11 @@ export class ServerCheckpoint {
     answers.take(key);
     const catalog = this.#state(sessionKey).catalog;
     const first = expected.cursor === undefined;
-    const completion =
-      first && known.last
-        ? this.#settleWhole(catalog, known)
-        : catalog.addPage(known.config, known.inspection, first, known.last);
+    const completion = catalog.addPage(known.config, known.inspection, first, known.last);
     // A whole catalog on one page folds to the same digest every time: the listing remembers it.
     if (completion !== undefined)
       this.#report(sessionKey, catalog, completion, first && known.last ? known : undefined);
     return true;
-  }
-
-  /**
-   * A whole verified listing on one page leaves every catalog it completes in the same state: the
-   * first replay builds it, the next ones share it (the listing, and so this, is dropped on reload).
-   */
-  #settleWhole(catalog: SessionCatalog, known: VerifiedListing): CatalogCompletion {
-    if (known.settled !== undefined) return catalog.adopt(known.settled);
-    const completion = catalog.addPage(known.config, known.inspection, true, true) as CatalogCompletion;
-    known.settled = catalog.settle(known.config, completion);
-    return completion;
   }
 
   /** Remembers a single-message listing text and what its verification produced. */

@@ -1,6 +1,5 @@
 import type { ServerConfig } from '../config/index.js';
 import type { PageInspection } from '../policy/inspectToolsPage.js';
-import type { SettledCatalog } from '../state/sessionCatalog.js';
 
 /** One tools/list result text the checkpoint verified in full, and everything that verification produced. */
 export interface VerifiedListing {
@@ -21,8 +20,6 @@ export interface VerifiedListing {
   readonly result: unknown;
   /** The catalog digest of a listing that is a whole verified catalog on one page, once folded. */
   catalogDigest?: string;
-  /** What a whole listing on one page leaves in a session's catalog, once built: shared by the next. */
-  settled?: SettledCatalog;
 }
 
 // A server serves one catalog to most of its sessions; a few entries cover pages and the odd
