@@ -19,20 +19,34 @@ const size = Number(process.argv[4] ?? 3);
 const requests = Number(process.argv[5] ?? 4000);
 
 /** Sums the young-generation garbage (before - after of each scavenge) and what grew old, in MB. */
-function gcCounter(): { feed(chunk: string): void; take(): { scavenged: number; scavenges: number } } {
+function gcCounter(): {
+  feed(chunk: string): void;
+  take(): { scavenged: number; scavenges: number; fullGcs: number; reasons: string };
+} {
   let scavenged = 0;
   let scavenges = 0;
+  let fullGcs = 0;
+  const reasons = new Map<string, number>();
   return {
     feed: (chunk) => {
+      // A full collection's line ends with why it ran (external memory pressure, allocation failure, …).
+      for (const match of chunk.matchAll(/Mark-Compact[^\n]*current mu = [\d.]+\) ([^\n]*)/g)) {
+        fullGcs++;
+        const why = match[1] ?? '?';
+        reasons.set(why, (reasons.get(why) ?? 0) + 1);
+      }
       for (const match of chunk.matchAll(/Scavenge(?: \([^)]*\))? ([\d.]+) \([\d.]+\) -> ([\d.]+) \(/g)) {
         scavenges++;
         scavenged += Number(match[1]) - Number(match[2]);
       }
     },
     take: () => {
-      const taken = { scavenged, scavenges };
+      const why = [...reasons].map(([reason, count]) => `${count} ${reason}`).join(', ');
+      const taken = { scavenged, scavenges, fullGcs, reasons: why };
       scavenged = 0;
       scavenges = 0;
+      fullGcs = 0;
+      reasons.clear();
       return taken;
     },
   };
@@ -77,8 +91,8 @@ async function measure(cli: string): Promise<string> {
     await send(toolpin.url, sessions, requests);
     const cpu = ((cpuMicros(pid) ?? 0) - cpuBefore) / requests;
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const { scavenged, scavenges } = counter.take();
-    return `${((scavenged * 2 ** 20) / requests / 1024).toFixed(1)} KB young garbage per request (${scavenges} scavenges for ${requests}), ${cpu.toFixed(0)} us CPU per request`;
+    const { scavenged, scavenges, fullGcs, reasons } = counter.take();
+    return `${((scavenged * 2 ** 20) / requests / 1024).toFixed(1)} KB young garbage per request (${scavenges} scavenges, ${fullGcs} full collections${reasons === '' ? '' : `: ${reasons}`}, for ${requests}), ${cpu.toFixed(0)} us CPU per request`;
   } finally {
     await toolpin.stop();
     await upstream.stop();
