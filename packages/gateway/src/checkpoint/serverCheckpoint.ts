@@ -780,17 +780,14 @@ export class ServerCheckpoint {
     args?: unknown,
     spec: SurfaceSpec = SURFACES.tools,
   ): CallDecision | undefined {
-    // One look-up of the session per call (the store is an LRU: each get is bookkeeping).
-    const catalog = this.#state(sessionKey).catalogOf(spec.surface);
-    return this.#knows(catalog, toolName, spec) ? this.#decideOn(catalog, toolName, args, spec) : undefined;
+    return this.knowsCatalogFor(sessionKey, toolName, spec)
+      ? this.#decideOn(this.#state(sessionKey).catalogOf(spec.surface), toolName, args, spec)
+      : undefined;
   }
 
   /** True when a request naming `name` can be decided from the session's catalog as it is (no listing first). */
   knowsCatalogFor(sessionKey: string, name: string, spec: SurfaceSpec = SURFACES.tools): boolean {
-    return this.#knows(this.#state(sessionKey).catalogOf(spec.surface), name, spec);
-  }
-
-  #knows(catalog: SessionCatalog, name: string, spec: SurfaceSpec): boolean {
+    const catalog = this.#state(sessionKey).catalogOf(spec.surface);
     return (
       catalog.usable &&
       catalog.judgedUnder === this.#pinOf(spec) &&
