@@ -1,11 +1,13 @@
 // What one proxied request allocates in toolpin: a count that the machine's load does not move
 // (CPU time on a shared machine does). A fresh upstream and toolpin (with --trace-gc) per build, a
 // warm-up, then exactly N requests of one kind; the young-generation bytes its scavenges freed and
-// the bytes promoted, per request. Compare builds with BENCH_BASELINE_CLI (run one after the other).
+// the bytes promoted, per request, and the process's CPU time per request over the same N (steadier
+// than the bench's short windows for large listings, though the machine's load still moves it).
+// Compare builds with BENCH_BASELINE_CLI (run one after the other).
 // Usage: tsx bench/allocations.ts [stateful|stateless] [call|list] [tools=3] [requests=4000]
 import autocannon from 'autocannon';
 import { makeCatalog } from './catalog.js';
-import { stopAllChildren } from './children.js';
+import { cpuMicros, stopAllChildren } from './children.js';
 import { bodyOf, type MessageKind } from './load.js';
 import { BASE_HEADERS, closeHttp, openSession } from './mcpHttp.js';
 import { startUpstream, type Profile } from './targets.js';
@@ -17,20 +19,34 @@ const size = Number(process.argv[4] ?? 3);
 const requests = Number(process.argv[5] ?? 4000);
 
 /** Sums the young-generation garbage (before - after of each scavenge) and what grew old, in MB. */
-function gcCounter(): { feed(chunk: string): void; take(): { scavenged: number; scavenges: number } } {
+function gcCounter(): {
+  feed(chunk: string): void;
+  take(): { scavenged: number; scavenges: number; fullGcs: number; reasons: string };
+} {
   let scavenged = 0;
   let scavenges = 0;
+  let fullGcs = 0;
+  const reasons = new Map<string, number>();
   return {
     feed: (chunk) => {
+      // A full collection's line ends with why it ran (external memory pressure, allocation failure, …).
+      for (const match of chunk.matchAll(/Mark-Compact[^\n]*current mu = [\d.]+\) ([^\n]*)/g)) {
+        fullGcs++;
+        const why = match[1] ?? '?';
+        reasons.set(why, (reasons.get(why) ?? 0) + 1);
+      }
       for (const match of chunk.matchAll(/Scavenge(?: \([^)]*\))? ([\d.]+) \([\d.]+\) -> ([\d.]+) \(/g)) {
         scavenges++;
         scavenged += Number(match[1]) - Number(match[2]);
       }
     },
     take: () => {
-      const taken = { scavenged, scavenges };
+      const why = [...reasons].map(([reason, count]) => `${count} ${reason}`).join(', ');
+      const taken = { scavenged, scavenges, fullGcs, reasons: why };
       scavenged = 0;
       scavenges = 0;
+      fullGcs = 0;
+      reasons.clear();
       return taken;
     },
   };
@@ -44,6 +60,8 @@ async function send(url: string, sessions: readonly string[] | undefined, amount
     method: 'POST',
     connections: 8,
     amount,
+    // A 5,000-tool listing takes seconds on a loaded machine.
+    timeout: 60,
     headers,
     body: bodyOf(kind),
     setupClient: (client) => {
@@ -65,13 +83,16 @@ async function measure(cli: string): Promise<string> {
       profile === 'stateful'
         ? await Promise.all(Array.from({ length: 8 }, () => openSession(toolpin.url)))
         : undefined;
-    await send(toolpin.url, sessions, Math.max(500, requests / 4));
+    await send(toolpin.url, sessions, Math.max(Math.min(500, requests), requests / 4));
     await new Promise((resolve) => setTimeout(resolve, 200));
     counter.take();
+    const pid = toolpin.child.pid;
+    const cpuBefore = cpuMicros(pid) ?? 0;
     await send(toolpin.url, sessions, requests);
+    const cpu = ((cpuMicros(pid) ?? 0) - cpuBefore) / requests;
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const { scavenged, scavenges } = counter.take();
-    return `${((scavenged * 2 ** 20) / requests / 1024).toFixed(1)} KB young garbage per request (${scavenges} scavenges for ${requests})`;
+    const { scavenged, scavenges, fullGcs, reasons } = counter.take();
+    return `${((scavenged * 2 ** 20) / requests / 1024).toFixed(1)} KB young garbage per request (${scavenges} scavenges, ${fullGcs} full collections${reasons === '' ? '' : `: ${reasons}`}, for ${requests}), ${cpu.toFixed(0)} us CPU per request`;
   } finally {
     await toolpin.stop();
     await upstream.stop();

@@ -105,7 +105,25 @@ interface Entry {
     readonly omitted: boolean;
   };
   lastDrift?: DriftStatus;
-  lastContact?: ContactStatus;
+  /** The last contact as it came and when (ms since the epoch): made a ContactStatus when read. */
+  lastContact?: { readonly at: number; readonly contact: UpstreamContact };
+}
+
+/** A contact as /status shows it (formatted when read: every proxied request records one). */
+function contactStatus({
+  at,
+  contact,
+}: {
+  readonly at: number;
+  readonly contact: UpstreamContact;
+}): ContactStatus {
+  return {
+    at: new Date(at).toISOString(),
+    via: contact.via,
+    ok: contact.status !== undefined && contact.status < 500,
+    ...(contact.status === undefined ? {} : { status: contact.status }),
+    ...(contact.error === undefined ? {} : { error: contact.error }),
+  };
 }
 
 function pinnedName(pin: ServerConfig, key: string): string | null {
@@ -242,19 +260,13 @@ export class StatusBoard {
 
   /** Records the latest contact with a server's upstream. */
   recordContact(server: string, contact: UpstreamContact): void {
-    const ok = contact.status !== undefined && contact.status < 500;
-    this.#entry(server).lastContact = {
-      at: new Date().toISOString(),
-      via: contact.via,
-      ok,
-      ...(contact.status === undefined ? {} : { status: contact.status }),
-      ...(contact.error === undefined ? {} : { error: contact.error }),
-    };
+    this.#entry(server).lastContact = { at: Date.now(), contact };
   }
 
   /** The last contact with a server's upstream, if any. */
   lastContact(server: string): ContactStatus | null {
-    return this.#entries.get(server)?.lastContact ?? null;
+    const last = this.#entries.get(server)?.lastContact;
+    return last === undefined ? null : contactStatus(last);
   }
 
   /** The status of each of these servers (the ones routed now). */
@@ -275,7 +287,7 @@ export class StatusBoard {
             ? unobservedTools(server)
             : toolsFromFindings(entry.toolsSource.pin, entry.toolsSource.findings, entry.toolsSource.omitted),
         lastDrift: entry.lastDrift ?? null,
-        lastContact: entry.lastContact ?? null,
+        lastContact: entry.lastContact === undefined ? null : contactStatus(entry.lastContact),
         surfaces: surfacesOf(server, entry),
         ...(server.principalPins === undefined
           ? {}

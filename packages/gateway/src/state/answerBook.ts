@@ -26,7 +26,13 @@ export const MAX_AWAITED = 1024;
  * under an id nothing awaits, finds nothing and is not an answer (docs/boundary.md#answers-upstream--client).
  */
 export class AnswerBook {
-  readonly #awaited = new Map<string, Expectation>();
+  // Made by a request, dropped when the last awaited answer came: an idle session (10,000 of them)
+  // holds no empty map.
+  #map: Map<string, Expectation> | undefined;
+
+  get #awaited(): Map<string, Expectation> {
+    return (this.#map ??= new Map());
+  }
 
   /**
    * Remembers a request forwarded under this id. A client that reuses an id whose answer never came
@@ -46,23 +52,26 @@ export class AnswerBook {
 
   /** Takes the expectation of the request with this id: it is answered now, and never again. */
   take(idKey: string): Expectation | undefined {
-    const expectation = this.#awaited.get(idKey);
-    if (expectation !== undefined) this.#awaited.delete(idKey);
+    const map = this.#map;
+    const expectation = map?.get(idKey);
+    if (expectation === undefined || map === undefined) return undefined;
+    map.delete(idKey);
+    if (map.size === 0) this.#map = undefined;
     return expectation;
   }
 
   /** The expectation of the request with this id, left awaiting. */
   peek(idKey: string): Expectation | undefined {
-    return this.#awaited.get(idKey);
+    return this.#map?.get(idKey);
   }
 
   /** True while a request with this id awaits its answer. */
   awaits(idKey: string): boolean {
-    return this.#awaited.has(idKey);
+    return this.#map?.has(idKey) ?? false;
   }
 
   /** How many requests await their answer. */
   get size(): number {
-    return this.#awaited.size;
+    return this.#map?.size ?? 0;
   }
 }

@@ -35,7 +35,7 @@ export class SessionState {
   /** The tools the session was served. */
   readonly catalog = new SessionCatalog();
   /** The prompts and resource templates the session was served (made when first listed). */
-  readonly #catalogs = new Map<ListedSurface, SessionCatalog>();
+  #catalogs: Map<ListedSurface, SessionCatalog> | undefined;
   /** The instructions last judged for this session (the bridged 2026-07-28 fronts judge once per pin). */
   instructions: InstructionsSeen | undefined;
   /** The stated identity of the gateway's own upstream connection, judged once per pin. */
@@ -44,6 +44,7 @@ export class SessionState {
   /** The catalog of one listed surface (tools: {@link catalog}). */
   catalogOf(surface: ListedSurface): SessionCatalog {
     if (surface === 'tools') return this.catalog;
+    this.#catalogs ??= new Map();
     let catalog = this.#catalogs.get(surface);
     if (catalog === undefined) {
       catalog = new SessionCatalog();
@@ -54,7 +55,7 @@ export class SessionState {
 
   /** The catalog of one listed surface if the session has one. */
   peekCatalog(surface: ListedSurface): SessionCatalog | undefined {
-    return surface === 'tools' ? this.catalog : this.#catalogs.get(surface);
+    return surface === 'tools' ? this.catalog : this.#catalogs?.get(surface);
   }
 
   /**
