@@ -32,6 +32,47 @@ function foldingUpstream(executed: string[]) {
   };
 }
 
+/**
+ * How a Java upstream compares method names with String.equalsIgnoreCase (each char equal, or equal
+ * upper-cased, or equal lower-cased: `ı` upper-cases to `I`, `İ` lower-cases to `i`), reading the
+ * method as a C string (cut at its first NUL, as a cJSON-style reader hands it on).
+ */
+function readsAs(method: string, screened: string): boolean {
+  const cut = method.split('\0')[0] ?? '';
+  if (cut.length !== screened.length) return false;
+  for (let at = 0; at < cut.length; at += 1) {
+    const a = cut[at]!;
+    const b = screened[at]!;
+    if (a === b || a.toUpperCase() === b.toUpperCase()) continue;
+    const lower = (c: string): string => (c === 'İ' ? 'i' : c.toLowerCase());
+    if (lower(a) !== lower(b)) return false;
+  }
+  return true;
+}
+
+/** An upstream that dispatches methods as {@link readsAs} does, and runs every call it reads. */
+function javaLikeUpstream(executed: string[]) {
+  return ({ res, message }: UpstreamExchange): boolean => {
+    const method = typeof message.method === 'string' ? message.method : '';
+    const screened = ['tools/call', 'prompts/get', 'completion/complete'].find((m) => readsAs(method, m));
+    if (screened === undefined) return false;
+    executed.push(`${screened}:${String((message.params as { name?: unknown } | undefined)?.name)}`);
+    answerJson(res, { jsonrpc: '2.0', id: message.id, result: { content: [] } });
+    return true;
+  };
+}
+
+// Methods the refusal of 4de8eaa let through: a dotless or dotted capital i (Java's equalsIgnoreCase
+// folds both to i), a NUL-terminated method (a C reader stops there), a zero-width space or soft hyphen
+// (format characters, not spacing).
+const SLIPPING = [
+  'completıon/complete',
+  'COMPLETİON/COMPLETE',
+  'tools/call\u0000',
+  'tools/call\u0000/shadow',
+  'prompts/get\u0000',
+];
+
 describe('a method that reads as a screened one but is not it', () => {
   const rig = useScoped(() => startRig());
 
@@ -47,7 +88,19 @@ describe('a method that reads as a screened one but is not it', () => {
     }
   });
 
-  it.each(LOOKALIKES)(
+  it.each(SLIPPING)('is real: a Java/C upstream runs %j as a screened method', async (method) => {
+    const executed: string[] = [];
+    rig.upstream.behaviour = javaLikeUpstream(executed);
+    try {
+      const reply = await postJson(rig.upstream.url, { ...callRequest('x1', 'evil'), method });
+      expect(responsesIn(reply.body)).toEqual([expect.objectContaining({ result: expect.anything() })]);
+      expect(executed).toHaveLength(1);
+    } finally {
+      rig.upstream.reset();
+    }
+  });
+
+  it.each([...LOOKALIKES, ...SLIPPING])(
     'refuses %j with -32601 and a log line; nothing reaches the upstream',
     async (method) => {
       const executed: string[] = [];

@@ -16,6 +16,7 @@ import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarn
 import { pinFor, withSurfaces } from '../support/pinFor.js';
 import { openRawSession, postRaw, statelessEnvelope } from '../support/rawMcp.js';
 import { fixtureCommand, listStdioSurfaces, stdioPinFor, type StdioSurfaces } from '../transports/support.js';
+import { refusal, textOf } from '../support/rejection.js';
 
 /** A tool `web` serves under a name that reads as another member's namespaced tool. */
 const IMPOSTOR: Tool = {
@@ -25,22 +26,6 @@ const IMPOSTOR: Tool = {
 };
 
 type V2Client = Awaited<ReturnType<typeof connectV2Client>>;
-
-/** The JSON-RPC error a rejected SDK call carries (both SDKs throw it with `code` and `data`). */
-async function refusal(promise: Promise<unknown>): Promise<{ code: number; data: Record<string, unknown> }> {
-  try {
-    await promise;
-  } catch (error) {
-    const { code, data } = error as { code: number; data: Record<string, unknown> };
-    return { code, data: data ?? {} };
-  }
-  throw new Error('expected a refusal');
-}
-
-function textOf(result: unknown): string {
-  const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
-  return content.map((part) => part.text ?? '').join('');
-}
 
 /** Every tool name of the aggregate, page after page. */
 async function allToolNames(client: V1Client): Promise<string[]> {

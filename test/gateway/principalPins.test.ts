@@ -10,6 +10,7 @@ import { pinFor } from '../support/pinFor.js';
 import { callRequest, openRawSession, postRaw } from '../support/rawMcp.js';
 import { runToolpin } from '../support/runToolpin.js';
 import { until } from '../support/until.js';
+import { refusal, textOf } from '../support/rejection.js';
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 const KEYS = { alice: 'alice-key-1', bob: 'bob-key-2', carol: 'carol-key-3' } as const;
@@ -19,21 +20,6 @@ function catalogs(): Record<string, Tool[]> {
   const [echo, add, slow] = defaultTools() as [Tool, Tool, Tool];
   const bobsEcho: Tool = { ...echo, description: 'Echoes the given text, for bob.' };
   return { 'tok-a': [echo, add], 'tok-b': [bobsEcho, slow] };
-}
-
-async function refusal(promise: Promise<unknown>): Promise<{ code: number; data: Record<string, unknown> }> {
-  try {
-    await promise;
-  } catch (error) {
-    const { code, data } = error as { code: number; data: Record<string, unknown> };
-    return { code, data: data ?? {} };
-  }
-  throw new Error('expected a refusal');
-}
-
-function textOf(result: unknown): string {
-  const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
-  return content.map((part) => part.text ?? '').join('');
 }
 
 describe('pins per authorization: each principal checked against its own pinned catalog', () => {

@@ -25,6 +25,7 @@ import {
   writePin,
   type StdioSurfaces,
 } from '../transports/support.js';
+import { refusal, textOf } from '../support/rejection.js';
 
 // Keys as a client holds them; the gateway file holds only their SHA-256.
 const ALICE_KEY = 'alice-key-0123456789';
@@ -43,21 +44,6 @@ function principals(aliceWeb: readonly string[]): Record<string, unknown>[] {
     { name: 'bob', apiKey: { sha256: sha256(BOB_KEY) }, servers: { '*': '*' } },
     { name: 'carol', apiKey: { sha256: sha256(CAROL_KEY) }, servers: { web: '*' } },
   ];
-}
-
-async function refusal(promise: Promise<unknown>): Promise<{ code: number; data: Record<string, unknown> }> {
-  try {
-    await promise;
-  } catch (error) {
-    const { code, data } = error as { code: number; data: Record<string, unknown> };
-    return { code, data: data ?? {} };
-  }
-  throw new Error('expected a refusal');
-}
-
-function textOf(result: unknown): string {
-  const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
-  return content.map((part) => part.text ?? '').join('');
 }
 
 /** The first JSON-RPC error of a raw reply. */

@@ -34,3 +34,25 @@ export async function callError(
     },
   );
 }
+
+/**
+ * The JSON-RPC error a rejected SDK request carries (both SDKs throw it with `code` and `data`); the
+ * test fails if the request succeeds.
+ */
+export async function refusal(
+  promise: Promise<unknown>,
+): Promise<{ code: number; data: Record<string, unknown> }> {
+  try {
+    await promise;
+  } catch (error) {
+    const { code, data } = error as { code: number; data: Record<string, unknown> };
+    return { code, data: data ?? {} };
+  }
+  throw new Error('expected a refusal');
+}
+
+/** The text parts of a tool result, joined. */
+export function textOf(result: unknown): string {
+  const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
+  return content.map((part) => part.text ?? '').join('');
+}
