@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { CliInputError } from './cliInputError.js';
+import { splitCommandLine } from '../transports/commandLine.js';
 import { SERVER_NAME_PATTERN } from '../config/pinFileSchema.js';
 import { DEFAULT_TIMEOUT_MS } from '../defaults.js';
 import { redactUrl } from '../wire/redactUrl.js';
@@ -54,6 +55,18 @@ export function parseHttpUrl(flag: string, value: string): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new CliInputError(`${flag} ${redactUrl(value)}: expected an http:// or https:// URL`);
   return value;
+}
+
+/** Checks `--command`: a command line split as a shell would (quotes, escapes) into a program and its arguments. */
+export function parseCommandOption(command: string | undefined): string[] {
+  let argv: string[];
+  try {
+    argv = splitCommandLine(command ?? '');
+  } catch (error) {
+    throw new CliInputError(`--command: ${(error as Error).message}`);
+  }
+  if (argv.length === 0) throw new CliInputError('--command: expected a program to run');
+  return argv;
 }
 
 /** Parses `--timeout <ms>`. Throws CliInputError unless it is a positive integer. */

@@ -8,10 +8,10 @@ import type { PinnedArtifact } from '../config/types.js';
 import { writeFileAtomic } from '../config/writeFileAtomic.js';
 import { DEFAULT_TIMEOUT_MS, ExitCodes } from '../defaults.js';
 import { GatewayError } from '../errors.js';
-import { splitCommandLine } from '../transports/commandLine.js';
+
 import { CliInputError, reportInputError } from './cliInputError.js';
 import type { CliIo } from './cliIo.js';
-import { parseHttpUrl, parseTimeout } from './commonOptions.js';
+import { parseCommandOption, parseHttpUrl, parseTimeout } from './commonOptions.js';
 import { listForPin, type LiveSource } from './pinCommand.js';
 import { loadSigningKey, signManifest } from './pinSigner.js';
 import { readPinFileForCli } from './readPinFileForCli.js';
@@ -83,13 +83,7 @@ function liveSource(options: ManifestCommandOptions): LiveSource {
     const url = parseHttpUrl('--url', options.url);
     return { upstream: { url }, target: { url, headers: {} }, describe: redactUrl(url) };
   }
-  let argv: string[];
-  try {
-    argv = splitCommandLine(options.command ?? '');
-  } catch (error) {
-    throw new CliInputError(`--command: ${(error as Error).message}`);
-  }
-  if (argv.length === 0) throw new CliInputError('--command: expected a program to run');
+  const argv = parseCommandOption(options.command);
   return { upstream: { command: argv }, target: { command: argv }, describe: `stdio: ${argv[0] ?? ''}` };
 }
 

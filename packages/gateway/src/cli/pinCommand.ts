@@ -15,12 +15,13 @@ import type { LiveCatalog } from '../transports/fetchLiveCatalog.js';
 import { pinFileMode } from '../config/pinFileMode.js';
 import { writeFileAtomic } from '../config/writeFileAtomic.js';
 import { GatewayError } from '../errors.js';
-import { splitCommandLine } from '../transports/commandLine.js';
+
 import { CliInputError, reportInputError } from './cliInputError.js';
 import type { CliIo } from './cliIo.js';
 import {
   collect,
   parseCapabilities,
+  parseCommandOption,
   parseHeaderOptions,
   parseHttpUrl,
   parseServerName,
@@ -181,13 +182,7 @@ function sourceOf(options: PinCommandOptions): Source {
     };
   }
   if (options.command !== undefined) {
-    let argv: string[];
-    try {
-      argv = splitCommandLine(options.command);
-    } catch (error) {
-      throw new CliInputError(`--command: ${(error as Error).message}`);
-    }
-    if (argv.length === 0) throw new CliInputError('--command: expected a program to run');
+    const argv = parseCommandOption(options.command);
     return { upstream: { command: argv }, target: { command: argv }, describe: `stdio: ${argv[0] ?? ''}` };
   }
   if (options.upstream === undefined)

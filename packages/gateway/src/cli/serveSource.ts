@@ -14,9 +14,9 @@ import { pinFileMode } from '../config/pinFileMode.js';
 import { writeFileAtomic } from '../config/writeFileAtomic.js';
 import { DEFAULT_PINS_FOLDER } from '../defaults.js';
 import { GatewayError } from '../errors.js';
-import { splitCommandLine } from '../transports/commandLine.js';
+
 import { CliInputError } from './cliInputError.js';
-import { parseHttpUrl, parseServerName } from './commonOptions.js';
+import { parseCommandOption, parseHttpUrl, parseServerName } from './commonOptions.js';
 
 /** The flags of `toolpin serve` that say what it serves. */
 export interface ServeSourceOptions {
@@ -95,13 +95,7 @@ export function checkServeSource(options: ServeSourceOptions): void {
 
 function upstreamOf(options: ServeSourceOptions): PinFileInput['upstream'] {
   if (options.url !== undefined) return { url: parseHttpUrl('--url', options.url) };
-  let argv: string[];
-  try {
-    argv = splitCommandLine(options.command ?? '');
-  } catch (error) {
-    throw new CliInputError(`--command: ${(error as Error).message}`);
-  }
-  if (argv.length === 0) throw new CliInputError('--command: expected a program to run');
+  const argv = parseCommandOption(options.command);
   return { command: argv, args: [...(options.args ?? [])] };
 }
 
