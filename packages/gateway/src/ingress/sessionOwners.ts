@@ -24,30 +24,38 @@ function issuedIn(args: readonly unknown[]): string | undefined {
  * gateway's credential (`static`: the same for every client), so it cannot tell one principal's
  * session from another's; the gateway, which verified both, refuses a session id to any principal
  * but its owner: the one it was issued to, or (an id this replica did not see issued: replicas
- * without sticky sessions, a restart) the first that used it here.
+ * without sticky sessions, a restart) the first that used it here. Issued ids and claimed ones are
+ * kept apart: an issue takes an id from whoever claimed it before it existed (a predictable id
+ * claimed ahead cannot lock its principal out nor be shared), and claims (any made-up id claims one)
+ * never push an issued id out of memory.
  */
 export class SessionOwners {
-  readonly #owners = new LRUCache<string, string>({ max: AUTH_SESSION_OWNERS_MAX });
+  readonly #issued = new LRUCache<string, string>({ max: AUTH_SESSION_OWNERS_MAX });
+  readonly #claimed = new LRUCache<string, string>({ max: AUTH_SESSION_OWNERS_MAX });
 
   /** True when a request of `principal` may carry this `Mcp-Session-Id` (or none); a first use claims it. */
   allows(session: string | string[] | undefined, principal: string): boolean {
     if (session === undefined) return true;
     const id = Array.isArray(session) ? session[0] : session;
     if (id === undefined) return false;
-    const owner = this.#owners.get(id);
-    if (owner === undefined) this.#owners.set(id, principal);
+    const owner = this.#issued.get(id) ?? this.#claimed.get(id);
+    if (owner === undefined) this.#claimed.set(id, principal);
     return owner === undefined || owner === principal;
   }
 
   /** Records the session id the answer on `res` issues (`Mcp-Session-Id`) as `principal`'s. */
   recordIssued(res: ServerResponse, principal: string): void {
-    const owners = this.#owners;
+    const issuedIds = this.#issued;
+    const claimed = this.#claimed;
     const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
     const wrapped = (...args: unknown[]): ServerResponse => {
       const header = res.getHeader(SESSION_HEADER);
       const issued = issuedIn(args) ?? (header === undefined ? undefined : String(header));
       // An id is its first principal's: an upstream that hands it out again does not move it.
-      if (issued !== undefined && !owners.has(issued)) owners.set(issued, principal);
+      if (issued !== undefined && !issuedIds.has(issued)) {
+        issuedIds.set(issued, principal);
+        claimed.delete(issued);
+      }
       return writeHead(...args);
     };
     res.writeHead = wrapped as ServerResponse['writeHead'];
