@@ -1,16 +1,22 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SessionOwners } from '../../packages/gateway/dist/ingress/sessionOwners.js';
 import { AUTH_SESSION_OWNERS_MAX } from '../../packages/gateway/dist/defaults.js';
 import { initializeRequest } from '../support/rawMcp.js';
 import { useScoped } from '../support/useScoped.js';
-import { headerOf } from './support/rawClient.js';
+import { answerJson, type UpstreamBehaviour } from './support/maliciousUpstream.js';
+import { exchangeRaw, headerOf, rawPost } from './support/rawClient.js';
 import { listRequest, postJson, startRig } from './support/rig.js';
 
 // Red team 6: an MCP session belongs to the principal that opened it (ingress/sessionOwners.ts).
 
 const KEYS = { alice: 'alice-key-0123456789', bob: 'bob-key-9876543210' } as const;
+const INIT_RESULT = {
+  protocolVersion: '2025-06-18',
+  capabilities: { tools: { listChanged: true } },
+  serverInfo: { name: 'uuid-upstream', version: '1.0.0' },
+};
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 describe('redteam6: session owners on a transparent route', () => {
@@ -38,6 +44,84 @@ describe('redteam6: session owners on a transparent route', () => {
     const alice = { ...bob, 'X-Toolpin-Key': KEYS.alice };
     expect((await postJson(endpoint, listRequest('a2'), alice)).status).toBe(200);
     expect((await postJson(endpoint, listRequest('b2'), bob)).status).toBe(404);
+  });
+
+  /**
+   * An upstream that issues UUID session ids and reads them back as UUIDs (Java's UUID.fromString,
+   * Go's uuid.Parse: without regard to case); an unknown session is 404.
+   */
+  function uuidSessions(issued: Set<string>, seen: string[]): UpstreamBehaviour {
+    return ({ req, res, message }) => {
+      if (message.method === 'initialize') {
+        const id = randomUUID();
+        issued.add(id);
+        answerJson(res, { jsonrpc: '2.0', id: message.id, result: INIT_RESULT }, 200, {
+          'mcp-session-id': id,
+        });
+        return true;
+      }
+      const header = req.headers['mcp-session-id'];
+      const session = typeof header === 'string' ? header.toLowerCase() : '';
+      if (!issued.has(session)) {
+        answerJson(
+          res,
+          { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } },
+          404,
+        );
+        return true;
+      }
+      seen.push(session);
+      return false;
+    };
+  }
+
+  it("attack: bob sends alice's session id in upper case, which the upstream reads as the same session: 404", async () => {
+    const { upstream, endpoint } = rig;
+    const issued = new Set<string>();
+    const seen: string[] = [];
+    upstream.behaviour = uuidSessions(issued, seen);
+    try {
+      // Direct: the upper-cased id is the same session to this upstream, a made-up one is not.
+      const direct = await postJson(upstream.url, initializeRequest('d1'));
+      const directId = headerOf(direct, 'mcp-session-id')!;
+      const upper = { 'Mcp-Protocol-Version': '2025-06-18', 'Mcp-Session-Id': directId.toUpperCase() };
+      expect((await postJson(upstream.url, listRequest('d2'), upper)).status).toBe(200);
+      const madeUp = { ...upper, 'Mcp-Session-Id': randomUUID() };
+      expect((await postJson(upstream.url, listRequest('d3'), madeUp)).status).toBe(404);
+      // Through the gateway: alice's session, bob's key on its upper-cased id.
+      const opened = await postJson(endpoint, initializeRequest('a1'), { 'X-Toolpin-Key': KEYS.alice });
+      const id = headerOf(opened, 'mcp-session-id')!;
+      seen.length = 0;
+      const bob = { 'X-Toolpin-Key': KEYS.bob, 'Mcp-Protocol-Version': '2025-06-18' };
+      for (const variant of [id.toUpperCase(), `${id[0]!.toUpperCase()}${id.slice(1)}`]) {
+        const reply = await postJson(endpoint, listRequest('b1'), { ...bob, 'Mcp-Session-Id': variant });
+        expect(reply.status).toBe(404);
+      }
+      expect(seen).toEqual([]);
+      // Alice's own session still works.
+      const alice = { ...bob, 'X-Toolpin-Key': KEYS.alice, 'Mcp-Session-Id': id };
+      expect((await postJson(endpoint, listRequest('a2'), alice)).status).toBe(200);
+      expect(seen).toEqual([id]);
+    } finally {
+      upstream.reset();
+    }
+  });
+
+  it("attack: alice's session id sent twice (one joined value, never a valid id) is 404 before any upstream", async () => {
+    const { upstream, endpoint } = rig;
+    const opened = await postJson(endpoint, initializeRequest('a1'), { 'X-Toolpin-Key': KEYS.alice });
+    const id = headerOf(opened, 'mcp-session-id')!;
+    upstream.requests.length = 0;
+    const body = JSON.stringify(listRequest('b1'));
+    const lines: [string, string][] = [
+      ['X-Toolpin-Key', KEYS.bob],
+      ['Mcp-Protocol-Version', '2025-06-18'],
+      ['Mcp-Session-Id', id],
+      ['Mcp-Session-Id', id],
+    ];
+    const reply = await exchangeRaw(endpoint, rawPost(endpoint, body, lines));
+    expect(reply.status).toBe(404);
+    expect(upstream.requests).toEqual([]);
   });
 });
 

@@ -4,6 +4,15 @@ import { AUTH_SESSION_OWNERS_MAX } from '../defaults.js';
 
 const SESSION_HEADER = 'mcp-session-id';
 
+/** What an MCP session id may hold: visible ASCII only (MCP 2025-06-18, Session Management). */
+const VALID_ID = /^[\x21-\x7e]+$/;
+
+/**
+ * The owners' key of a session id: without regard to case, since an upstream may read ids so (a
+ * UUID parsed by Java's UUID.fromString or Go's uuid.Parse): a variant is its owner's session too.
+ */
+const ownerKey = (id: string): string => id.toLowerCase();
+
 /** The `Mcp-Session-Id` among the arguments of `writeHead` (an object, or a flat or nested list). */
 function issuedIn(args: readonly unknown[]): string | undefined {
   for (const arg of args) {
@@ -33,13 +42,18 @@ export class SessionOwners {
   readonly #issued = new LRUCache<string, string>({ max: AUTH_SESSION_OWNERS_MAX });
   readonly #claimed = new LRUCache<string, string>({ max: AUTH_SESSION_OWNERS_MAX });
 
-  /** True when a request of `principal` may carry this `Mcp-Session-Id` (or none); a first use claims it. */
+  /**
+   * True when a request of `principal` may carry this `Mcp-Session-Id` (or none); a first use claims
+   * it. An id is compared without regard to case; one that is not visible ASCII is nobody's.
+   */
   allows(session: string | string[] | undefined, principal: string): boolean {
     if (session === undefined) return true;
     const id = Array.isArray(session) ? session[0] : session;
-    if (id === undefined) return false;
-    const owner = this.#issued.get(id) ?? this.#claimed.get(id);
-    if (owner === undefined) this.#claimed.set(id, principal);
+    // Not an id any upstream issues (a header sent twice arrives joined, with ", "): no session.
+    if (id === undefined || !VALID_ID.test(id)) return false;
+    const key = ownerKey(id);
+    const owner = this.#issued.get(key) ?? this.#claimed.get(key);
+    if (owner === undefined) this.#claimed.set(key, principal);
     return owner === undefined || owner === principal;
   }
 
@@ -51,10 +65,11 @@ export class SessionOwners {
     const wrapped = (...args: unknown[]): ServerResponse => {
       const header = res.getHeader(SESSION_HEADER);
       const issued = issuedIn(args) ?? (header === undefined ? undefined : String(header));
+      const key = issued === undefined ? undefined : ownerKey(issued);
       // An id is its first principal's: an upstream that hands it out again does not move it.
-      if (issued !== undefined && !issuedIds.has(issued)) {
-        issuedIds.set(issued, principal);
-        claimed.delete(issued);
+      if (key !== undefined && !issuedIds.has(key)) {
+        issuedIds.set(key, principal);
+        claimed.delete(key);
       }
       return writeHead(...args);
     };
