@@ -3,10 +3,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SessionOwners } from '../../packages/gateway/dist/ingress/sessionOwners.js';
 import { AUTH_SESSION_OWNERS_MAX } from '../../packages/gateway/dist/defaults.js';
+import { openHttpStream } from '../support/httpStream.js';
 import { initializeRequest } from '../support/rawMcp.js';
 import { useScoped } from '../support/useScoped.js';
 import { answerJson, type UpstreamBehaviour } from './support/maliciousUpstream.js';
-import { exchangeRaw, headerOf, rawPost } from './support/rawClient.js';
+import { exchangeRaw, headerOf, rawPost, rawRequest } from './support/rawClient.js';
 import { listRequest, postJson, startRig } from './support/rig.js';
 
 // Red team 6: an MCP session belongs to the principal that opened it (ingress/sessionOwners.ts).
@@ -121,6 +122,40 @@ describe('redteam6: session owners on a transparent route', () => {
     ];
     const reply = await exchangeRaw(endpoint, rawPost(endpoint, body, lines));
     expect(reply.status).toBe(404);
+    expect(upstream.requests).toEqual([]);
+  });
+
+  it("holds: bob's key on alice's legacy ?sessionId=, GET stream or DELETE is 404, and nothing reaches her session", async () => {
+    const { upstream, gateway, endpoint } = rig;
+    const stream = await openHttpStream(`${gateway.url}/mal/sse`, {
+      headers: { 'x-toolpin-key': KEYS.alice },
+    });
+    try {
+      const text = await stream.waitFor((t) => /sessionId=[^\s]+/.test(t), 'the endpoint event');
+      const path = /data: (\S*messages\?sessionId=\S+)/.exec(text)![1]!;
+      const body = JSON.stringify(listRequest('b1'));
+      const post = (key: string): Promise<{ status: number }> =>
+        exchangeRaw(gateway.url, rawPost(`${gateway.url}${path}`, body, [['X-Toolpin-Key', key]]));
+      expect((await post(KEYS.bob)).status).toBe(404);
+      expect((await post(KEYS.alice)).status).toBe(202);
+    } finally {
+      stream.close();
+    }
+    const opened = await postJson(endpoint, initializeRequest('a1'), { 'X-Toolpin-Key': KEYS.alice });
+    const id = headerOf(opened, 'mcp-session-id')!;
+    upstream.requests.length = 0;
+    for (const method of ['GET', 'DELETE']) {
+      const reply = await exchangeRaw(
+        endpoint,
+        rawRequest(method, endpoint, [
+          ['X-Toolpin-Key', KEYS.bob],
+          ['Mcp-Session-Id', id],
+          ['Accept', 'text/event-stream'],
+          ['Last-Event-ID', `${id}_1`],
+        ]),
+      );
+      expect(reply.status).toBe(404);
+    }
     expect(upstream.requests).toEqual([]);
   });
 });
