@@ -25,6 +25,7 @@ describe('redteam6: session owners on a transparent route', () => {
   const rig = useScoped(() =>
     startRig({
       gateway: {
+        aggregate: {},
         principals: [
           { name: 'alice', apiKey: { sha256: sha256(KEYS.alice) }, servers: { mal: '*' } },
           { name: 'bob', apiKey: { sha256: sha256(KEYS.bob) }, servers: { mal: '*' } },
@@ -157,6 +158,32 @@ describe('redteam6: session owners on a transparent route', () => {
       );
       expect(reply.status).toBe(404);
     }
+    expect(upstream.requests).toEqual([]);
+  });
+
+  it("attack: bob uses the upstream session alice's aggregate session holds with mal (a predictable id) on /mal/mcp: 404", async () => {
+    const { upstream, gateway, endpoint } = rig;
+    const aggregate = `${gateway.url}/mcp`;
+    const opened = await postJson(aggregate, initializeRequest('g1'), { 'X-Toolpin-Key': KEYS.alice });
+    const alice = {
+      'X-Toolpin-Key': KEYS.alice,
+      'Mcp-Protocol-Version': '2025-06-18',
+      'Mcp-Session-Id': headerOf(opened, 'mcp-session-id')!,
+    };
+    upstream.requests.length = 0;
+    expect((await postJson(aggregate, callRequest('c1', 'mal__echo', { text: 'x' }), alice)).status).toBe(
+      200,
+    );
+    // The member's upstream session: the gateway's own client opened it (the upstream's counter).
+    const member = upstream.requests.map((request) => request.headers['mcp-session-id']).find(Boolean);
+    expect(member).toMatch(/^upstream-session-\d+$/);
+    upstream.requests.length = 0;
+    const bob = {
+      'X-Toolpin-Key': KEYS.bob,
+      'Mcp-Protocol-Version': '2025-06-18',
+      'Mcp-Session-Id': String(member),
+    };
+    expect((await postJson(endpoint, listRequest('b1'), bob)).status).toBe(404);
     expect(upstream.requests).toEqual([]);
   });
 });

@@ -13,6 +13,9 @@ const VALID_ID = /^[\x21-\x7e]+$/;
  */
 const ownerKey = (id: string): string => id.toLowerCase();
 
+/** The owner of the gateway's own sessions: not a principal name (names are never empty). */
+const GATEWAY = '';
+
 /** The `Mcp-Session-Id` among the arguments of `writeHead` (an object, or a flat or nested list). */
 function issuedIn(args: readonly unknown[]): string | undefined {
   for (const arg of args) {
@@ -55,6 +58,12 @@ export class SessionOwners {
     const owner = this.#issued.get(key) ?? this.#claimed.get(key);
     if (owner === undefined) this.#claimed.set(key, principal);
     return owner === undefined || owner === principal;
+  }
+
+  /** Records a session id issued to the gateway's own client (an aggregate member): nobody's to use. */
+  reserve(id: string): void {
+    this.#issued.set(ownerKey(id), GATEWAY);
+    this.#claimed.delete(ownerKey(id));
   }
 
   /** Records the session id the answer on `res` issues (`Mcp-Session-Id`) as `principal`'s. */
