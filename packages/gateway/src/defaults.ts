@@ -77,7 +77,8 @@ export const AUTH_TOKEN_CACHE_MAX = 1000;
 
 /**
  * MCP sessions of one resource-server route whose principal the gateway remembers (the least
- * recently used is forgotten first; its next use claims it again).
+ * recently used is forgotten first; its next use claims it again). Issued ids and ids claimed on
+ * first use are each remembered up to this many.
  */
 export const AUTH_SESSION_OWNERS_MAX = 10_000;
 

@@ -56,6 +56,8 @@ export interface AggregateRouteOptions {
   readonly idleMs: number;
   readonly bridgedPerClient?: number;
   readonly bridgedPerAddress?: number;
+  /** A member upstream issued this session id to the gateway's own client (see AggregateMembersOptions). */
+  readonly onUpstreamSession?: (server: string, sessionId: string) => void;
 }
 
 /** The `/mcp` route and what ends its sessions. */
@@ -159,6 +161,7 @@ class AggregateHandler {
       timeoutMs: options.timeoutMs,
       ...(options.streamIdleMs === undefined ? {} : { streamIdleMs: options.streamIdleMs }),
       onChange,
+      ...(options.onUpstreamSession === undefined ? {} : { onUpstreamSession: options.onUpstreamSession }),
     });
     const namespace = this.namespace();
     await Promise.all(namespace.members.map((member) => members.link(member.server)));

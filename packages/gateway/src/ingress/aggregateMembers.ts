@@ -23,6 +23,8 @@ export interface AggregateMembersOptions {
   readonly graceMs?: number;
   /** A member's listing of these surfaces changed (list_changed, or the member went down or came up). */
   readonly onChange: (surfaces: readonly ListedSurface[]) => void;
+  /** A member upstream issued this session id to the gateway's own client (no client's session). */
+  readonly onUpstreamSession?: (server: string, sessionId: string) => void;
 }
 
 /** One member's upstream for this scope: what its requests go through. */
@@ -114,6 +116,7 @@ export class AggregateMembers {
       forwarder: new Forwarder({ checkpoint, sessionKey, upstream, timeoutMs }),
     };
     this.#failedAt.delete(server);
+    if (upstream.sessionId !== undefined) options.onUpstreamSession?.(server, upstream.sessionId);
     if (this.#closed) {
       await upstream.close();
       return undefined;

@@ -68,7 +68,11 @@ export function createGateway(config: GatewayConfig, options: CreateGatewayOptio
   const aggregate =
     config.aggregate === undefined
       ? undefined
-      : lazyAggregateRoute(aggregateRouteOptions(config.aggregate, routes, logger, routesOptions));
+      : lazyAggregateRoute({
+          ...aggregateRouteOptions(config.aggregate, routes, logger, routesOptions),
+          // The members' upstream sessions are the gateway's own: no principal's on the servers' routes.
+          onUpstreamSession: (server, sessionId) => principals.reserveSession(server, sessionId),
+        });
   const gateway: Gateway = {
     app: createGatewayApp(config, logger, { routes, legacyRoutes, gates, principals, aggregate }),
     logger,

@@ -70,14 +70,24 @@ export class PrincipalGate {
     );
   }
 
+  /** Records a session id `route`'s upstream issued to the gateway's own client: no principal may use it. */
+  reserveSession(route: string, sessionId: string): void {
+    this.#ownersOf(route).reserve(sessionId);
+  }
+
+  #ownersOf(route: string): SessionOwners {
+    let owners = this.#owners.get(route);
+    if (owners === undefined) this.#owners.set(route, (owners = new SessionOwners()));
+    return owners;
+  }
+
   /**
    * An MCP session belongs to the principal it was issued to (or that first used it here): another
    * principal's request carrying its id is answered 404, as if it did not exist, on every route. The
    * upstream sees no principal (the key never reaches it), so only the gateway can tell them apart.
    */
   #ownsSession(route: string, name: string, req: IncomingMessage, res: ServerResponse): boolean {
-    let owners = this.#owners.get(route);
-    if (owners === undefined) this.#owners.set(route, (owners = new SessionOwners()));
+    const owners = this.#ownersOf(route);
     if (owners.allows(req.headers['mcp-session-id'], name)) {
       owners.recordIssued(res, name);
       return true;

@@ -125,7 +125,9 @@ export function useOfRequest(
  * spacing (`Tools/Call`, `tools/call `, `ｔｏｏｌｓ/call`): it is refused, never forwarded unscreened.
  * Also the foldings of other readers: a C string ends at its first NUL (`tools/call\0…`); Java's
  * equalsIgnoreCase matches a char upper-cased or lower-cased (`ı` and `İ` read as `i`: upper then
- * lower, marks dropped); format characters (zero-width space, soft hyphen) are invisible.
+ * lower, marks dropped); format characters (zero-width space, soft hyphen) are invisible; a Python
+ * dispatcher that names handlers after methods (python-jsonrpc-server's MethodDispatcher: `/` as `__`,
+ * `$` dropped) runs `tools__call` and `$tools/call` as `m_tools__call`.
  */
 function foldMethod(method: string): string {
   const cString = method.split('\0', 1)[0] ?? '';
@@ -134,7 +136,9 @@ function foldMethod(method: string): string {
     .toUpperCase()
     .toLowerCase()
     .normalize('NFKD')
-    .replace(/[\s\p{M}\p{Cf}]+/gu, '');
+    .replace(/[\s\p{M}\p{Cf}]+/gu, '')
+    .replace(/\$/g, '')
+    .replace(/__/g, '/');
 }
 
 const LOOKALIKES: ReadonlyMap<string, SurfaceSpec> = new Map([

@@ -226,6 +226,11 @@ export class SharedUpstream {
     return this.#closed;
   }
 
+  /** The `Mcp-Session-Id` the upstream issued to the gateway's client (Streamable HTTP), if any. */
+  get sessionId(): string | undefined {
+    return this.#checked.sessionId;
+  }
+
   /**
    * Forwards one request and resolves with the upstream's result, untouched. Rejects with the
    * upstream's JSON-RPC error (an McpError) or, when the connection ends first, a GatewayError
