@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -59,6 +59,8 @@ describe('scopes per principal: what each principal sees and calls, on every rou
   let old: PeerHandle;
   let served: StdioSurfaces;
   let gateway: GatewayHarness;
+  // local's children each write a file here when they start (TOOLPIN_FIXTURE_PID_DIR).
+  let pidDir: string;
   const clients: { close(): Promise<void> }[] = [];
   const keep = <T extends { close(): Promise<void> }>(client: T): T => {
     clients.push(client);
@@ -67,7 +69,8 @@ describe('scopes per principal: what each principal sees and calls, on every rou
   const as = (key: string): { headers: Record<string, string> } => ({ headers: { 'x-toolpin-key': key } });
 
   beforeAll(async () => {
-    const env = { TOOLPIN_FIXTURE_SURFACES: '1' };
+    pidDir = await mkdtemp(join(tmpdir(), 'toolpin-scopes-pids-'));
+    const env = { TOOLPIN_FIXTURE_SURFACES: '1', TOOLPIN_FIXTURE_PID_DIR: pidDir };
     [web, old, served] = await Promise.all([
       startV1Server({ mode: 'stateful-sse', tools: defaultTools() }),
       startLegacySseServer(),
@@ -92,6 +95,7 @@ describe('scopes per principal: what each principal sees and calls, on every rou
     await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
     await gateway?.close();
     await Promise.all([web?.close(), old?.close()]);
+    if (pidDir !== undefined) await rm(pidDir, { recursive: true, force: true });
   });
 
   it('filters the listing and refuses an out-of-scope call before the upstream (per-server HTTP route, v1)', async () => {
@@ -211,6 +215,33 @@ describe('scopes per principal: what each principal sees and calls, on every rou
       'web__echo',
       'web__slow',
     ]);
+  });
+
+  it('attack: the aggregate never starts a member out of the principal’s scope (no stdio child for it)', async () => {
+    const started = async (): Promise<number> => (await readdir(pidDir)).length;
+    const before = await started();
+    // Carol's scope names web only: her aggregate session opens no local child, and a call naming
+    // one of local's tools is refused by local's checkpoint, nothing started to answer it.
+    const carol = keep(await connectV1Client(`${gateway.url}/mcp`, as(CAROL_KEY)));
+    expect((await carol.listPrompts()).prompts).toEqual([]);
+    for (const name of ['local__echo', 'local__add']) {
+      const refused = await refusal(carol.callTool({ name, arguments: { text: 'x', a: 1, b: 1 } }));
+      expect(refused).toMatchObject({
+        code: -32040,
+        data: {
+          reason: 'not_in_scope',
+          server: 'local',
+          tool: name.slice('local__'.length),
+          principal: 'carol',
+        },
+      });
+    }
+    const prompt = await refusal(carol.getPrompt({ name: `local__${served.prompts[0]?.name}` }));
+    expect(prompt).toMatchObject({ code: -32040, data: { reason: 'not_in_scope', server: 'local' } });
+    expect(await started()).toBe(before);
+    // Alice's scope names local: her session starts its child (the count above can move).
+    keep(await connectV1Client(`${gateway.url}/mcp`, as(ALICE_KEY)));
+    expect(await started()).toBe(before + 1);
   });
 
   it('fails closed when principals are configured and a request matches none (no key, a wrong key)', async () => {
