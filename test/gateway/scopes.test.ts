@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -59,6 +59,11 @@ describe('scopes per principal: what each principal sees and calls, on every rou
   let old: PeerHandle;
   let served: StdioSurfaces;
   let gateway: GatewayHarness;
+  let dir: string;
+  // local's children each write a file here when they start (TOOLPIN_FIXTURE_PID_DIR).
+  let pidDir: string;
+  // local's children log each resources/read they answer here (`read:<uri>`).
+  let callLog: string;
   const clients: { close(): Promise<void> }[] = [];
   const keep = <T extends { close(): Promise<void> }>(client: T): T => {
     clients.push(client);
@@ -67,7 +72,15 @@ describe('scopes per principal: what each principal sees and calls, on every rou
   const as = (key: string): { headers: Record<string, string> } => ({ headers: { 'x-toolpin-key': key } });
 
   beforeAll(async () => {
-    const env = { TOOLPIN_FIXTURE_SURFACES: '1' };
+    dir = await mkdtemp(join(tmpdir(), 'toolpin-scopes-'));
+    pidDir = join(dir, 'pids');
+    callLog = join(dir, 'calls.log');
+    await mkdir(pidDir);
+    const env = {
+      TOOLPIN_FIXTURE_SURFACES: '1',
+      TOOLPIN_FIXTURE_PID_DIR: pidDir,
+      TOOLPIN_FIXTURE_CALL_LOG: callLog,
+    };
     [web, old, served] = await Promise.all([
       startV1Server({ mode: 'stateful-sse', tools: defaultTools() }),
       startLegacySseServer(),
@@ -92,6 +105,7 @@ describe('scopes per principal: what each principal sees and calls, on every rou
     await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
     await gateway?.close();
     await Promise.all([web?.close(), old?.close()]);
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
   });
 
   it('filters the listing and refuses an out-of-scope call before the upstream (per-server HTTP route, v1)', async () => {
@@ -211,6 +225,74 @@ describe('scopes per principal: what each principal sees and calls, on every rou
       'web__echo',
       'web__slow',
     ]);
+  });
+
+  it('attack: the aggregate never starts a member out of the principal’s scope (no stdio child for it)', async () => {
+    const started = async (): Promise<number> => (await readdir(pidDir)).length;
+    const before = await started();
+    // Carol's scope names web only: her aggregate session opens no local child, and a call naming
+    // one of local's tools is refused by local's checkpoint, nothing started to answer it.
+    const carol = keep(await connectV1Client(`${gateway.url}/mcp`, as(CAROL_KEY)));
+    expect((await carol.listPrompts()).prompts).toEqual([]);
+    for (const name of ['local__echo', 'local__add']) {
+      const refused = await refusal(carol.callTool({ name, arguments: { text: 'x', a: 1, b: 1 } }));
+      expect(refused).toMatchObject({
+        code: -32040,
+        data: {
+          reason: 'not_in_scope',
+          server: 'local',
+          tool: name.slice('local__'.length),
+          principal: 'carol',
+        },
+      });
+    }
+    const prompt = await refusal(carol.getPrompt({ name: `local__${served.prompts[0]?.name}` }));
+    expect(prompt).toMatchObject({ code: -32040, data: { reason: 'not_in_scope', server: 'local' } });
+    expect(await started()).toBe(before);
+    // Alice's scope names local: her session starts its child (the count above can move).
+    keep(await connectV1Client(`${gateway.url}/mcp`, as(ALICE_KEY)));
+    expect(await started()).toBe(before + 1);
+  });
+
+  it('attack: a resources/read of a URI matching a template out of scope is refused before the upstream, naming it', async () => {
+    const reads = async (): Promise<string[]> =>
+      (await readFile(callLog, 'utf8').catch(() => ''))
+        .split('\n')
+        .filter((line) => line.startsWith('read:'));
+    const notInScope = {
+      code: -32040,
+      data: { reason: 'not_in_scope', server: 'local', template: 'note:///{id}', principal: 'alice' },
+    };
+    // Alice's scope names no template of local: its note:///{id} (pinned) is hers to read by no URI.
+    const alice = keep(await connectV1Client(`${gateway.url}/local/mcp`, as(ALICE_KEY)));
+    expect((await alice.listResourceTemplates()).resourceTemplates).toEqual([]);
+    for (const uri of ['note:///1', 'note:///..%2Fsecret'])
+      expect(await refusal(alice.readResource({ uri }))).toMatchObject(notInScope);
+    // A 2026-07-28 client of hers, no listing first: the pin's template decides.
+    const v2 = keep(
+      await connectV2Client(`${gateway.url}/local/mcp`, {
+        negotiation: { pin: '2026-07-28' },
+        ...as(ALICE_KEY),
+      }),
+    );
+    expect(await refusal(v2.readResource({ uri: 'note:///2' }))).toMatchObject(notInScope);
+    expect(await reads()).toEqual([]);
+    // A URI no template matches goes upstream as before.
+    expect((await alice.readResource({ uri: 'other:///x' })).contents).toEqual([
+      { uri: 'other:///x', mimeType: 'text/plain', text: 'the note other:///x' },
+    ]);
+    // Bob's scope names every template: his read of a note reaches the upstream (a 2026-07-28
+    // client: no session held, the route bounds the sessions of one client).
+    const bob = keep(
+      await connectV2Client(`${gateway.url}/local/mcp`, {
+        negotiation: { pin: '2026-07-28' },
+        ...as(BOB_KEY),
+      }),
+    );
+    expect((await bob.readResource({ uri: 'note:///3' })).contents[0]).toMatchObject({
+      text: 'the note note:///3',
+    });
+    expect(await reads()).toEqual(['read:other:///x', 'read:note:///3']);
   });
 
   it('fails closed when principals are configured and a request matches none (no key, a wrong key)', async () => {
@@ -373,7 +455,7 @@ describe("scopes on wrap's stdio front: the principal is the local user", () => 
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'toolpin-scopes-wrap-'));
-    const env = { TOOLPIN_FIXTURE_SURFACES: '1' };
+    const env = { TOOLPIN_FIXTURE_SURFACES: '1', TOOLPIN_FIXTURE_CALL_LOG: join(dir, 'calls.log') };
     served = await listStdioSurfaces(fixtureCommand(), env);
     pinFile = await writePin(dir, stdioPinFor('local', fixtureCommand(), served.tools, env));
   }, 20_000);
@@ -395,6 +477,30 @@ describe("scopes on wrap's stdio front: the principal is the local user", () => 
       expect(textOf(await wrap.client.callTool({ name: 'echo', arguments: { text: 'me' } }))).toBe('me');
       const refused = await refusal(wrap.client.callTool({ name: 'add', arguments: { a: 1, b: 1 } }));
       expect(refused).toMatchObject({ code: -32040, data: { reason: 'not_in_scope', principal: 'me' } });
+    } finally {
+      await wrap.close();
+    }
+  });
+
+  it('a template the pin does not pin is known by the listing: a read of its URI is refused after it', async () => {
+    const wrap = await startWrapInProcess(pinFile, undefined, ['--principals', await gatewayFile(true)]);
+    const reads = async (): Promise<string[]> =>
+      (await readFile(join(dir, 'calls.log'), 'utf8').catch(() => ''))
+        .split('\n')
+        .filter((line) => line.startsWith('read:'));
+    try {
+      const before = await reads();
+      // Templates are not pinned and none was listed yet: the read goes upstream as before.
+      expect((await wrap.client.readResource({ uri: 'note:///1' })).contents).toHaveLength(1);
+      expect(await reads()).toEqual([...before, 'read:note:///1']);
+      // The listing carried note:///{id}, out of the scope (local: ['echo']): left out, then refused.
+      expect((await wrap.client.listResourceTemplates()).resourceTemplates).toEqual([]);
+      const refused = await refusal(wrap.client.readResource({ uri: 'note:///2' }));
+      expect(refused).toMatchObject({
+        code: -32040,
+        data: { reason: 'not_in_scope', server: 'local', template: 'note:///{id}', principal: 'me' },
+      });
+      expect(await reads()).toEqual([...before, 'read:note:///1']);
     } finally {
       await wrap.close();
     }

@@ -4,7 +4,8 @@ import { ErrorCodes } from '../wire/errorCodes.js';
 import { jsonValueProblem } from '../wire/jsonDepth.js';
 import { jsonRpcError, outOfRangeRefusal, type JsonRpcId, type JsonRpcResponse } from '../wire/jsonRpc.js';
 import type { CallDecision } from '../policy/decision.js';
-import { SURFACES, useOfRequest, type SurfaceSpec } from '../policy/pinSurface.js';
+import { READ_METHOD, SURFACES, useOfRequest, type SurfaceSpec } from '../policy/pinSurface.js';
+import { isObject } from '../wire/isObject.js';
 import type { AnswerBook } from '../state/answerBook.js';
 import type { CatalogRefresh, ServerCheckpoint } from './serverCheckpoint.js';
 
@@ -16,6 +17,7 @@ import type { CatalogRefresh, ServerCheckpoint } from './serverCheckpoint.js';
  * Every front asks this, then {@link screenCall}.
  */
 export function isScreened(checkpoint: ServerCheckpoint, method: string, params: unknown): boolean {
+  if (method === READ_METHOD) return checkpoint.scoped();
   const use = useOfRequest(method, params);
   if (use === undefined) return false;
   if (use.lookalike === true) return true;
@@ -44,6 +46,7 @@ export function screenCall(
   method = 'tools/call',
   book?: AnswerBook,
 ): JsonRpcResponse | undefined | Promise<JsonRpcResponse | undefined> {
+  if (method === READ_METHOD) return screenRead(checkpoint, sessionKey, id, params, book);
   const use = useOfRequest(method, params) ?? { spec: SURFACES.tools, name: undefined };
   const { spec, name } = use;
   if (use.lookalike === true) return refuseLookalike(checkpoint, id, method, spec);
@@ -77,6 +80,34 @@ export function screenCall(
   return checkpoint
     .decideCall(sessionKey, name, refresh, args, spec)
     .then((decision) => answerDecision(checkpoint, sessionKey, request, decision));
+}
+
+/**
+ * A resources/read while principals are configured: refused (`not_in_scope`, naming the template)
+ * when its URI matches a resource template out of the principal's scope that the session's
+ * listings or the pin carry; else its answer is awaited as any request's and it goes upstream.
+ */
+function screenRead(
+  checkpoint: ServerCheckpoint,
+  sessionKey: string,
+  id: JsonRpcId,
+  params: unknown,
+  book: AnswerBook | undefined,
+): JsonRpcResponse | undefined {
+  const uri = isObject(params) ? params.uri : undefined;
+  if (typeof uri !== 'string')
+    return jsonRpcError(
+      id,
+      ErrorCodes.INVALID_PARAMS,
+      `Invalid params: ${READ_METHOD} needs a params.uri string`,
+    );
+  const refused = checkpoint.decideRead(sessionKey, uri);
+  if (refused === undefined) {
+    checkpoint.expectAnswer(sessionKey, id, READ_METHOD, params, book);
+    return undefined;
+  }
+  const request = { id, name: refused.template, spec: SURFACES.resourceTemplates, book };
+  return answerDecision(checkpoint, sessionKey, request, refused.decision);
 }
 
 /** The screened request a decision is about. */

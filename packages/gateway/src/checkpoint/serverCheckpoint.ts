@@ -25,6 +25,7 @@ import {
 } from '../policy/pinSurface.js';
 import type { PinView } from '../policy/pinView.js';
 import type { ItemTest } from '../policy/principalScopes.js';
+import { uriMatchesTemplate } from '../policy/templateMatch.js';
 import { principalOfKey } from '../policy/sessionPrincipal.js';
 import type { ScopeTable } from '../state/scopeTable.js';
 import type { SurfaceListing } from '../wire/listedSurfaces.js';
@@ -333,6 +334,8 @@ export class ServerCheckpoint {
         return { replaced: this.#screenSurfaces(sessionKey, judged, 'instructions') };
       }
       case 'list': {
+        if (expected.surface === 'resourceTemplates' && this.scoped())
+          noteListedTemplates(this.#state(sessionKey), answer.result, expected.cursor === undefined);
         const catalog = this.#state(sessionKey).catalogOf(expected.surface);
         const spec = SURFACES[expected.surface];
         const inspected = this.#inspectListResult(sessionKey, catalog, answer, expected.cursor, spec);
@@ -918,6 +921,31 @@ export class ServerCheckpoint {
   }
 
   /**
+   * The refusal of a resources/read whose URI matches a resource template out of the session's
+   * principal's scope (policy/templateMatch.ts): among the templates the session's listings carried
+   * and the pin's (its own, the principal's). Undefined when the URI matches none of those out of
+   * scope: a URI no known template matches goes upstream as before.
+   */
+  decideRead(sessionKey: string, uri: string): { template: string; decision: CallDecision } | undefined {
+    const test = this.itemTest(sessionKey, 'resourceTemplates');
+    if (test === undefined) return undefined;
+    const state = this.#state(sessionKey);
+    const known = new Set([
+      ...(state.listedTemplates ?? []),
+      ...(state.peekCatalog('resourceTemplates')?.tools.keys() ?? []),
+    ]);
+    for (const pin of new Set([this.#config, this.#viewFor(sessionKey)]))
+      for (const definition of Object.values(pin.templateDefinitions ?? {}))
+        if (typeof definition.uriTemplate === 'string') known.add(definition.uriTemplate);
+    for (const template of known) {
+      if (test(template) || !uriMatchesTemplate(template, uri)) continue;
+      const decision = this.decideScope(sessionKey, template, SURFACES.resourceTemplates);
+      if (decision !== undefined) return { template, decision };
+    }
+    return undefined;
+  }
+
+  /**
    * True when requests using this surface's items are screened: tools always, others when pinned
    * (by the session's own catalog, with `sessionKey`).
    */
@@ -989,6 +1017,17 @@ export class ServerCheckpoint {
     })();
     await catalog.refreshing;
   }
+}
+
+/**
+ * Records the uriTemplates a resources/templates/list answer carried, in scope or not, as served
+ * (decideRead matches a read's URI against them); a first page starts the record afresh.
+ */
+function noteListedTemplates(state: SessionState, result: unknown, first: boolean): void {
+  const items = isObject(result) ? result.resourceTemplates : undefined;
+  if (first || state.listedTemplates === undefined) state.listedTemplates = new Set();
+  for (const item of Array.isArray(items) ? items : [])
+    if (isObject(item) && typeof item.uriTemplate === 'string') state.listedTemplates.add(item.uriTemplate);
 }
 
 /** The `surface` member of a catalog event: absent for tools (their events are as they were). */

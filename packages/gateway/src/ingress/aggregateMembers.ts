@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import type { ProtocolError, JSONRPCRequest } from '@modelcontextprotocol/server';
+import { screenCall } from '../checkpoint/screenCall.js';
 import type { ServerCheckpoint } from '../checkpoint/serverCheckpoint.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { sessionLabel } from '../observe/sessionLabel.js';
 import type { SharedUpstream } from '../transports/sharedUpstream.js';
 import { surfacesChangedBy, type ListedSurface } from '../policy/pinSurface.js';
 import { AGGREGATE_MEMBER_RETRY_MS } from '../defaults.js';
-import { Forwarder } from './forwardingServer.js';
+import { Forwarder, refusalError } from './forwardingServer.js';
 import { openSharedUpstream } from './statelessSession.js';
 
 /** Options of {@link AggregateMembers}. */
@@ -68,6 +70,8 @@ export class AggregateMembers {
     // The server's route was rebuilt (a re-pointed upstream) or removed: this upstream is not its.
     if (live !== undefined) void this.#drop(live);
     if (checkpoint === undefined || this.#closed) return Promise.resolve(undefined);
+    // A member the scope's principal has no scope on is never opened (no child started for it).
+    if (!checkpoint.seesServer(this.#options.scope)) return Promise.resolve(undefined);
     const pending = this.#opening.get(server);
     if (pending !== undefined) return pending;
     const failed = this.#failedAt.get(server);
@@ -78,6 +82,27 @@ export class AggregateMembers {
     const forget = (): void => void this.#opening.delete(server);
     opening.then(forget, forget);
     return opening;
+  }
+
+  /**
+   * The refusal of a request naming an item of a member the scope's principal has no scope on (one
+   * {@link link} never opens): decided by the member's checkpoint as every use of an item is
+   * (`not_in_scope`, alerted), with nothing sent; undefined when the principal has a scope on it.
+   */
+  async refusalOutOfScope(server: string, request: JSONRPCRequest): Promise<ProtocolError | undefined> {
+    const checkpoint = this.#options.checkpointOf(server);
+    const { scope } = this.#options;
+    if (checkpoint === undefined || checkpoint.seesServer(scope)) return undefined;
+    // Nothing of the member is listed for it: a request the scope cannot decide at once is refused.
+    const refusal = await screenCall(
+      checkpoint,
+      scope,
+      request.id,
+      request.params,
+      () => Promise.reject(new Error('the member is out of the principal’s scope: not opened')),
+      request.method,
+    );
+    return refusal === undefined ? undefined : refusalError(refusal);
   }
 
   /** The live upstream of each member that is up now (no member is started). */

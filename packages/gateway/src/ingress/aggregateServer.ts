@@ -181,10 +181,12 @@ class AggregateRouter {
         `Invalid params: ${JSON.stringify(String(name)).slice(0, 80)} names no item of a member server`,
       );
     const { server } = resolved.member;
+    const own = { ...request, params: rename(resolved.name) };
     const link = await this.#scope.members.link(server);
-    if (link === undefined) throw memberDown(server);
+    if (link === undefined)
+      throw (await this.#scope.members.refusalOutOfScope(server, own)) ?? memberDown(server);
     try {
-      return await link.forwarder.forward({ ...request, params: rename(resolved.name) }, ctx);
+      return await link.forwarder.forward(own, ctx);
     } catch (error) {
       throw namingMember(error, server);
     }

@@ -103,7 +103,8 @@ function statedRefusal(
   return new ProtocolError(ErrorCodes.PIN_POLICY_BLOCKED, message, data);
 }
 
-function refusalError(refusal: JsonRpcResponse): ProtocolError {
+/** A checkpoint's refusal (a JSON-RPC error answer) as the error the SDK server answers with. */
+export function refusalError(refusal: JsonRpcResponse): ProtocolError {
   const error = refusal.error ?? { code: ErrorCodes.PIN_POLICY_BLOCKED, message: 'toolpin: refused' };
   return new ProtocolError(error.code, error.message, error.data);
 }

@@ -85,6 +85,12 @@ export function surfaceOfUse(method: string): SurfaceSpec | undefined {
   return LISTED.find((spec) => spec.use.method === method);
 }
 
+/**
+ * The request that reads a resource by a concrete URI (`params.uri`): it names no template, so it
+ * is screened apart, by the templates its URI matches (checkpoint/screenCall.ts, docs/scopes.md).
+ */
+export const READ_METHOD = 'resources/read';
+
 /** The request that names a prompt or a resource template in `params.ref` (MCP completions). */
 export const COMPLETION_METHOD = 'completion/complete';
 

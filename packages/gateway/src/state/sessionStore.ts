@@ -40,6 +40,8 @@ export class SessionState {
   instructions: InstructionsSeen | undefined;
   /** The stated identity of the gateway's own upstream connection, judged once per pin. */
   statedServer: StatedServerSeen | undefined;
+  /** The uriTemplates the session's last resources/templates/list carried (while principals are configured). */
+  listedTemplates: Set<string> | undefined;
 
   /** The catalog of one listed surface (tools: {@link catalog}). */
   catalogOf(surface: ListedSurface): SessionCatalog {
