@@ -1,7 +1,7 @@
 import { callRequest } from '../support/rawMcp.js';
 import { useScoped } from '../support/useScoped.js';
 import { responsesIn } from './support/lenientRead.js';
-import { answerJson, type UpstreamExchange } from './support/maliciousUpstream.js';
+import { answerJson, type UpstreamBehaviour, type UpstreamExchange } from './support/maliciousUpstream.js';
 import { openSession, postJson, startRig } from './support/rig.js';
 
 // A screened method spelled another way (case, full-width letters, spacing) is not the screened method
@@ -73,6 +73,37 @@ const SLIPPING = [
   'prompts/get\u0000',
 ];
 
+/**
+ * How the Python JSON-RPC dispatcher of Palantir's python-jsonrpc-server (python-lsp-jsonrpc's
+ * MethodDispatcher) names the handler of a method: slashes become double underscores, dollar signs
+ * are dropped, camel case becomes snake case; `tools/call` is `m_tools__call`.
+ */
+function handlerName(method: string): string {
+  const snake = method
+    .replace(/\//g, '__')
+    .replace(/\$/g, '')
+    .replace(/(.)([A-Z][a-z]+)/g, '$1_$2')
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .toLowerCase();
+  return `m_${snake}`;
+}
+
+/** An upstream dispatching as {@link handlerName} does, with one handler: `m_tools__call`, which runs every call. */
+function dispatchingUpstream(executed: string[]): UpstreamBehaviour {
+  return ({ res, message }) => {
+    const method = typeof message.method === 'string' ? message.method : '';
+    if (handlerName(method) !== 'm_tools__call') return false;
+    executed.push(String((message.params as { name?: unknown } | undefined)?.name));
+    answerJson(res, { jsonrpc: '2.0', id: message.id, result: { content: [] } });
+    return true;
+  };
+}
+
+// Methods that dispatcher runs as tools/call.
+const DISPATCHED = ['tools__call', '$tools/call', 'tools/$call', 'to$ols__ca$ll'];
+// Methods no reader folds into a screened one: an upstream's own methods, forwarded as they are.
+const OWN_METHODS = ['tools/calls', 'tools/call_batch', 'tools/callback', 'vendor/tools/call', 'tools_call'];
+
 describe('a method that reads as a screened one but is not it', () => {
   const rig = useScoped(() => startRig());
 
@@ -100,7 +131,22 @@ describe('a method that reads as a screened one but is not it', () => {
     }
   });
 
-  it.each([...LOOKALIKES, ...SLIPPING])(
+  it.each(DISPATCHED)(
+    'is real: a python-jsonrpc-server style upstream runs %j as tools/call',
+    async (method) => {
+      const executed: string[] = [];
+      rig.upstream.behaviour = dispatchingUpstream(executed);
+      try {
+        const reply = await postJson(rig.upstream.url, { ...callRequest('x1', 'evil'), method });
+        expect(reply.status).toBe(200);
+        expect(executed).toEqual(['evil']);
+      } finally {
+        rig.upstream.reset();
+      }
+    },
+  );
+
+  it.each([...LOOKALIKES, ...SLIPPING, ...DISPATCHED])(
     'refuses %j with -32601 and a log line; nothing reaches the upstream',
     async (method) => {
       const executed: string[] = [];
@@ -143,4 +189,22 @@ describe('a method that reads as a screened one but is not it', () => {
     ]);
     expect(rig.upstream.requests.length).toBe(before + 1);
   });
+
+  it.each(OWN_METHODS)(
+    'forwards %j, which reads as no screened method (no false refusal)',
+    async (method) => {
+      const session = await openSession(rig.endpoint);
+      const before = rig.upstream.requests.length;
+      const reply = await postJson(rig.endpoint, { ...callRequest(8, 'echo'), method }, session);
+      expect(responsesIn(reply.body)).toEqual([
+        expect.objectContaining({
+          id: 8,
+          error: expect.objectContaining({ code: -32601, message: 'Method not found' }),
+        }),
+      ]);
+      expect(rig.upstream.requests.slice(before).map((request) => request.messages[0]?.method)).toEqual([
+        method,
+      ]);
+    },
+  );
 });

@@ -8,8 +8,7 @@ import { callRequest, initializeRequest } from '../support/rawMcp.js';
 import { useScoped } from '../support/useScoped.js';
 import { answerJson, type UpstreamBehaviour } from './support/maliciousUpstream.js';
 import { exchangeRaw, headerOf, rawPost, rawRequest } from './support/rawClient.js';
-import { responsesIn } from './support/lenientRead.js';
-import { listRequest, openSession, postJson, startRig } from './support/rig.js';
+import { listRequest, postJson, startRig } from './support/rig.js';
 
 // Red team 6: an MCP session belongs to the principal that opened it (ingress/sessionOwners.ts).
 
@@ -209,95 +208,4 @@ describe('redteam6: owners forgotten under pressure', () => {
     expect(owners.allows('alice-session', 'bob')).toBe(false);
     expect(owners.allows('alice-session', 'alice')).toBe(true);
   });
-});
-
-/**
- * How the Python JSON-RPC dispatcher of Palantir's python-jsonrpc-server (python-lsp-jsonrpc's
- * MethodDispatcher) names the handler of a method: slashes become double underscores, dollar signs
- * are dropped, camel case becomes snake case; `tools/call` is `m_tools__call`.
- */
-function handlerName(method: string): string {
-  const snake = method
-    .replace(/\//g, '__')
-    .replace(/\$/g, '')
-    .replace(/(.)([A-Z][a-z]+)/g, '$1_$2')
-    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
-    .toLowerCase();
-  return `m_${snake}`;
-}
-
-/** An upstream dispatching as {@link handlerName} does, with one handler: `m_tools__call`, which runs every call. */
-function dispatchingUpstream(executed: string[]): UpstreamBehaviour {
-  return ({ res, message }) => {
-    const method = typeof message.method === 'string' ? message.method : '';
-    if (handlerName(method) !== 'm_tools__call') return false;
-    executed.push(String((message.params as { name?: unknown } | undefined)?.name));
-    answerJson(res, { jsonrpc: '2.0', id: message.id, result: { content: [] } });
-    return true;
-  };
-}
-
-// Methods that dispatcher runs as tools/call.
-const DISPATCHED = ['tools__call', '$tools/call', 'tools/$call', 'to$ols__ca$ll'];
-// Methods no reader folds into a screened one: an upstream's own methods, forwarded as they are.
-const OWN_METHODS = ['tools/calls', 'tools/call_batch', 'tools/callback', 'vendor/tools/call', 'tools_call'];
-
-describe('redteam6: a method a dispatcher folds into tools/call', () => {
-  const rig = useScoped(() => startRig());
-
-  it.each(DISPATCHED)(
-    'is real: a python-jsonrpc-server style upstream runs %j as tools/call',
-    async (method) => {
-      const executed: string[] = [];
-      rig.upstream.behaviour = dispatchingUpstream(executed);
-      try {
-        const reply = await postJson(rig.upstream.url, { ...callRequest('x1', 'evil'), method });
-        expect(reply.status).toBe(200);
-        expect(executed).toEqual(['evil']);
-      } finally {
-        rig.upstream.reset();
-      }
-    },
-  );
-
-  it.each(DISPATCHED)('refuses %j as a look-alike; nothing reaches the upstream', async (method) => {
-    const executed: string[] = [];
-    rig.upstream.behaviour = dispatchingUpstream(executed);
-    try {
-      const session = await openSession(rig.endpoint);
-      const before = rig.upstream.requests.length;
-      const reply = await postJson(rig.endpoint, { ...callRequest(7, 'evil'), method }, session);
-      expect(responsesIn(reply.body)).toEqual([
-        expect.objectContaining({
-          id: 7,
-          error: expect.objectContaining({
-            code: -32601,
-            data: { reason: 'method_lookalike', server: 'mal', method },
-          }),
-        }),
-      ]);
-      expect(rig.upstream.requests.slice(before)).toEqual([]);
-      expect(executed).toEqual([]);
-    } finally {
-      rig.upstream.reset();
-    }
-  });
-
-  it.each(OWN_METHODS)(
-    'forwards %j, which reads as no screened method (no false refusal)',
-    async (method) => {
-      const session = await openSession(rig.endpoint);
-      const before = rig.upstream.requests.length;
-      const reply = await postJson(rig.endpoint, { ...callRequest(8, 'echo'), method }, session);
-      expect(responsesIn(reply.body)).toEqual([
-        expect.objectContaining({
-          id: 8,
-          error: expect.objectContaining({ code: -32601, message: 'Method not found' }),
-        }),
-      ]);
-      expect(rig.upstream.requests.slice(before).map((request) => request.messages[0]?.method)).toEqual([
-        method,
-      ]);
-    },
-  );
 });
