@@ -21,7 +21,6 @@ import { errorSummary } from '../observe/errorSummary.js';
 import type { ListedSurface } from '../policy/pinSurface.js';
 import type { BridgeEnd } from '../transports/messageBridge.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
-import { headerValue } from '../wire/httpHeaders.js';
 import { jsonRpcError, type JsonRpcId } from '../wire/jsonRpc.js';
 import { AggregateMembers } from './aggregateMembers.js';
 import { combinedInstructions, createAggregateServer } from './aggregateServer.js';
@@ -33,6 +32,7 @@ import {
   clientKeyOf,
   credentialOf,
   isRefusal,
+  serveNamedSession,
   type EndableSession,
   type SessionRefusal,
 } from './bridgeSessions.js';
@@ -121,14 +121,7 @@ class AggregateHandler {
       if (posted === undefined) return;
       body = posted.body;
     }
-    const id = headerValue(req.headers, 'mcp-session-id');
-    if (id !== undefined) {
-      const session = this.#sessions.get(id, req.headers);
-      if (session === undefined)
-        return replyJson(res, 404, jsonRpcError(null, ErrorCodes.SESSION_NOT_FOUND, 'Session not found'));
-      this.#sessions.track(id, res);
-      return session.handler.handleRequest(req, res, body);
-    }
+    if (await serveNamedSession(this.#sessions, req, res, body)) return;
     if (req.method === 'POST' && isInitializeRequest(body)) return this.#initialize(req, res, body);
     if (req.method === 'POST' && !(await isLegacyHttpRequest(req, body)))
       return this.#serveStateless(req, res, body);

@@ -1,5 +1,9 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { BridgeEnd } from '../transports/messageBridge.js';
+import { ErrorCodes } from '../wire/errorCodes.js';
+import { headerValue } from '../wire/httpHeaders.js';
+import { jsonRpcError } from '../wire/jsonRpc.js';
+import { replyJson } from './clientReply.js';
 import { principalOf, scopePrincipalOf } from './requestPrincipal.js';
 import { sessionKeyOf } from './sessionKey.js';
 
@@ -239,4 +243,32 @@ export class BridgeSessions<Handler> {
     const entries = [...this.#entries.values()];
     await Promise.all(entries.map((entry) => entry.carrier.close()));
   }
+}
+
+/** What serves the requests of one Streamable HTTP session (the SDK's transport, or a handler wrapping one). */
+interface SessionRequestHandler {
+  handleRequest(req: IncomingMessage, res: ServerResponse, body?: unknown): Promise<void>;
+}
+
+/**
+ * Serves a request that names a session (`Mcp-Session-Id`) on that session, or answers 404 when the
+ * session is unknown or was opened with another credential. False when the request names none (the
+ * front decides: an initialize, a 2026-07-28 request, or a refusal).
+ */
+export async function serveNamedSession(
+  sessions: BridgeSessions<SessionRequestHandler>,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: unknown,
+): Promise<boolean> {
+  const id = headerValue(req.headers, 'mcp-session-id');
+  if (id === undefined) return false;
+  const session = sessions.get(id, req.headers);
+  if (session === undefined) {
+    replyJson(res, 404, jsonRpcError(null, ErrorCodes.SESSION_NOT_FOUND, 'Session not found'));
+    return true;
+  }
+  sessions.track(id, res);
+  await session.handler.handleRequest(req, res, body);
+  return true;
 }

@@ -4,9 +4,8 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import express, { type Request, type Response, type Router } from 'express';
 import { ErrorCodes } from '../wire/errorCodes.js';
-import { headerValue } from '../wire/httpHeaders.js';
 import { jsonRpcError, type JsonRpcId } from '../wire/jsonRpc.js';
-import { addressKeyOf, clientKeyOf, credentialOf, isRefusal } from './bridgeSessions.js';
+import { addressKeyOf, clientKeyOf, credentialOf, isRefusal, serveNamedSession } from './bridgeSessions.js';
 import type { BridgeSessions, SessionSlot } from './bridgeSessions.js';
 import { postedMessages, replyJson } from './clientReply.js';
 import { openBridge, type BridgeFrontOptions } from './openBridge.js';
@@ -76,15 +75,7 @@ class StreamableHandler {
       if (posted === undefined) return;
       body = posted.body;
     }
-    const id = headerValue(req.headers, 'mcp-session-id');
-    if (id !== undefined) {
-      const session = this.#sessions.get(id, req.headers);
-      if (session === undefined)
-        return answer(res, 404, null, ErrorCodes.SESSION_NOT_FOUND, 'Session not found');
-      this.#sessions.track(id, res);
-      await session.handler.handleRequest(req, res, body);
-      return;
-    }
+    if (await serveNamedSession(this.#sessions, req, res, body)) return;
     if (req.method !== 'POST' || !isInitializeRequest(body) || !('id' in body)) {
       // Without a session: 2026-07-28 traffic (the SDK's own classification) is served statelessly.
       if (req.method === 'POST' && !(await (await loadStatelessPath()).isLegacyHttpRequest(req, body)))
