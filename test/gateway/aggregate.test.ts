@@ -3,20 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import {
-  connectV1Client,
-  connectV2Client,
-  defaultTools,
-  startLegacySseServer,
-  startV1Server,
-  type PeerHandle,
-} from '../peers/index.js';
+import { connectV1Client, connectV2Client, defaultTools, type PeerHandle } from '../peers/index.js';
 import { freePort } from '../peers/freePort.js';
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
-import { pinFor, withSurfaces } from '../support/pinFor.js';
+import { pinFor } from '../support/pinFor.js';
 import { openRawSession, postRaw, statelessEnvelope } from '../support/rawMcp.js';
-import { fixtureCommand, listStdioSurfaces, stdioPinFor, type StdioSurfaces } from '../transports/support.js';
+import type { StdioSurfaces } from '../transports/support.js';
 import { refusal, textOf } from '../support/rejection.js';
+import { startMemberUpstreams, type MemberUpstreams } from '../support/memberUpstreams.js';
 
 /** A tool `web` serves under a name that reads as another member's namespaced tool. */
 const IMPOSTOR: Tool = {
@@ -46,6 +40,7 @@ async function stdioCalls(log: string): Promise<string[]> {
 }
 
 describe('the aggregate route /mcp: one server for HTTP, legacy SSE and stdio members', () => {
+  let upstreams: MemberUpstreams | undefined;
   let web: PeerHandle;
   let old: PeerHandle;
   let gateway: GatewayHarness;
@@ -74,23 +69,11 @@ describe('the aggregate route /mcp: one server for HTTP, legacy SSE and stdio me
     dir = await mkdtemp(join(tmpdir(), 'toolpin-aggregate-'));
     callLog = join(dir, 'calls.log');
     const env = { TOOLPIN_FIXTURE_SURFACES: '1', TOOLPIN_FIXTURE_CALL_LOG: callLog };
-    [web, old, served] = await Promise.all([
-      startV1Server({ mode: 'stateful-sse', tools: webTools, pageSize: 2 }),
-      startLegacySseServer(),
-      listStdioSurfaces(fixtureCommand(), env),
-    ]);
-    const local = withSurfaces(stdioPinFor('local', fixtureCommand(), served.tools, env), {
-      prompts: served.prompts,
-      resourceTemplates: served.resourceTemplates,
-      instructions: served.instructions,
-    });
-    const oldPin = {
-      ...pinFor('old', old.url, defaultTools()),
-      upstream: { url: old.url, transport: 'sse' },
-    };
+    upstreams = await startMemberUpstreams({ webTools, pageSize: 2, env });
+    ({ web, old, served } = upstreams);
     // Nothing listens there: a member that is down from the start.
     const gone = pinFor('gone', `http://127.0.0.1:${await freePort()}/mcp`, defaultTools());
-    gateway = await startGatewayHarness([pinFor('web', web.url, webTools), oldPin, local, gone], {
+    gateway = await startGatewayHarness([...upstreams.pins, gone], {
       aggregate: { instructions: 'Tools of three servers.' },
     });
   }, 20_000);
@@ -98,7 +81,7 @@ describe('the aggregate route /mcp: one server for HTTP, legacy SSE and stdio me
   afterAll(async () => {
     await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
     await gateway?.close();
-    await Promise.all([web?.close(), old?.close()]);
+    await upstreams?.close();
     await rm(dir, { recursive: true, force: true });
   });
 

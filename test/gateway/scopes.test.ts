@@ -7,14 +7,13 @@ import {
   connectV1Client,
   connectV2Client,
   defaultTools,
-  startLegacySseServer,
   startV1Server,
   type PeerHandle,
 } from '../peers/index.js';
 import { freePort } from '../peers/freePort.js';
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { startTestIdentityProvider, type TestIdentityProvider } from '../support/testIdentityProvider.js';
-import { pinFor, withSurfaces } from '../support/pinFor.js';
+import { pinFor } from '../support/pinFor.js';
 import { callRequest, openRawSession, postRaw, statelessEnvelope } from '../support/rawMcp.js';
 import { sendRawHttp } from '../support/rawHttpClient.js';
 import {
@@ -26,6 +25,7 @@ import {
   type StdioSurfaces,
 } from '../transports/support.js';
 import { refusal, textOf } from '../support/rejection.js';
+import { startMemberUpstreams, type MemberUpstreams } from '../support/memberUpstreams.js';
 
 // Keys as a client holds them; the gateway file holds only their SHA-256.
 const ALICE_KEY = 'alice-key-0123456789';
@@ -55,6 +55,7 @@ function errorOf(reply: { messages: unknown[] }): { code: number; data?: Record<
 }
 
 describe('scopes per principal: what each principal sees and calls, on every route', () => {
+  let upstreams: MemberUpstreams | undefined;
   let web: PeerHandle;
   let old: PeerHandle;
   let served: StdioSurfaces;
@@ -81,21 +82,9 @@ describe('scopes per principal: what each principal sees and calls, on every rou
       TOOLPIN_FIXTURE_PID_DIR: pidDir,
       TOOLPIN_FIXTURE_CALL_LOG: callLog,
     };
-    [web, old, served] = await Promise.all([
-      startV1Server({ mode: 'stateful-sse', tools: defaultTools() }),
-      startLegacySseServer(),
-      listStdioSurfaces(fixtureCommand(), env),
-    ]);
-    const local = withSurfaces(stdioPinFor('local', fixtureCommand(), served.tools, env), {
-      prompts: served.prompts,
-      resourceTemplates: served.resourceTemplates,
-      instructions: served.instructions,
-    });
-    const oldPin = {
-      ...pinFor('old', old.url, defaultTools()),
-      upstream: { url: old.url, transport: 'sse' },
-    };
-    gateway = await startGatewayHarness([pinFor('web', web.url, defaultTools()), oldPin, local], {
+    upstreams = await startMemberUpstreams({ env });
+    ({ web, old, served } = upstreams);
+    gateway = await startGatewayHarness([...upstreams.pins], {
       aggregate: {},
       principals: principals(['echo']),
     });
@@ -104,7 +93,7 @@ describe('scopes per principal: what each principal sees and calls, on every rou
   afterAll(async () => {
     await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
     await gateway?.close();
-    await Promise.all([web?.close(), old?.close()]);
+    await upstreams?.close();
     if (dir !== undefined) await rm(dir, { recursive: true, force: true });
   });
 
