@@ -5,6 +5,7 @@
 // than the bench's short windows for large listings, though the machine's load still moves it).
 // Compare builds with BENCH_BASELINE_CLI (run one after the other).
 // Usage: tsx bench/allocations.ts [stateful|stateless] [call|list] [tools=3] [requests=4000]
+import { spawn } from 'node:child_process';
 import autocannon from 'autocannon';
 import { makeCatalog } from './catalog.js';
 import { cpuMicros, stopAllChildren } from './children.js';
@@ -88,7 +89,18 @@ async function measure(cli: string): Promise<string> {
     counter.take();
     const pid = toolpin.child.pid;
     const cpuBefore = cpuMicros(pid) ?? 0;
+    // BENCH_STRACE=<file>: the syscalls of exactly these requests (strace -c on toolpin's pid).
+    const strace =
+      process.env.BENCH_STRACE === undefined || pid === undefined
+        ? undefined
+        : spawn('strace', ['-c', '-f', '-p', String(pid), '-o', process.env.BENCH_STRACE], { stdio: 'ignore' });
+    if (strace !== undefined) await new Promise((resolve) => setTimeout(resolve, 500));
     await send(toolpin.url, sessions, requests);
+    if (strace !== undefined) {
+      const stopped = new Promise((resolve) => strace.once('exit', resolve));
+      strace.kill('SIGINT');
+      await stopped;
+    }
     const cpu = ((cpuMicros(pid) ?? 0) - cpuBefore) / requests;
     await new Promise((resolve) => setTimeout(resolve, 200));
     const { scavenged, scavenges, fullGcs, reasons } = counter.take();
