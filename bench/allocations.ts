@@ -6,6 +6,7 @@
 // Compare builds with BENCH_BASELINE_CLI (run one after the other).
 // Usage: tsx bench/allocations.ts [stateful|stateless] [call|list] [tools=3] [requests=4000]
 import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { makeCatalog } from './catalog.js';
 import { cpuMicros, stopAllChildren } from './children.js';
@@ -14,6 +15,7 @@ import { BASE_HEADERS, closeHttp, openSession } from './mcpHttp.js';
 import { startUpstream, type Profile } from './targets.js';
 import { CLI, startToolpin } from './toolpinTarget.js';
 
+const PROFILE_WINDOW = fileURLToPath(new URL('./profileWindow.mjs', import.meta.url));
 const profile = (process.argv[2] ?? 'stateful') as Profile;
 const kind = (process.argv[3] ?? 'call') as MessageKind;
 const size = Number(process.argv[4] ?? 3);
@@ -77,7 +79,11 @@ async function measure(cli: string): Promise<string> {
   const upstream = await startUpstream(profile, size);
   const counter = gcCounter();
   // BENCH_NODE_FLAGS adds flags to toolpin's node, e.g. --heap-prof for the allocation sites.
-  const flags = ['--trace-gc', ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [])];
+  const flags = [
+    '--trace-gc',
+    ...(process.env.BENCH_CPU_PROFILE === undefined ? [] : ['--import', PROFILE_WINDOW]),
+    ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
+  ];
   const toolpin = await startToolpin(upstream.url, makeCatalog(size), flags, cli, counter.feed);
   try {
     const sessions =
@@ -93,9 +99,15 @@ async function measure(cli: string): Promise<string> {
     const strace =
       process.env.BENCH_STRACE === undefined || pid === undefined
         ? undefined
-        : spawn('strace', ['-c', '-f', '-p', String(pid), '-o', process.env.BENCH_STRACE], { stdio: 'ignore' });
+        : spawn('strace', ['-c', '-f', '-p', String(pid), '-o', process.env.BENCH_STRACE], {
+            stdio: 'ignore',
+          });
     if (strace !== undefined) await new Promise((resolve) => setTimeout(resolve, 500));
+    // BENCH_CPU_PROFILE=<dir>: a CPU profile of exactly these requests (bench/profileWindow.mjs).
+    const profiled = process.env.BENCH_CPU_PROFILE !== undefined && pid !== undefined;
+    if (profiled) process.kill(pid, 'SIGUSR2');
     await send(toolpin.url, sessions, requests);
+    if (profiled) process.kill(pid, 'SIGUSR2');
     if (strace !== undefined) {
       const stopped = new Promise((resolve) => strace.once('exit', resolve));
       strace.kill('SIGINT');

@@ -63,7 +63,11 @@ export async function startGroup(
     const floor = await startChild({
       name: 'floor',
       nodeFlags: [...TSX, ...proxyFlags],
-      args: [script('floor.ts'), new URL(upstream.url).origin],
+      // BENCH_FLOOR=parse: the inspecting floor (bench/parseFloor.ts) in the floor's place.
+      args: [
+        script(process.env.BENCH_FLOOR === 'parse' ? 'parseFloor.ts' : 'floor.ts'),
+        new URL(upstream.url).origin,
+      ],
       readyFrom: (output) => /bench-floor ready (\S+)/.exec(output)?.[1],
     });
     started.push(floor);
