@@ -192,7 +192,24 @@ export class ServerCheckpoint {
   }
 
   #state(sessionKey: string): SessionState {
-    return this.#sessions.get(`${this.#config.name}\n${sessionKey}`);
+    return this.#sessions.get(this.#storeKey(sessionKey));
+  }
+
+  // The store's key of the session asked last: one request asks for its session several times, and
+  // the same key string (its hash computed once) spares a concatenation and a rehash each time.
+  #lastName = '';
+  #lastSessionKey = '';
+  #lastStoreKey = '';
+
+  /** The session's key in the store shared by every server: the server's name, then the session's key. */
+  #storeKey(sessionKey: string): string {
+    const { name } = this.#config;
+    if (sessionKey !== this.#lastSessionKey || name !== this.#lastName) {
+      this.#lastName = name;
+      this.#lastSessionKey = sessionKey;
+      this.#lastStoreKey = `${name}\n${sessionKey}`;
+    }
+    return this.#lastStoreKey;
   }
 
   /**
@@ -253,7 +270,7 @@ export class ServerCheckpoint {
    */
   forgetAnswers(sessionKey: string, ids: readonly JsonRpcId[], book?: AnswerBook): JsonRpcId[] {
     if (ids.length === 0) return [];
-    const answers = book ?? this.#sessions.peek(`${this.#config.name}\n${sessionKey}`)?.answers;
+    const answers = book ?? this.#sessions.peek(this.#storeKey(sessionKey))?.answers;
     if (answers === undefined) return [...ids];
     return ids.filter((id) => id !== null && answers.take(idKey(id)) !== undefined);
   }
@@ -264,7 +281,7 @@ export class ServerCheckpoint {
    * trusted for the next call, which lists upstream first (fetch on miss).
    */
   distrust(sessionKey: string): void {
-    const state = this.#sessions.peek(`${this.#config.name}\n${sessionKey}`);
+    const state = this.#sessions.peek(this.#storeKey(sessionKey));
     for (const surface of Object.keys(SURFACES) as ListedSurface[]) {
       const catalog = state?.peekCatalog(surface);
       if (catalog !== undefined) catalog.stale = true;
@@ -273,7 +290,7 @@ export class ServerCheckpoint {
 
   /** Forgets a session's state (the session ended). */
   forgetSession(sessionKey: string): void {
-    this.#sessions.delete(`${this.#config.name}\n${sessionKey}`);
+    this.#sessions.delete(this.#storeKey(sessionKey));
   }
 
   /**
@@ -355,7 +372,7 @@ export class ServerCheckpoint {
 
   #markStale(sessionKey: string, surfaces: readonly ListedSurface[]): void {
     if (surfaces.length === 0) return;
-    const state = this.#sessions.peek(`${this.#config.name}\n${sessionKey}`);
+    const state = this.#sessions.peek(this.#storeKey(sessionKey));
     for (const surface of surfaces) {
       const catalog = state?.peekCatalog(surface);
       if (catalog !== undefined) catalog.stale = true;
