@@ -27,9 +27,15 @@ export function sessionKeyOf(
   // On a resource-server route the verified issuer and subject are the caller, not the token's
   // bytes (a refreshed token keeps its session); Authorization is then the gateway's own credential.
   let identity = principal === undefined ? '' : `principal:${principal}\n`;
-  for (const name of Object.keys(headers).sort()) {
+  // The few headers that identify, in name order (most requests carry none, or one or two).
+  const names: string[] = [];
+  for (const name in headers) {
     if (name === 'mcp-session-id' || !carriesIdentity(name, hopByHop)) continue;
     if (principal !== undefined && name === 'authorization') continue;
+    names.push(name);
+  }
+  if (names.length > 1) names.sort();
+  for (const name of names) {
     const value = headers[name];
     identity += `${name}:${Array.isArray(value) ? value.join(', ') : (value ?? '')}\n`;
   }

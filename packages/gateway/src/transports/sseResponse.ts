@@ -47,6 +47,10 @@ export function relaySseResponse(
   return { end: () => relay.end() };
 }
 
+function flushIfQuiet(relay: SseStreamRelay): void {
+  relay.flushIfQuiet();
+}
+
 /** One relayed stream: its rewriter, the requests it still owes answers to, and its clock. */
 class SseStreamRelay implements Deadline {
   deadlineAt = 0;
@@ -68,7 +72,8 @@ class SseStreamRelay implements Deadline {
     this.#upstream = upstream;
     this.#res = res;
     this.#options = options;
-    this.#unanswered = new Map(exchange.requestIds.map((id) => [idKey(id), id]));
+    this.#unanswered = new Map();
+    for (const id of exchange.requestIds) this.#unanswered.set(idKey(id), id);
     res.writeHead(upstream.statusCode ?? 200, {
       ...options.headers,
       'content-type': 'text/event-stream',
@@ -79,9 +84,7 @@ class SseStreamRelay implements Deadline {
     // The headers leave with the first event when it came with them (one write instead of two, the
     // common case of a POST answered at once); a stream with nothing to say yet gets them one turn later.
     this.#flushed = exchange.refused.length > 0;
-    setImmediate(() => {
-      if (!this.#flushed && !res.writableEnded && !res.destroyed) res.flushHeaders();
-    });
+    setImmediate(flushIfQuiet, this);
     this.#rewriter = new SseRewriter({
       rewrite: (data) => this.#decide(data),
       write: (text) => this.#write(text),
@@ -95,6 +98,12 @@ class SseStreamRelay implements Deadline {
     });
     this.#armIdle();
     this.#listen();
+  }
+
+  /** Sends the headers of a stream that had nothing to say in its first turn. */
+  flushIfQuiet(): void {
+    const res = this.#res;
+    if (!this.#flushed && !res.writableEnded && !res.destroyed) res.flushHeaders();
   }
 
   /** Ends the client's stream cleanly (shutdown) and drops the upstream one. */

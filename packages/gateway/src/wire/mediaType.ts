@@ -8,14 +8,25 @@ export interface MediaType {
   readonly parameters: Readonly<Record<string, string>>;
 }
 
+// A peer sends the same few Content-Type values message after message: each is parsed once
+// (bounded: forgotten all at once when full; the parsed values are frozen and shared).
+const MAX_PARSED = 64;
+const parsed = new Map<string, MediaType | undefined>();
+
 /** Parses a Content-Type value; undefined when it is absent or not a valid media type. */
 export function parseMediaType(value: string | readonly string[] | undefined): MediaType | undefined {
   if (value === undefined || typeof value !== 'string') return undefined;
+  if (parsed.has(value)) return parsed.get(value);
+  let type: MediaType | undefined;
   try {
-    return parse(value);
+    const { type: name, parameters } = parse(value);
+    type = Object.freeze({ type: name, parameters: Object.freeze(parameters) });
   } catch {
-    return undefined;
+    type = undefined;
   }
+  if (parsed.size >= MAX_PARSED) parsed.clear();
+  parsed.set(value, type);
+  return type;
 }
 
 /** What an MCP body is, judged from its parsed media type (never from the spelling of the header). */
