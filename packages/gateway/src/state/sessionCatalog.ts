@@ -118,15 +118,20 @@ export class SessionCatalog implements CatalogView {
     const observedKeys = new Set<string>();
     for (const tool of this.tools.values()) observedKeys.add(tool.key);
     const findings = [...this.#findings];
-    for (const [key, digest] of Object.entries(pin.pin.tools)) {
+    const pinned = pin.pin.tools;
+    const pinnedKeys = keysOf(pinned);
+    for (const key of pinnedKeys) {
       if (!observedKeys.has(key))
-        findings.push({ kind: 'removed', key, tool: null, pinned: digest, observed: null, severity: 'low' });
+        findings.push({
+          kind: 'removed',
+          key,
+          tool: null,
+          pinned: pinned[key] ?? '',
+          observed: null,
+          severity: 'low',
+        });
     }
-    const pinnedKeys = Object.keys(pin.pin.tools);
-    this.wrongSubject =
-      observedKeys.size > 0 &&
-      pinnedKeys.length > 0 &&
-      ![...observedKeys].some((key) => key in pin.pin.tools);
+    this.wrongSubject = observedKeys.size > 0 && pinnedKeys.length > 0 && !anyPinned(observedKeys, pinned);
     if (this.wrongSubject) {
       findings.unshift({
         kind: 'wrong_subject',
@@ -141,6 +146,26 @@ export class SessionCatalog implements CatalogView {
     this.#reported = new Set();
     return { ...capFindings(findings, pin), wrongSubject: this.wrongSubject, toolCount: this.tools.size };
   }
+}
+
+// A loaded pin's tools never change (a reload brings a new object): their keys are listed once per pin.
+// A pin of thousands of tools is a dictionary-mode object, whose keys V8 sorts on every listing.
+const pinnedKeysOf = new WeakMap<object, readonly string[]>();
+
+function keysOf(tools: Readonly<Record<string, string>>): readonly string[] {
+  let keys = pinnedKeysOf.get(tools);
+  if (keys === undefined) {
+    keys = Object.keys(tools);
+    // Only a frozen pin (every pin the gateway loads is) is known never to change under its keys.
+    if (Object.isFrozen(tools)) pinnedKeysOf.set(tools, keys);
+  }
+  return keys;
+}
+
+/** True when one observed key is pinned (a listing of the pinned server names at least one). */
+function anyPinned(observedKeys: ReadonlySet<string>, tools: Readonly<Record<string, string>>): boolean {
+  for (const key of observedKeys) if (Object.hasOwn(tools, key)) return true;
+  return false;
 }
 
 // The tools outside the pin (added, unverifiable) are as many as the upstream likes; the findings
