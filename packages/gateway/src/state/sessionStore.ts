@@ -84,7 +84,7 @@ export class SessionStore {
       // The clock lru-cache reads for staleness is kept this long (one timer each time it is read
       // anew): the default 1 ms made a timer nearly every request; a session's age is counted in
       // seconds.
-      ttlResolution: Math.min(1000, ttl / 16),
+      ttlResolution: Math.min(1000, Math.floor(ttl / 16)),
     });
     this.#revalidateMs = options.revalidateMs;
   }
