@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { loadGatewayConfig, loadSinglePinConfig, type GatewayConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
 import { startGateway, type RunningGateway } from '../ingress/startGateway.js';
+import { IdleHeapRelease } from '../observe/idleHeapRelease.js';
 import { logUnhandledRejections } from '../observe/lastResort.js';
 import { createLogger, type LogFormat } from '../observe/logger.js';
 import type { CliIo } from './cliIo.js';
@@ -32,6 +33,8 @@ export interface ServeCommandOptions extends ServeSourceOptions {
   readonly adminPort?: string;
   /** Watch the servers folder (false: reload pin files on SIGHUP only). @default true */
   readonly watch?: boolean;
+  /** Return the heap a burst grew once the gateway is idle ({@link IdleHeapRelease}). @default true */
+  readonly heapRelease?: boolean;
 }
 
 /**
@@ -73,7 +76,22 @@ export async function runServe(options: ServeCommandOptions, io: CliIo): Promise
   }
   printRoutes(running, io);
   logUnhandledRejections(running.gateway.logger);
-  return untilStopped(running, io);
+  const release = options.heapRelease === false ? undefined : startHeapRelease(running);
+  const code = await untilStopped(running, io);
+  release?.stop();
+  return code;
+}
+
+/**
+ * The process is the gateway's: once a burst is over and the gateway idle, the heap V8 grew for
+ * it goes back to the system, and each release is logged (`process.heap_released`).
+ */
+function startHeapRelease(running: RunningGateway): IdleHeapRelease {
+  const { logger } = running.gateway;
+  return new IdleHeapRelease({
+    onRelease: (release) =>
+      logger.info({ event: 'process.heap_released', ...release }, 'idle: returned the heap a burst grew'),
+  }).start();
 }
 
 /** The flag of `toolpin serve` that overrides each listener's port setting. */
@@ -161,6 +179,10 @@ export function registerServeCommand(program: Command, io: CliIo, done: (code: n
     .option('--admin-port <port>', 'override admin.port')
     .option('--log-format <format>', 'json or pretty (default: pretty on a terminal, else json)')
     .option('--no-watch', 'do not watch the pin files; reload them on SIGHUP only')
+    .option(
+      '--no-heap-release',
+      'keep the heap a burst grew when idle (no full collection when traffic stops)',
+    )
     .action(async (options: ServeCommandOptions) => {
       const code = await runServe(options, io);
       done(code);
