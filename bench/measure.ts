@@ -1,5 +1,5 @@
 // Measures one message against the four targets of a group: a full check of one answer per
-// target, a warm-up window each, then rounds in rotating order (ABCD, BCDA, CDAB, ...) so that
+// target, one warm-up window for all of them at once, then rounds in rotating order (ABCD, BCDA, CDAB, ...) so that
 // load from other processes on the machine hits every target alike; medians are reported.
 import { cpuMicros } from './children.js';
 import { bodyOf, runLoad, type LoadResult, type MessageKind } from './load.js';
@@ -158,15 +158,20 @@ export async function measureMessage(
 ): Promise<Measurement[]> {
   for (const target of group.targets)
     await checkAnswer(target, kind, sessions.get(target.name)?.[0], group.tools);
-  for (const target of group.targets)
-    await runLoad({
-      url: target.url,
-      kind,
-      sessions: sessions.get(target.name),
-      connections: options.connections,
-      seconds: options.warmupSeconds,
-      check: () => true,
-    });
+  // Every target warms up at once: nothing is measured during a warm-up, and each target warms
+  // up under the same load (a run of six groups saves 3 warm-up windows per group).
+  await Promise.all(
+    group.targets.map((target) =>
+      runLoad({
+        url: target.url,
+        kind,
+        sessions: sessions.get(target.name),
+        connections: options.connections,
+        seconds: options.warmupSeconds,
+        check: () => true,
+      }),
+    ),
+  );
   const windows = new Map<string, Window[]>(group.targets.map((target) => [target.name, []]));
   for (let round = 0; round < options.rounds; round++) {
     for (let i = 0; i < group.targets.length; i++) {

@@ -13,7 +13,15 @@ export interface BenchResult {
   readonly loadAverageAtEnd: readonly number[];
   readonly measurements: readonly Measurement[];
   readonly idleSessions: IdleSessionsResult | undefined;
+  /** Where the run's time went: each group's start, measurement and stop, and the idle step. */
+  readonly phases: readonly Phase[];
   readonly goals: readonly GoalCheck[];
+}
+
+/** One step of the run and its wall time. */
+export interface Phase {
+  readonly name: string;
+  readonly seconds: number;
 }
 
 /** One goal of the issue, with the figure reached. */

@@ -13,7 +13,7 @@ import type { MessageKind } from './load.js';
 import { describeMachine } from './machine.js';
 import { closeHttp } from './mcpHttp.js';
 import { measureMessage, openTargetSessions, type Measurement, type WindowOptions } from './measure.js';
-import { checkGoals, durationGoal, formatGoals, formatTable, writeResult } from './report.js';
+import { checkGoals, durationGoal, formatGoals, formatTable, writeResult, type Phase } from './report.js';
 import { startGroup, type Profile } from './targets.js';
 
 const { values } = parseArgs({
@@ -115,9 +115,18 @@ async function main(): Promise<void> {
   if (proxyFlags.length > 0) mkdirSync(profileDir, { recursive: true });
 
   const measurements: Measurement[] = [];
+  const phases: Phase[] = [];
+  const phase = (name: string, since: number): void => {
+    const seconds = Math.round((performance.now() - since) / 100) / 10;
+    phases.push({ name, seconds });
+    log(`  (${name}: ${seconds.toFixed(1)} s)`);
+  };
   for (const { profile, tools, messages } of plan) {
     log(`\n${profile} upstream, ${tools} tools`);
+    let since = performance.now();
     const group = await startGroup(profile, tools, proxyFlags);
+    phase(`${profile} ${tools} start`, since);
+    since = performance.now();
     if (proxyFlags.length > 0)
       log(
         `  profiling: ${group.targets.map((target) => `${target.name} pid ${target.pid ?? '-'}`).join(', ')}`,
@@ -125,8 +134,9 @@ async function main(): Promise<void> {
     try {
       const sessions = await openTargetSessions(group, Math.max(...messages.map(connectionsFor)));
       for (const message of messages) {
-        // A 5,000-tool listing takes long enough that a short window holds too few of them.
-        const seconds = tools >= 5000 ? windows.seconds * 3 : windows.seconds;
+        // A 5,000-tool listing takes long enough that a short window holds too few of them: twice
+        // the window (30-40 listings of 8 connections on a quiet machine; 3 times held 45-55).
+        const seconds = tools >= 5000 ? windows.seconds * 2 : windows.seconds;
         const options = { ...windows, seconds, connections: connectionsFor(message) };
         const results = await measureMessage(group, message, sessions, options);
         for (const m of results)
@@ -145,8 +155,11 @@ async function main(): Promise<void> {
         'catalog.fetch_failed',
       ].filter((event) => group.toolpin.events.has(event));
       if (bad.length > 0) throw new Error(`toolpin logged ${bad.join(', ')}: the benchmark is invalid`);
+      phase(`${profile} ${tools} measure`, since);
     } finally {
+      since = performance.now();
       await group.stop();
+      phase(`${profile} ${tools} stop`, since);
     }
   }
 
@@ -155,7 +168,9 @@ async function main(): Promise<void> {
     log(
       `\nidle sessions: ${idleSessions} sessions through toolpin, each initialized and listing 3 tools once`,
     );
+    const since = performance.now();
     idle = await measureIdleSessions(idleSessions, 3, 32, quick ? 5 : 20);
+    phase('idle sessions', since);
     const mb = (bytes: number | undefined): string => ((bytes ?? NaN) / 2 ** 20).toFixed(1);
     log(
       `  toolpin RSS ${mb(idle.rssBytes)} MB idle after ${idle.idleSeconds} s (${mb(idle.rssAfterLoadBytes)} MB right after the load, ${mb(idle.rssBaselineBytes)} MB at start); sessions opened in ${idle.seconds.toFixed(1)} s`,
@@ -181,6 +196,7 @@ async function main(): Promise<void> {
     loadAverageAtEnd: os.loadavg().map((load) => Math.round(load * 100) / 100),
     measurements,
     idleSessions: idle,
+    phases,
     goals,
   });
   process.stdout.write(

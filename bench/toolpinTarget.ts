@@ -2,9 +2,10 @@
 // own process, in enforce mode, with a generated gateway file and a pin that matches the upstream's
 // catalog, so every tool is verified and every call allowed. Its JSON log lines are counted: any
 // drift, block or upstream failure makes the run invalid.
+import { readFileSync } from 'node:fs';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TRACE_PROFILE } from '@toolpin/digest';
 import { pinFromCatalog } from '@toolpin/gateway/pin';
@@ -54,13 +55,28 @@ function eventCounter(events: Map<string, number>): (chunk: string) => void {
   };
 }
 
-/** Starts `toolpin serve` pinned to `tools` in front of `upstreamUrl`. `nodeFlags` e.g. --cpu-prof. */
+/** True when the build of `cli` has `serve --no-heap-release` (builds before it have no release). */
+function knowsHeapRelease(cli: string): boolean {
+  try {
+    return readFileSync(join(dirname(cli), 'serveCommand.js'), 'utf8').includes('--no-heap-release');
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Starts `toolpin serve` pinned to `tools` in front of `upstreamUrl`. `nodeFlags` e.g. --cpu-prof.
+ * `heapRelease: false` turns off the collections an idle gateway runs (serve's default): the rows
+ * leave each proxy idle between its windows, and a collection there would take toolpin's garbage
+ * out of the windows it is measured in (the other proxies have none).
+ */
 export async function startToolpin(
   upstreamUrl: string,
   tools: readonly Record<string, unknown>[],
   nodeFlags: readonly string[] = [],
   cli: string = CLI,
   onOutput?: (chunk: string) => void,
+  heapRelease = true,
 ): Promise<ToolpinTarget> {
   const dir = await mkdtemp(join(tmpdir(), 'toolpin-bench-'));
   await mkdir(join(dir, 'servers'));
@@ -80,7 +96,13 @@ export async function startToolpin(
   try {
     child = await startChild({
       name: 'toolpin',
-      args: [cli, 'serve', '--config', gatewayFile],
+      args: [
+        cli,
+        'serve',
+        '--config',
+        gatewayFile,
+        ...(heapRelease || !knowsHeapRelease(cli) ? [] : ['--no-heap-release']),
+      ],
       nodeFlags,
       // toolpin reads and verifies the pin file before it listens: a 5,000-tool pin (8 MB of strict
       // YAML/JSON) takes seconds, more on a busy machine.
