@@ -3,6 +3,7 @@ import {
   fullCollection,
   IdleHeapRelease,
   type HeapRelease,
+  type IdleHeapReleaseOptions,
   type ProcessSample,
 } from '../../src/observe/idleHeapRelease.js';
 
@@ -13,7 +14,12 @@ const MB = 2 ** 20;
  * next check; a collection halves what is above the `live` heap and takes 80 ms of the event
  * loop, which the release reads as its own pause.
  */
-function fakeProcess(heapMb: number, liveMb: number, firstReturnsNothing = false) {
+function fakeProcess(
+  heapMb: number,
+  liveMb: number,
+  firstReturnsNothing = false,
+  options: IdleHeapReleaseOptions = {},
+) {
   const state = { activeMs: 0, heapBytes: heapMb * MB, collections: 0 };
   const releases: HeapRelease[] = [];
   const release = new IdleHeapRelease({
@@ -25,6 +31,7 @@ function fakeProcess(heapMb: number, liveMb: number, firstReturnsNothing = false
       state.heapBytes = liveMb * MB + Math.floor((state.heapBytes - liveMb * MB) / 2);
     },
     onRelease: (done) => releases.push(done),
+    ...options,
   });
   return {
     state,
@@ -116,7 +123,7 @@ describe('IdleHeapRelease', () => {
   });
 
   it('ends a release when traffic comes back, and waits for the next quiet spell and the next growth', () => {
-    const gateway = fakeProcess(70, 40);
+    const gateway = fakeProcess(70, 40, false, { minIntervalMs: 0 });
     gateway.grow(100);
     gateway.checks(3);
     gateway.checks(1, 41);
@@ -127,6 +134,28 @@ describe('IdleHeapRelease', () => {
     gateway.grow(40);
     gateway.checks(1, 500);
     gateway.checks(2);
+    expect(gateway.state.collections).toBe(1);
+    gateway.checks(1);
+    expect(gateway.state.collections).toBe(2);
+  });
+
+  it('starts the next release a minute after the last one at the earliest, however often bursts come', () => {
+    const gateway = fakeProcess(70, 40);
+    gateway.grow(100);
+    gateway.checks(3);
+    expect(gateway.state.collections).toBe(1);
+    gateway.checks(1, 500);
+    // Bursts every 8 s for the rest of the minute: quiet spells of 3 checks, the heap grown each time.
+    for (let check = 4; check < 28; check += 4) {
+      gateway.grow(40);
+      gateway.checks(1, 500);
+      gateway.checks(3);
+    }
+    expect(gateway.state.collections).toBe(1);
+    gateway.grow(40);
+    gateway.checks(1, 500);
+    gateway.checks(3);
+    // 29 checks of 2 s since the release started: 58 s.
     expect(gateway.state.collections).toBe(1);
     gateway.checks(1);
     expect(gateway.state.collections).toBe(2);
