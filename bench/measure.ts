@@ -53,16 +53,20 @@ export async function openTargetSessions(
   group: Group,
   connections: number,
 ): Promise<Map<string, string[] | undefined>> {
-  const sessions = new Map<string, string[] | undefined>();
-  for (const target of group.targets) {
-    sessions.set(
-      target.name,
-      group.profile === 'stateful'
-        ? await Promise.all(Array.from({ length: connections }, () => openSession(target.url)))
-        : undefined,
-    );
-  }
-  return sessions;
+  // Every target's sessions at once: nothing is measured yet.
+  return new Map(
+    await Promise.all(
+      group.targets.map(
+        async (target) =>
+          [
+            target.name,
+            group.profile === 'stateful'
+              ? await Promise.all(Array.from({ length: connections }, () => openSession(target.url)))
+              : undefined,
+          ] as const,
+      ),
+    ),
+  );
 }
 
 /** A cheap check of every answer during load (a full check runs once per target beforehand). */
@@ -156,8 +160,9 @@ export async function measureMessage(
   sessions: Map<string, string[] | undefined>,
   options: WindowOptions,
 ): Promise<Measurement[]> {
-  for (const target of group.targets)
-    await checkAnswer(target, kind, sessions.get(target.name)?.[0], group.tools);
+  await Promise.all(
+    group.targets.map((target) => checkAnswer(target, kind, sessions.get(target.name)?.[0], group.tools)),
+  );
   // Every target warms up at once: nothing is measured during a warm-up, and each target warms
   // up under the same load (a run of six groups saves 3 warm-up windows per group).
   await Promise.all(
