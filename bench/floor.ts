@@ -3,7 +3,7 @@
 // header rewriting beyond Host). No real proxy costs less; it says how far toolpin is from it.
 // Usage: node --import tsx bench/floor.ts <upstream origin>
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { serveChild } from './serveChild.js';
 
 const origin = process.argv[2];
 if (origin === undefined) {
@@ -35,12 +35,4 @@ const server = http.createServer((req, res) => {
   });
   req.pipe(upstream);
 });
-server.keepAliveTimeout = 60_000;
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as AddressInfo;
-  process.stderr.write(`bench-floor ready http://127.0.0.1:${port}/mcp\n`);
-});
-process.once('SIGTERM', () => {
-  server.closeAllConnections();
-  server.close(() => process.exit(0));
-});
+serveChild(server, 'floor');

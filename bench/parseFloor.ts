@@ -5,7 +5,7 @@
 // what reading every message costs before anything is decided on it. Not a safe proxy.
 // Usage: node --import tsx bench/parseFloor.ts <upstream origin>
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { serveChild } from './serveChild.js';
 
 const origin = process.argv[2];
 if (origin === undefined) {
@@ -64,12 +64,4 @@ const server = http.createServer((req, res) => {
     upstream.end(body);
   });
 });
-server.keepAliveTimeout = 60_000;
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as AddressInfo;
-  process.stderr.write(`bench-floor ready http://127.0.0.1:${port}/mcp\n`);
-});
-process.once('SIGTERM', () => {
-  server.closeAllConnections();
-  server.close(() => process.exit(0));
-});
+serveChild(server, 'floor');

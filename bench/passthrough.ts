@@ -2,7 +2,7 @@
 // agent and changeOrigin, no inspection at all. It is what "a plain reverse proxy" costs.
 // Usage: node --import tsx bench/passthrough.ts <upstream origin>
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { serveChild } from './serveChild.js';
 import express from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 
@@ -23,12 +23,4 @@ app.use(
   }),
 );
 
-const server = app.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as AddressInfo;
-  process.stderr.write(`bench-passthrough ready http://127.0.0.1:${port}/mcp\n`);
-});
-server.keepAliveTimeout = 60_000;
-process.once('SIGTERM', () => {
-  server.closeAllConnections();
-  server.close(() => process.exit(0));
-});
+serveChild(http.createServer(app), 'passthrough');

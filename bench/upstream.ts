@@ -6,11 +6,11 @@
 // Usage: node --import tsx bench/upstream.ts <stateful|stateless> <tools>
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ECHO_TOOL, makeCatalog } from './catalog.js';
+import { serveChild } from './serveChild.js';
 
 const mode = process.argv[2];
 const size = Number(process.argv[3]);
@@ -88,12 +88,4 @@ const http = createServer((req, res) => {
     else res.destroy();
   });
 });
-http.keepAliveTimeout = 60_000;
-http.listen(0, '127.0.0.1', () => {
-  const { port } = http.address() as AddressInfo;
-  process.stderr.write(`bench-upstream ready http://127.0.0.1:${port}/mcp\n`);
-});
-process.once('SIGTERM', () => {
-  http.closeAllConnections();
-  http.close(() => process.exit(0));
-});
+serveChild(http, 'upstream');
