@@ -5,12 +5,20 @@
 //    packages/*/src (nothing is type-checked here: `tsc -b` checks the packages before jest runs,
 //    `pnpm typecheck:tests` the tests). Registered in the worker only, so the processes the tests
 //    spawn (toolpin, stdio fixtures) run plain Node.js as users do.
-// 2. Bounds: jest-light-runner does not apply jest's timeouts, so every test and hook is bounded
+// 2. JIT: V8's optimizing compiler (TurboFan) is off in the test threads (`--max-opt=1`: the
+//    interpreter and Sparkplug only). A test file runs most of its code a few times, so TurboFan's
+//    compiles were mostly wasted: V8's helper threads took about a quarter of the jest process's
+//    CPU, two thirds of it compiling (perf, Dec 2026). V8 flags are process-wide, so this holds
+//    for both threads and jest's own, never for the processes the tests spawn (toolpin, fixtures:
+//    they run as users run them). TOOLPIN_TEST_TURBOFAN=1 leaves TurboFan on (to compare).
+// 3. Bounds: jest-light-runner does not apply jest's timeouts, so every test and hook is bounded
 //    here: TEST_TIMEOUT_MS unless the test gives its own (`it(name, fn, ms)`). A test past its
 //    bound fails with jest's message and the file goes on, as under jest's own runner.
+import { setFlagsFromString } from 'node:v8';
 import { register } from 'tsx/esm/api';
 
 register();
+if (process.env.TOOLPIN_TEST_TURBOFAN === undefined) setFlagsFromString('--max-opt=1');
 
 /** A bound, not a timing assertion (jest.config.js's `testTimeout` says the same for jest). */
 export const TEST_TIMEOUT_MS = 20_000;
