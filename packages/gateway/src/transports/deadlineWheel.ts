@@ -15,16 +15,21 @@ export interface Deadline {
 export class DeadlineWheel {
   readonly #armed = new Set<Deadline>();
   readonly #tickMs: number;
+  readonly #now: () => number;
   #timer: NodeJS.Timeout | undefined;
 
-  /** `shortestMs`: the shortest limit this wheel arms; deadlines fire at most ~1/16 of it late. */
-  constructor(shortestMs: number) {
+  /**
+   * `shortestMs`: the shortest limit this wheel arms; deadlines fire at most ~1/16 of it late.
+   * `now`: the clock deadlines are read on (performance.now(); a test gives its own).
+   */
+  constructor(shortestMs: number, now: () => number = () => performance.now()) {
     this.#tickMs = Math.min(1000, Math.max(5, Math.floor(shortestMs / 16)));
+    this.#now = now;
   }
 
   /** Arms (or re-arms) `deadline` to fire `ms` from now. */
   arm(deadline: Deadline, ms: number): void {
-    deadline.deadlineAt = performance.now() + ms;
+    deadline.deadlineAt = this.#now() + ms;
     this.#armed.add(deadline);
     if (this.#timer === undefined) {
       this.#timer = setInterval(() => this.#tick(), this.#tickMs);
@@ -43,7 +48,7 @@ export class DeadlineWheel {
       this.#timer = undefined;
       return;
     }
-    const now = performance.now();
+    const now = this.#now();
     for (const deadline of this.#armed) {
       if (deadline.deadlineAt > now) continue;
       this.#armed.delete(deadline);
