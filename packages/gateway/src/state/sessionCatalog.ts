@@ -111,27 +111,27 @@ export class SessionCatalog implements CatalogView {
     this.complete = true;
     this.stale = false;
     this.completedAt = Date.now();
-    return this.#complete(pin);
+    return this.#complete(pin, first ? page : undefined);
   }
 
-  #complete(pin: PinView): CatalogCompletion {
-    const observedKeys = new Set<string>();
-    for (const tool of this.tools.values()) observedKeys.add(tool.key);
+  /** The listing's completion; `page`: the listing's only page (first and last), else undefined. */
+  #complete(pin: PinView, page: PageInspection | undefined): CatalogCompletion {
+    // A listing of one page is judged against the pin once per inspection (a verified listing is
+    // replayed to every session as the same inspection); a listing of several pages each time.
+    const { removed, wrongSubject } =
+      page === undefined ? judgeKeys(observedKeysOf(this.tools.values()), pin) : judgedPage(page, pin);
     const findings = [...this.#findings];
     const pinned = pin.pin.tools;
-    const pinnedKeys = keysOf(pinned);
-    for (const key of pinnedKeys) {
-      if (!observedKeys.has(key))
-        findings.push({
-          kind: 'removed',
-          key,
-          tool: null,
-          pinned: pinned[key] ?? '',
-          observed: null,
-          severity: 'low',
-        });
-    }
-    this.wrongSubject = observedKeys.size > 0 && pinnedKeys.length > 0 && !anyPinned(observedKeys, pinned);
+    for (const key of removed)
+      findings.push({
+        kind: 'removed',
+        key,
+        tool: null,
+        pinned: pinned[key] ?? '',
+        observed: null,
+        severity: 'low',
+      });
+    this.wrongSubject = wrongSubject;
     if (this.wrongSubject) {
       findings.unshift({
         kind: 'wrong_subject',
@@ -160,6 +160,40 @@ function keysOf(tools: Readonly<Record<string, string>>): readonly string[] {
     if (Object.isFrozen(tools)) pinnedKeysOf.set(tools, keys);
   }
   return keys;
+}
+
+/** The observed keys against the pin: the pinned keys not observed, and whether none observed is pinned. */
+interface KeysJudged {
+  readonly removed: readonly string[];
+  readonly wrongSubject: boolean;
+}
+
+function observedKeysOf(tools: Iterable<ToolObservation>): Set<string> {
+  const keys = new Set<string>();
+  for (const tool of tools) keys.add(tool.key);
+  return keys;
+}
+
+function judgeKeys(observedKeys: ReadonlySet<string>, pin: PinView): KeysJudged {
+  const pinned = pin.pin.tools;
+  const pinnedKeys = keysOf(pinned);
+  const removed = pinnedKeys.filter((key) => !observedKeys.has(key));
+  const wrongSubject = observedKeys.size > 0 && pinnedKeys.length > 0 && !anyPinned(observedKeys, pinned);
+  return { removed, wrongSubject };
+}
+
+// An inspection never changes (it is made once per listing's bytes): a one-page listing's keys are
+// judged once per inspection and pin, not once per session that is served it.
+const judgedPages = new WeakMap<PageInspection, { readonly pin: PinView; readonly judged: KeysJudged }>();
+
+/** {@link judgeKeys} for a listing of this page alone (the catalog holds the keys of its tools, no others). */
+function judgedPage(page: PageInspection, pin: PinView): KeysJudged {
+  const seen = judgedPages.get(page);
+  if (seen?.pin === pin) return seen.judged;
+  const judged = judgeKeys(observedKeysOf(page.observed), pin);
+  // Only a frozen pin (see keysOf) keeps the keys it was judged against.
+  if (Object.isFrozen(pin.pin.tools)) judgedPages.set(page, { pin, judged });
+  return judged;
 }
 
 /** True when one observed key is pinned (a listing of the pinned server names at least one). */

@@ -67,4 +67,21 @@ describe('SessionCatalog completion findings', () => {
     expect(list()?.findings).toHaveLength(1);
     expect(list()?.findings).toHaveLength(1);
   });
+
+  it('judges one inspection replayed to many sessions against the pin in force each time', () => {
+    // One page of echo alone, as a verified listing is replayed: the same inspection object.
+    const page = inspectToolsPage(config, [plainTool('echo')], new ToolDigester());
+    const other = pinnedConfig([plainTool('echo'), plainTool('add'), plainTool('mail')]);
+    const unrelated = pinnedConfig([plainTool('mail')]);
+    const removed = (pin: typeof config): string[] =>
+      (new SessionCatalog().addPage(pin, page, true, true)?.findings ?? [])
+        .filter((finding) => finding.kind === 'removed')
+        .map((finding) => finding.key);
+    expect(removed(config)).toEqual(['tool:add']);
+    expect(removed(config)).toEqual(['tool:add']);
+    expect(removed(other)).toEqual(['tool:add', 'tool:mail']);
+    expect(removed(config)).toEqual(['tool:add']);
+    expect(new SessionCatalog().addPage(unrelated, page, true, true)?.wrongSubject).toBe(true);
+    expect(new SessionCatalog().addPage(config, page, true, true)?.wrongSubject).toBe(false);
+  });
 });
