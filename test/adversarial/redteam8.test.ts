@@ -7,6 +7,15 @@ import {
   type HeapRelease,
   type ProcessSample,
 } from '../../packages/gateway/dist/observe/idleHeapRelease.js';
+import fc from 'fast-check';
+import { deepFreeze } from '../../packages/gateway/dist/config/deepFreeze.js';
+import {
+  inspectToolsPage,
+  type PageInspection,
+} from '../../packages/gateway/dist/policy/inspectToolsPage.js';
+import type { PinView } from '../../packages/gateway/dist/policy/pinView.js';
+import { SessionCatalog } from '../../packages/gateway/dist/state/sessionCatalog.js';
+import { ToolDigester } from '../../packages/gateway/dist/state/toolDigester.js';
 import { pinFor } from '../support/pinFor.js';
 import { callRequest } from '../support/rawMcp.js';
 import { answerJson } from './support/maliciousUpstream.js';
@@ -163,6 +172,93 @@ describe('redteam8: a one-page listing judged once per inspection and pin (judge
       expect(found).not.toContain('removed tool:echo');
       expect(await echoRuns(session, `${tag}-call`)).toBe(false);
     }
+  });
+});
+
+describe('redteam8: the cached judgement against the catalog it stands for (property)', () => {
+  // Definitions whose names collide in the catalog's by-name map and in their keys: '' and a
+  // missing or non-string name are all `tool:unnamed`; echo twice with two definitions.
+  const POOL: readonly unknown[] = [
+    ECHO,
+    { ...ECHO, description: 'echo, redefined' },
+    EXTRA,
+    EVIL,
+    { ...EXTRA, name: '' },
+    { ...EXTRA, name: 42 },
+    { description: 'no name', inputSchema: { type: 'object' } },
+    7,
+  ];
+  const digester = new ToolDigester();
+  const viewOf = (tools: readonly object[], frozen: boolean): PinView => {
+    const view = { ...pinFor(SERVER, 'http://127.0.0.1:9/mcp', tools), extraMembers: {} };
+    return (frozen ? deepFreeze(view) : view) as unknown as PinView;
+  };
+  const PINS: readonly PinView[] = [
+    viewOf([ECHO], true),
+    viewOf([ECHO, EXTRA], true),
+    viewOf([EXTRA], true),
+    viewOf([], true),
+    viewOf([ECHO, EXTRA], false),
+  ];
+  // Inspections made once and handed to many catalogs and pins, as replays share them.
+  const INSPECTIONS = new Map<string, PageInspection>();
+  const inspectionOf = (pinIndex: number, items: readonly number[]): PageInspection => {
+    const id = `${pinIndex}:${items.join(',')}`;
+    let inspection = INSPECTIONS.get(id);
+    if (inspection === undefined) {
+      inspection = inspectToolsPage(
+        PINS[pinIndex]!,
+        items.map((index) => POOL[index]),
+        digester,
+      );
+      INSPECTIONS.set(id, inspection);
+    }
+    return inspection;
+  };
+
+  /** What the uncached code decided: the pin's own keys against the keys of the catalog served. */
+  function expected(catalog: SessionCatalog, pin: PinView): { removed: string[]; wrongSubject: boolean } {
+    const observed = new Set([...catalog.tools.values()].map((tool) => tool.key));
+    const pinned = Object.keys(pin.pin.tools);
+    return {
+      removed: pinned.filter((key) => !observed.has(key)),
+      wrongSubject:
+        observed.size > 0 &&
+        pinned.length > 0 &&
+        ![...observed].some((key) => Object.hasOwn(pin.pin.tools, key)),
+    };
+  }
+
+  const step = fc.record({
+    catalog: fc.nat({ max: 2 }),
+    pin: fc.nat({ max: PINS.length - 1 }),
+    inspectedUnder: fc.nat({ max: PINS.length - 1 }),
+    items: fc.array(fc.nat({ max: POOL.length - 1 }), { maxLength: 4 }),
+    first: fc.boolean(),
+    last: fc.boolean(),
+    // The pin that is not frozen gains or loses a key before the page (a loader that keeps one object).
+    toggle: fc.boolean(),
+  });
+  const unfrozen = PINS[4]!.pin.tools as Record<string, string>;
+
+  it('attack: listings of shared inspections, any pin, any page order: removed and wrong_subject as uncached', () => {
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 1, maxLength: 12 }), (steps) => {
+        const catalogs = [new SessionCatalog(), new SessionCatalog(), new SessionCatalog()];
+        for (const { catalog: index, pin: pinIndex, inspectedUnder, items, first, last, toggle } of steps) {
+          if (toggle && Object.hasOwn(unfrozen, 'tool:evil')) delete unfrozen['tool:evil'];
+          else if (toggle) unfrozen['tool:evil'] = 'sha256:0';
+          const catalog = catalogs[index]!;
+          const pin = PINS[pinIndex]!;
+          const completion = catalog.addPage(pin, inspectionOf(inspectedUnder, items), first, last);
+          if (completion === undefined) continue;
+          const removed = completion.findings.filter((f) => f.kind === 'removed').map((f) => f.key);
+          expect({ removed, wrongSubject: completion.wrongSubject }).toEqual(expected(catalog, pin));
+          expect(catalog.wrongSubject).toBe(completion.wrongSubject);
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 
