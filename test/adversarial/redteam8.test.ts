@@ -175,6 +175,42 @@ describe('redteam8: a one-page listing judged once per inspection and pin (judge
   });
 });
 
+describe('redteam8: trust on first use, then the trusted listing replayed and swapped', () => {
+  const rig = useRig({ pin: { pin: 'trust-on-first-use', definitions: undefined } });
+  let served: readonly object[] = [ECHO];
+
+  beforeAll(() => {
+    rig.upstream.behaviour = ({ res, message }) => {
+      if (message.method !== 'tools/list') return false;
+      answerJson(res, { jsonrpc: '2.0', id: message.id, result: { tools: served } });
+      return true;
+    };
+  });
+
+  async function listThenCall(tag: string): Promise<{ wrongSubject: boolean; ran: boolean }> {
+    const session = await openSession(rig.endpoint);
+    const mark = rig.gateway.logs.length;
+    await postJson(rig.endpoint, listRequest(`${tag}-l`), session);
+    const wrongSubject = rig.gateway.logs
+      .slice(mark)
+      .some((line) => JSON.stringify(line.drift ?? []).includes('"wrong_subject"'));
+    const before = rig.upstream.executed.length;
+    await postJson(rig.endpoint, callRequest(`${tag}-c`, 'echo', { text: tag }), session);
+    return { wrongSubject, ran: rig.upstream.executed.length > before };
+  }
+
+  it('attack: the first listing trusted, the same bytes replayed, then a page of none of it: refused each time it is served', async () => {
+    expect(await listThenCall('first')).toEqual({ wrongSubject: false, ran: true });
+    expect(await listThenCall('replayed')).toEqual({ wrongSubject: false, ran: true });
+    served = [EVIL];
+    for (const tag of ['swapped', 'swapped-replayed'])
+      expect(await listThenCall(tag)).toEqual({ wrongSubject: true, ran: false });
+    served = [ECHO];
+    expect(await listThenCall('back')).toEqual({ wrongSubject: false, ran: true });
+    expect(rig.upstream.executed.filter((name) => name !== 'echo')).toEqual([]);
+  });
+});
+
 describe('redteam8: the cached judgement against the catalog it stands for (property)', () => {
   // Definitions whose names collide in the catalog's by-name map and in their keys: '' and a
   // missing or non-string name are all `tool:unnamed`; echo twice with two definitions.
@@ -329,6 +365,35 @@ describe('redteam8: the idle heap release', () => {
     );
     // 60 checks = 2 minutes: two releases at most, three collections each.
     expect(collections).toBeLessThanOrEqual(6);
+  });
+});
+
+describe('redteam8: requests in flight while a release holds the event loop', () => {
+  const rig = useRig();
+
+  it('attack: calls and pings at every stage of their exchange while full collections run: each answered under its own id', async () => {
+    const gc = fullCollection();
+    const session = await openSession(rig.endpoint);
+    await postJson(rig.endpoint, listRequest('l'), session);
+    const replies: Promise<{ id: string; body: string }>[] = [];
+    for (let round = 0; round < 6; round++) {
+      for (const id of [`c${round}`, `p${round}`]) {
+        const body = id.startsWith('c')
+          ? callRequest(id, 'echo', { text: `text-${id}` })
+          : { jsonrpc: '2.0', id, method: 'ping' };
+        replies.push(postJson(rig.endpoint, body, session).then((reply) => ({ id, body: reply.body })));
+      }
+      // A release as idleHeapRelease runs it: collections back to back on the event loop.
+      for (let turn = 0; turn < round % 3; turn++) await new Promise((resolve) => setImmediate(resolve));
+      gc();
+      gc();
+    }
+    for (const { id, body } of await Promise.all(replies)) {
+      const message = messageOf(body, id);
+      expect(message?.error).toBeUndefined();
+      if (id.startsWith('c')) expect(JSON.stringify(message?.result)).toContain(`text-${id}`);
+      else expect(message?.result).toEqual({});
+    }
   });
 });
 
