@@ -6,6 +6,7 @@ import { pinFor } from '../support/pinFor.js';
 import { callRequest } from '../support/rawMcp.js';
 import { useScoped } from '../support/useScoped.js';
 import { answerJson, startMaliciousUpstream } from './support/maliciousUpstream.js';
+import { responseTo } from './support/lenientRead.js';
 import { PINNED_TOOLS } from './support/tools.js';
 import { exchangeRaw, rawPost, RawConnection, rawRequest } from './support/rawClient.js';
 import { listRequest, openSession, postJson, useRig, useSessionRig } from './support/rig.js';
@@ -18,25 +19,7 @@ const ping = (id: string): Record<string, unknown> => ({ jsonrpc: '2.0', id, met
 
 /** The JSON-RPC error of `id` in a JSON or SSE body, if any. */
 function errorOf(body: string, id: string): Record<string, unknown> | undefined {
-  const texts = body.includes('data:')
-    ? body
-        .split('\n')
-        .filter((line) => line.startsWith('data:'))
-        .map((line) => line.slice(5).trim())
-    : [body];
-  for (const text of texts) {
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      continue;
-    }
-    for (const message of Array.isArray(value) ? value : [value]) {
-      const record = message as { id?: unknown; error?: Record<string, unknown> };
-      if (record.id === id && record.error !== undefined) return record.error;
-    }
-  }
-  return undefined;
+  return responseTo(body, id)?.error as Record<string, unknown> | undefined;
 }
 
 describe('redteam7: a client Content-Type is decided as itself, whatever was remembered before', () => {

@@ -19,6 +19,7 @@ import { ToolDigester } from '../../packages/gateway/dist/state/toolDigester.js'
 import { pinFor } from '../support/pinFor.js';
 import { callRequest } from '../support/rawMcp.js';
 import { answerJson } from './support/maliciousUpstream.js';
+import { responseTo } from './support/lenientRead.js';
 import { ECHO, EVIL } from './support/tools.js';
 import { listRequest, openSession, postJson, SERVER, useRig } from './support/rig.js';
 
@@ -31,26 +32,6 @@ const EXTRA: Readonly<Record<string, unknown>> = {
   description: 'Pinned, then no longer served.',
   inputSchema: { type: 'object', properties: {} },
 };
-
-/** The JSON-RPC message of `id` in a JSON or SSE body, if any. */
-function messageOf(body: string, id: string): Record<string, unknown> | undefined {
-  const texts = body.includes('data:')
-    ? body
-        .split('\n')
-        .filter((line) => line.startsWith('data:'))
-        .map((line) => line.slice(5).trim())
-    : [body];
-  for (const text of texts) {
-    try {
-      const value = JSON.parse(text) as unknown;
-      for (const message of Array.isArray(value) ? value : [value])
-        if ((message as { id?: unknown }).id === id) return message as Record<string, unknown>;
-    } catch {
-      continue;
-    }
-  }
-  return undefined;
-}
 
 describe('redteam8: a one-page listing judged once per inspection and pin (judgedPage, keysOf)', () => {
   const rig = useRig();
@@ -79,7 +60,7 @@ describe('redteam8: a one-page listing judged once per inspection and pin (judge
       const request = listRequest(id);
       if (cursor !== undefined) request.params = { cursor };
       const reply = await postJson(rig.endpoint, request, session);
-      const result = messageOf(reply.body, id)?.result as { nextCursor?: string } | undefined;
+      const result = responseTo(reply.body, id)?.result as { nextCursor?: string } | undefined;
       cursor = result?.nextCursor;
       if (cursor === undefined) break;
     }
@@ -389,7 +370,7 @@ describe('redteam8: requests in flight while a release holds the event loop', ()
       gc();
     }
     for (const { id, body } of await Promise.all(replies)) {
-      const message = messageOf(body, id);
+      const message = responseTo(body, id);
       expect(message?.error).toBeUndefined();
       if (id.startsWith('c')) expect(JSON.stringify(message?.result)).toContain(`text-${id}`);
       else expect(message?.result).toEqual({});
@@ -410,11 +391,11 @@ describe('redteam8: deadlines still fire with the production clock', () => {
       return true;
     };
     const reply = await postJson(rig.endpoint, callRequest('t', 'echo', { text: 'x' }), session, 5000);
-    const error = messageOf(reply.body, 't')?.error as { code?: number } | undefined;
+    const error = responseTo(reply.body, 't')?.error as { code?: number } | undefined;
     expect(error?.code).toBe(-32041);
     rig.upstream.behaviour = undefined;
     const ping = await postJson(rig.endpoint, { jsonrpc: '2.0', id: 'p', method: 'ping' }, session);
-    expect(messageOf(ping.body, 'p')?.result).toBeDefined();
+    expect(responseTo(ping.body, 'p')?.result).toBeDefined();
     for (const end of held) end();
   });
 });

@@ -64,3 +64,8 @@ export function responsesIn(body: string): Record<string, unknown>[] {
       typeof value === 'object' && value !== null && !Array.isArray(value) && 'id' in value,
   );
 }
+
+/** The response to `id` in a body (JSON or SSE), read leniently; undefined when none answers it. */
+export function responseTo(body: string, id: unknown): Record<string, unknown> | undefined {
+  return responsesIn(body).find((message) => message.id === id);
+}
