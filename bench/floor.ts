@@ -3,14 +3,9 @@
 // header rewriting beyond Host). No real proxy costs less; it says how far toolpin is from it.
 // Usage: node --import tsx bench/floor.ts <upstream origin>
 import http from 'node:http';
-import { serveChild } from './serveChild.js';
+import { serveChild, upstreamOrigin } from './serveChild.js';
 
-const origin = process.argv[2];
-if (origin === undefined) {
-  process.stderr.write('usage: floor.ts <upstream origin>\n');
-  process.exit(2);
-}
-const target = new URL(origin);
+const target = upstreamOrigin('floor.ts');
 const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
 
 const server = http.createServer((req, res) => {

@@ -5,14 +5,9 @@
 // what reading every message costs before anything is decided on it. Not a safe proxy.
 // Usage: node --import tsx bench/parseFloor.ts <upstream origin>
 import http from 'node:http';
-import { serveChild } from './serveChild.js';
+import { serveChild, upstreamOrigin } from './serveChild.js';
 
-const origin = process.argv[2];
-if (origin === undefined) {
-  process.stderr.write('usage: parseFloor.ts <upstream origin>\n');
-  process.exit(2);
-}
-const target = new URL(origin);
+const target = upstreamOrigin('parseFloor.ts');
 const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
 const DROPPED = new Set(['content-length', 'connection', 'keep-alive', 'transfer-encoding', 'host']);
 

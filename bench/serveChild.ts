@@ -17,3 +17,13 @@ export function serveChild(server: Server, name: string): void {
     server.close(() => process.exit(0));
   });
 }
+
+/** The upstream origin a proxy child is started with (its first argument), or a usage error. */
+export function upstreamOrigin(script: string): URL {
+  const origin = process.argv[2];
+  if (origin === undefined) {
+    process.stderr.write(`usage: ${script} <upstream origin>\n`);
+    process.exit(2);
+  }
+  return new URL(origin);
+}
