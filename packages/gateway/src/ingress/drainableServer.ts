@@ -51,27 +51,31 @@ function refuseWhileDraining(res: ServerResponse): void {
   res.end(body);
 }
 
-/** The responses in flight, and who waits for there to be none. */
+/**
+ * How many responses are in flight, and who waits for there to be none. A count, not a Set of the
+ * responses: a long-lived Set churned at request rate kept every request's objects alive into the
+ * old generation (state/liveList.ts says how).
+ */
 class Inflight {
-  readonly #open = new Set<ServerResponse>();
+  #open = 0;
   readonly #idle: (() => void)[] = [];
 
   get size(): number {
-    return this.#open.size;
+    return this.#open;
   }
 
   /** Counts `res` in flight until it closes. */
   track(res: ServerResponse): void {
-    this.#open.add(res);
+    this.#open += 1;
     res.once('close', () => {
-      this.#open.delete(res);
-      if (this.#open.size === 0) for (const resolve of this.#idle.splice(0)) resolve();
+      this.#open -= 1;
+      if (this.#open === 0) for (const resolve of this.#idle.splice(0)) resolve();
     });
   }
 
   /** True once nothing is in flight, false when `graceMs` passed first. */
   whenIdle(graceMs: number): Promise<boolean> {
-    if (this.#open.size === 0) return Promise.resolve(true);
+    if (this.#open === 0) return Promise.resolve(true);
     return new Promise((resolve) => {
       const timer = setTimeout(() => resolve(false), graceMs);
       this.#idle.push(() => {

@@ -1,21 +1,31 @@
+import { LiveList, UNLISTED, type ListMember } from '../state/liveList.js';
 import type { OpenStream, StreamKind } from './telemetry.js';
 
-/** The SSE streams the gateway is relaying right now, so metrics can count them and shutdown can end them. */
+/** One registered stream, linked into the registry's list. */
+interface Registered extends ListMember<Registered> {
+  readonly stream: OpenStream;
+}
+
+/**
+ * The SSE streams the gateway is relaying right now, so metrics can count them and shutdown can end
+ * them. A stream opens and closes with nearly every SSE answer: the registry is a {@link LiveList}
+ * (see there why not a Set).
+ */
 export class OpenStreams {
-  readonly #streams = new Set<OpenStream>();
+  readonly #streams = new LiveList<Registered>();
 
   /** Registers a stream; the returned function unregisters it (idempotent). */
   add(stream: OpenStream): () => void {
-    this.#streams.add(stream);
-    return () => {
-      this.#streams.delete(stream);
-    };
+    const registered: Registered = { ...UNLISTED, stream };
+    this.#streams.add(registered);
+    return () => this.#streams.remove(registered);
   }
 
   /** How many streams are open, per server. */
   countByServer(): Map<string, number> {
     const counts = new Map<string, number>();
-    for (const stream of this.#streams) counts.set(stream.server, (counts.get(stream.server) ?? 0) + 1);
+    for (const { stream } of this.#streams.filter(() => true))
+      counts.set(stream.server, (counts.get(stream.server) ?? 0) + 1);
     return counts;
   }
 
@@ -26,13 +36,13 @@ export class OpenStreams {
 
   /** Ends every stream of a kind (every stream without a kind); returns how many were ended. */
   end(kind?: StreamKind): number {
-    let ended = 0;
-    for (const stream of [...this.#streams]) {
-      if (kind !== undefined && stream.kind !== kind) continue;
-      this.#streams.delete(stream);
-      stream.end();
-      ended += 1;
+    const ending = this.#streams.filter(
+      (registered) => kind === undefined || registered.stream.kind === kind,
+    );
+    for (const registered of ending) {
+      this.#streams.remove(registered);
+      registered.stream.end();
     }
-    return ended;
+    return ending.length;
   }
 }

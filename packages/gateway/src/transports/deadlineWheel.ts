@@ -1,19 +1,29 @@
-/** Something that must happen by a time unless it is disarmed first: a timeout, an idle limit. */
-export interface Deadline {
+import { LiveList, UNLISTED, type ListMember } from '../state/liveList.js';
+
+/**
+ * Something that must happen by a time unless it is disarmed first: a timeout, an idle limit. Its
+ * list links are the wheel's (see {@link LiveList}): a new deadline starts unlisted.
+ */
+export interface Deadline extends ListMember<Deadline> {
   /** When it fires (performance.now() milliseconds); set by {@link DeadlineWheel.arm}. */
   deadlineAt: number;
   /** Called once when the deadline passes while armed. */
   onDeadline(): void;
 }
 
+/** A deadline that calls `onDeadline` when it passes while armed. */
+export function newDeadline(onDeadline: () => void): Deadline {
+  return { ...UNLISTED, deadlineAt: 0, onDeadline };
+}
+
 /**
  * One timer for every deadline of a server's exchanges, in place of a timer per request: arming
- * is a field write and a set insertion, re-arming (a chunk arrived) a field write. A deadline fires
+ * is a field write and a link into a list, re-arming (a chunk arrived) a field write. A deadline fires
  * between its time and one tick later; the tick is a small fraction of the shortest limit armed
  * (`tickMs`). The timer never holds the process open, and stops when nothing is armed.
  */
 export class DeadlineWheel {
-  readonly #armed = new Set<Deadline>();
+  readonly #armed = new LiveList<Deadline>();
   readonly #tickMs: number;
   readonly #now: () => number;
   #timer: NodeJS.Timeout | undefined;
@@ -27,7 +37,7 @@ export class DeadlineWheel {
     this.#now = now;
   }
 
-  /** Arms (or re-arms) `deadline` to fire `ms` from now. */
+  /** Arms (or re-arms) `deadline` to fire `ms` from now (a deadline belongs to one wheel). */
   arm(deadline: Deadline, ms: number): void {
     deadline.deadlineAt = this.#now() + ms;
     this.#armed.add(deadline);
@@ -39,7 +49,7 @@ export class DeadlineWheel {
 
   /** Disarms `deadline`: it will not fire (until armed again). */
   disarm(deadline: Deadline): void {
-    this.#armed.delete(deadline);
+    this.#armed.remove(deadline);
   }
 
   #tick(): void {
@@ -49,9 +59,10 @@ export class DeadlineWheel {
       return;
     }
     const now = this.#now();
-    for (const deadline of this.#armed) {
-      if (deadline.deadlineAt > now) continue;
-      this.#armed.delete(deadline);
+    // Gathered first: a deadline's action may disarm others (or arm new ones).
+    for (const deadline of this.#armed.filter((armed) => armed.deadlineAt <= now)) {
+      if (!deadline.listed || deadline.deadlineAt > now) continue;
+      this.#armed.remove(deadline);
       deadline.onDeadline();
     }
   }

@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { idKey, isResponse, type JsonRpcResponse } from '../wire/jsonRpc.js';
 import { readBounded, type BoundedReadEnd } from '../wire/readBounded.js';
-import type { Deadline, DeadlineWheel } from './deadlineWheel.js';
+import { newDeadline, type DeadlineWheel } from './deadlineWheel.js';
 import { upstreamFailure, type Exchange, type UpstreamFailureReason } from './exchange.js';
 
 /** The bounds of an upstream body: its size, the silence allowed, and the wheel that times it. */
@@ -32,13 +32,10 @@ async function readUpstreamBody(upstream: IncomingMessage, limits: BodyLimits): 
   const { maxBytes, idleMs, wheel } = limits;
   const chunks: Buffer[] = [];
   let idle = false;
-  const deadline: Deadline = {
-    deadlineAt: 0,
-    onDeadline: () => {
-      idle = true;
-      upstream.destroy(new Error(`nothing received for ${idleMs} ms`));
-    },
-  };
+  const deadline = newDeadline(() => {
+    idle = true;
+    upstream.destroy(new Error(`nothing received for ${idleMs} ms`));
+  });
   wheel.arm(deadline, idleMs);
   let end: BoundedReadEnd;
   try {
@@ -75,11 +72,9 @@ export function expectNoBody(upstream: IncomingMessage, limits: BodyLimits): Pro
       upstream.destroy();
       reject(error);
     };
-    const deadline: Deadline = {
-      deadlineAt: 0,
-      onDeadline: () =>
-        refuse(new UpstreamBodyError('timeout', `the upstream sent nothing of its answer for ${idleMs} ms`)),
-    };
+    const deadline = newDeadline(() =>
+      refuse(new UpstreamBodyError('timeout', `the upstream sent nothing of its answer for ${idleMs} ms`)),
+    );
     wheel.arm(deadline, idleMs);
     upstream.once('data', () =>
       refuse(new UpstreamBodyError('media_type', 'the upstream answered with a body of no media type')),

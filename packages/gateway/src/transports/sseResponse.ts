@@ -54,6 +54,9 @@ function flushIfQuiet(relay: SseStreamRelay): void {
 /** One relayed stream: its rewriter, the requests it still owes answers to, and its clock. */
 class SseStreamRelay implements Deadline {
   deadlineAt = 0;
+  listPrev: Deadline | null = null;
+  listNext: Deadline | null = null;
+  listed = false;
   readonly #exchange: Exchange;
   readonly #upstream: IncomingMessage;
   readonly #res: ServerResponse;

@@ -18,7 +18,7 @@ import {
   UpstreamBodyError,
 } from './jsonResponse.js';
 import { relaySseResponse } from './sseResponse.js';
-import { DeadlineWheel, type Deadline } from './deadlineWheel.js';
+import { DeadlineWheel, newDeadline } from './deadlineWheel.js';
 
 /** Options of {@link createStreamableHttpProxy}. */
 export interface StreamableHttpProxyOptions {
@@ -158,15 +158,12 @@ class StreamableHttpForwarder {
     });
     let answered = false;
     const wheel = this.#wheel;
-    const deadline: Deadline = {
-      deadlineAt: 0,
-      onDeadline: () => {
-        if (answered) return;
-        answered = true;
-        this.#timedOut(exchange, res);
-        upstreamReq.destroy();
-      },
-    };
+    const deadline = newDeadline(() => {
+      if (answered) return;
+      answered = true;
+      this.#timedOut(exchange, res);
+      upstreamReq.destroy();
+    });
     wheel.arm(deadline, this.#options.timeoutMs);
     // A client that leaves before the answer takes the upstream request with it (after the answer
     // started, the relays drop the upstream stream themselves).

@@ -1,4 +1,4 @@
-import { DeadlineWheel, type Deadline } from '../../src/transports/deadlineWheel.js';
+import { DeadlineWheel, newDeadline, type Deadline } from '../../src/transports/deadlineWheel.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -8,7 +8,10 @@ function recorder(
   clock = (): number => performance.now() - start,
 ): Deadline & { fired: number[] } {
   const fired: number[] = [];
-  return { deadlineAt: 0, fired, onDeadline: () => void fired.push(clock()) };
+  return Object.assign(
+    newDeadline(() => void fired.push(clock())),
+    { fired },
+  );
 }
 
 describe('DeadlineWheel', () => {
@@ -59,5 +62,23 @@ describe('DeadlineWheel', () => {
     await sleep(40);
     expect(late.fired).toEqual([90]);
     expect(early.fired).toEqual([60]);
+  });
+
+  it('does not fire a due deadline that another one disarmed in the same tick', async () => {
+    let now = 0;
+    const wheel = new DeadlineWheel(80, () => now);
+    const fired: string[] = [];
+    const second = newDeadline(() => void fired.push('second'));
+    const first = newDeadline(() => {
+      fired.push('first');
+      wheel.disarm(second);
+    });
+    // Newest first: the wheel meets `first` before `second`, both due.
+    wheel.arm(second, 10);
+    wheel.arm(first, 10);
+    now = 20;
+    await sleep(40);
+    expect(fired).toEqual(['first']);
+    expect(second.listed).toBe(false);
   });
 });
