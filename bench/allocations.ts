@@ -21,17 +21,39 @@ const kind = (process.argv[3] ?? 'call') as MessageKind;
 const size = Number(process.argv[4] ?? 3);
 const requests = Number(process.argv[5] ?? 4000);
 
-/** Sums the young-generation garbage (before - after of each scavenge) and what grew old, in MB. */
+// BENCH_GC_NVP=1: V8's name=value GC lines (--trace-gc-nvp) in place of --trace-gc, for what each
+// scavenge promoted to the old generation (they say no reason for a full collection).
+const NVP = process.env.BENCH_GC_NVP === '1';
+
+/** The number after `name=` in a --trace-gc-nvp line. */
+const nvpField = (line: string, name: string): number =>
+  Number(new RegExp(`(?:^|\\s)${name}=([\\d.]+)`).exec(line)?.[1] ?? 0);
+
+/**
+ * Sums the young-generation garbage (before - after of each scavenge, in MB) and, with
+ * BENCH_GC_NVP, the bytes the scavenges promoted (objects that outlived two of them).
+ */
 function gcCounter(): {
   feed(chunk: string): void;
-  take(): { scavenged: number; scavenges: number; fullGcs: number; reasons: string };
+  take(): { scavenged: number; promoted: number; scavenges: number; fullGcs: number; reasons: string };
 } {
   let scavenged = 0;
+  let promoted = 0;
   let scavenges = 0;
   let fullGcs = 0;
   const reasons = new Map<string, number>();
   return {
     feed: (chunk) => {
+      if (NVP) {
+        for (const line of chunk.split('\n')) {
+          if (/\sgc=(mc|ms|mmc)\s/.test(line)) fullGcs++;
+          if (!/\sgc=s\s/.test(line)) continue;
+          scavenges++;
+          scavenged += (nvpField(line, 'total_size_before') - nvpField(line, 'total_size_after')) / 2 ** 20;
+          promoted += nvpField(line, 'promoted');
+        }
+        return;
+      }
       // A full collection's line ends with why it ran (external memory pressure, allocation failure, …).
       for (const match of chunk.matchAll(/Mark-Compact[^\n]*current mu = [\d.]+\) ([^\n]*)/g)) {
         fullGcs++;
@@ -45,8 +67,9 @@ function gcCounter(): {
     },
     take: () => {
       const why = [...reasons].map(([reason, count]) => `${count} ${reason}`).join(', ');
-      const taken = { scavenged, scavenges, fullGcs, reasons: why };
+      const taken = { scavenged, promoted, scavenges, fullGcs, reasons: why };
       scavenged = 0;
+      promoted = 0;
       scavenges = 0;
       fullGcs = 0;
       reasons.clear();
@@ -80,7 +103,7 @@ async function measure(cli: string): Promise<string> {
   const counter = gcCounter();
   // BENCH_NODE_FLAGS adds flags to toolpin's node, e.g. --heap-prof for the allocation sites.
   const flags = [
-    '--trace-gc',
+    NVP ? '--trace-gc-nvp' : '--trace-gc',
     ...(process.env.BENCH_CPU_PROFILE === undefined ? [] : ['--import', PROFILE_WINDOW]),
     ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
   ];
@@ -115,8 +138,9 @@ async function measure(cli: string): Promise<string> {
     }
     const cpu = ((cpuMicros(pid) ?? 0) - cpuBefore) / requests;
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const { scavenged, scavenges, fullGcs, reasons } = counter.take();
-    return `${((scavenged * 2 ** 20) / requests / 1024).toFixed(1)} KB young garbage per request (${scavenges} scavenges, ${fullGcs} full collections${reasons === '' ? '' : `: ${reasons}`}, for ${requests}), ${cpu.toFixed(0)} us CPU per request`;
+    const { scavenged, promoted, scavenges, fullGcs, reasons } = counter.take();
+    const promotedNote = NVP ? `, ${(promoted / requests / 1024).toFixed(2)} KB promoted` : '';
+    return `${((scavenged * 2 ** 20) / requests / 1024).toFixed(1)} KB young garbage${promotedNote} per request (${scavenges} scavenges, ${fullGcs} full collections${reasons === '' ? '' : `: ${reasons}`}, for ${requests}), ${cpu.toFixed(0)} us CPU per request`;
   } finally {
     await toolpin.stop();
     await upstream.stop();
