@@ -472,7 +472,7 @@ export class ServerCheckpoint {
     book: AnswerBook | undefined,
   ): { message: JsonRpcResponse; text: string } | undefined {
     const config = this.#config;
-    if (!this.#replays(sessionKey)) return undefined;
+    if (!this.#verified.mayCarryText(text.length) || !this.#replays(sessionKey)) return undefined;
     const envelope = matchResultEnvelope(text);
     if (envelope === undefined || envelope.id === null) return undefined;
     const known = this.#verified.find(config, envelope.resultText);
@@ -499,7 +499,7 @@ export class ServerCheckpoint {
     answering?: JsonRpcId,
   ): { id: JsonRpcId; parts: readonly (string | Buffer)[] } | undefined {
     const config = this.#config;
-    if (!this.#replays(sessionKey)) return undefined;
+    if (!this.#verified.mayCarryBytes(length) || !this.#replays(sessionKey)) return undefined;
     const envelope = matchResultEnvelopeBytes(slices, length);
     if (envelope === undefined || envelope.id === null) return undefined;
     if (answering !== undefined && idKey(answering) !== idKey(envelope.id)) return undefined;

@@ -35,6 +35,20 @@ const MAX_CHARS = 16 * 1024 * 1024;
  */
 export class VerifiedListings {
   #entries: VerifiedListing[] = [];
+  // The shortest result remembered, in characters and in bytes: an answer shorter than that (a
+  // call's, most answers) cannot carry one, and is not looked at further.
+  #shortestChars = Infinity;
+  #shortestBytes = Infinity;
+
+  /** False when an answer of `chars` characters is too short to carry any listing remembered. */
+  mayCarryText(chars: number): boolean {
+    return chars >= this.#shortestChars;
+  }
+
+  /** False when an answer of `bytes` bytes is too short to carry any listing remembered. */
+  mayCarryBytes(bytes: number): boolean {
+    return bytes >= this.#shortestBytes;
+  }
 
   /** The listing verified from exactly this text under exactly this config, if remembered. */
   find(config: ServerConfig, input: string): VerifiedListing | undefined {
@@ -66,7 +80,13 @@ export class VerifiedListings {
 
   /** Forgets every listing (a new pin is in force). */
   clear(): void {
-    this.#entries = [];
+    this.#keep([]);
+  }
+
+  #keep(entries: VerifiedListing[]): void {
+    this.#entries = entries;
+    this.#shortestChars = Math.min(...entries.map((entry) => entry.input.length));
+    this.#shortestBytes = Math.min(...entries.map((entry) => entry.inputBytes.length));
   }
 
   /** Remembers a listing, forgetting the least recently used past the bounds. */
@@ -81,7 +101,7 @@ export class VerifiedListings {
       if (kept.length >= MAX_ENTRIES || chars > MAX_CHARS) break;
       kept.push(other);
     }
-    this.#entries = kept;
+    this.#keep(kept);
   }
 }
 
