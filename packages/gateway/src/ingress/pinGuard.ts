@@ -324,7 +324,7 @@ class PinGuardHandler {
     // What goes upstream is the gateway's serialization of the messages it decided on, never the
     // client's bytes: duplicate keys, odd spacing or encodings cannot mean one thing here and
     // another there.
-    const body = Buffer.from(JSON.stringify(parsed.body.batch ? forward : forward[0]));
+    const body = JSON.stringify(parsed.body.batch ? forward : forward[0]);
     const requestIds = forward.filter(isRequest).map((message) => message.id);
     const exchange: Exchange = {
       checkpoint: this.checkpoint,

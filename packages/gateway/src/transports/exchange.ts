@@ -9,8 +9,11 @@ export interface Exchange {
   readonly checkpoint: ServerCheckpoint;
   /** Whose catalog the inspected results belong to (see sessionKeyOf). */
   readonly sessionKey: string;
-  /** The body sent upstream: the gateway's serialization of the messages it decided to forward. */
-  readonly body: Buffer | undefined;
+  /**
+   * The body sent upstream: the gateway's serialization of the messages it decided to forward (a
+   * string: node writes a string body with the request head in one write).
+   */
+  readonly body: string | undefined;
   /**
    * The requests of a sessionless exchange awaiting their answer: its answers are matched here, on
    * this response only, whatever ids other callers use. Absent: the session's book (any stream of it).

@@ -13,7 +13,10 @@ export interface SseRelay {
 
 /** Options of {@link relaySseResponse}. */
 export interface SseRelayOptions {
-  /** The response headers the client receives (the gateway frames the body itself). */
+  /**
+   * The response headers the client receives (the gateway frames the body itself): a fresh object
+   * the relay completes and hands to `writeHead`.
+   */
   readonly headers: OutgoingHttpHeaders;
   /**
    * A stream that still owes answers ends, with an error for each unanswered request, after this
@@ -77,12 +80,13 @@ class SseStreamRelay implements Deadline {
     this.#options = options;
     this.#unanswered = new Map();
     for (const id of exchange.requestIds) this.#unanswered.set(idKey(id), id);
-    res.writeHead(upstream.statusCode ?? 200, {
-      ...options.headers,
-      'content-type': 'text/event-stream',
-      // Buffering proxies (nginx) and compression would hold events back; neither may apply here.
-      'x-accel-buffering': 'no',
-    });
+    // The relay's own copy of the headers (see SseRelayOptions), not spread into another: copying a
+    // headers object of the upstream's shape cost a few microseconds per answer.
+    const headers = options.headers;
+    headers['content-type'] = 'text/event-stream';
+    // Buffering proxies (nginx) and compression would hold events back; neither may apply here.
+    headers['x-accel-buffering'] = 'no';
+    res.writeHead(upstream.statusCode ?? 200, headers);
     for (const error of exchange.refused) res.write(encodeSseMessage(error));
     // The headers leave with the first event when it came with them (one write instead of two, the
     // common case of a POST answered at once); a stream with nothing to say yet gets them one turn later.

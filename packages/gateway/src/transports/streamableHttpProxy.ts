@@ -72,7 +72,7 @@ function upstreamHeaders(
   headers['accept-encoding'] = 'identity';
   if (body !== undefined) {
     headers['content-type'] = 'application/json';
-    headers['content-length'] = body.length;
+    headers['content-length'] = Buffer.byteLength(body);
   }
   injectTrace(exchange.trace, headers);
   return headers;
