@@ -15,6 +15,7 @@ import { decideCall } from '../policy/decideCall.js';
 import { inspectToolsPage } from '../policy/inspectToolsPage.js';
 import type { DriftFinding } from '../policy/driftFinding.js';
 import {
+  LISTED_SURFACES,
   SURFACES,
   carriesInstructions,
   surfaceOfListing,
@@ -409,7 +410,7 @@ export class ServerCheckpoint {
     const result = answer.result;
     if (!isObject(result)) return answer;
     let screened: Record<string, unknown> | undefined;
-    for (const spec of Object.values(SURFACES)) {
+    for (const spec of LISTED_SURFACES) {
       if (spec.surface === handled || !(spec.member in result)) continue;
       const pin = surfacePin(this.#viewFor(sessionKey), spec.surface);
       const test = this.itemTest(sessionKey, spec.surface);

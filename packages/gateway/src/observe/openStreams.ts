@@ -1,4 +1,4 @@
-import { LiveList, UNLISTED, type ListMember } from '../state/liveList.js';
+import { LiveList, type ListMember } from '../state/liveList.js';
 import type { OpenStream, StreamKind } from './telemetry.js';
 
 /** One registered stream, linked into the registry's list. */
@@ -16,7 +16,7 @@ export class OpenStreams {
 
   /** Registers a stream; the returned function unregisters it (idempotent). */
   add(stream: OpenStream): () => void {
-    const registered: Registered = { ...UNLISTED, stream };
+    const registered: Registered = { listPrev: null, listNext: null, listed: false, stream };
     this.#streams.add(registered);
     return () => this.#streams.remove(registered);
   }

@@ -73,16 +73,17 @@ export const SURFACES: Readonly<Record<ListedSurface, SurfaceSpec>> = {
   }),
 };
 
-const LISTED: readonly SurfaceSpec[] = Object.values(SURFACES);
+/** Every entry of {@link SURFACES}, once (no array to build per message). */
+export const LISTED_SURFACES: readonly SurfaceSpec[] = Object.freeze(Object.values(SURFACES));
 
 /** The surface listed by this method, if any. */
 export function surfaceOfListing(method: string): SurfaceSpec | undefined {
-  return LISTED.find((spec) => spec.method === method);
+  return LISTED_SURFACES.find((spec) => spec.method === method);
 }
 
 /** The surface whose item this request names in `params.name` (`tools/call`, `prompts/get`), if any. */
 export function surfaceOfUse(method: string): SurfaceSpec | undefined {
-  return LISTED.find((spec) => spec.use.method === method);
+  return LISTED_SURFACES.find((spec) => spec.use.method === method);
 }
 
 /**
@@ -148,7 +149,9 @@ function foldMethod(method: string): string {
 }
 
 const LOOKALIKES: ReadonlyMap<string, SurfaceSpec> = new Map([
-  ...LISTED.flatMap((spec) => (spec.use.method === undefined ? [] : [[spec.use.method, spec] as const])),
+  ...LISTED_SURFACES.flatMap((spec) =>
+    spec.use.method === undefined ? [] : [[spec.use.method, spec] as const],
+  ),
   [COMPLETION_METHOD, SURFACES.prompts] as const,
 ]);
 

@@ -8,9 +8,6 @@ export interface ListMember<T> {
   listed: boolean;
 }
 
-/** The fields of a member that is in no list yet (spread them into a new member's literal). */
-export const UNLISTED = Object.freeze({ listPrev: null, listNext: null, listed: false });
-
 /**
  * The things in flight that a long-lived object must keep track of, and that come and go at request
  * rate (the deadlines armed on a server's wheel, the SSE streams being relayed): a doubly linked

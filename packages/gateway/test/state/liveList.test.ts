@@ -1,10 +1,10 @@
-import { LiveList, UNLISTED, type ListMember } from '../../src/state/liveList.js';
+import { LiveList, type ListMember } from '../../src/state/liveList.js';
 
 interface Item extends ListMember<Item> {
   readonly name: string;
 }
 
-const item = (name: string): Item => ({ ...UNLISTED, name });
+const item = (name: string): Item => ({ listPrev: null, listNext: null, listed: false, name });
 const names = (list: LiveList<Item>): string[] => list.filter(() => true).map((member) => member.name);
 
 describe('LiveList', () => {
