@@ -30,7 +30,7 @@ export interface IdleHeapReleaseOptions {
   readonly quietChecks?: number;
   /** Event-loop busy time within one check above which the gateway is not idle, in ms. @default 40 */
   readonly busyMs?: number;
-  /** How far V8's heap must have grown over its settled size to be worth a collection, in bytes. @default 32 MiB */
+  /** How far V8's heap must have grown over its settled size to be worth a collection, in bytes. @default 16 MiB */
   readonly growthBytes?: number;
   /**
    * Time from the start of one release to the start of the next at least, in ms: a gateway whose
@@ -121,7 +121,7 @@ export class IdleHeapRelease {
       checkMs: options.checkMs ?? 2000,
       quietChecks: options.quietChecks ?? 3,
       busyMs: options.busyMs ?? 40,
-      growthBytes: options.growthBytes ?? 32 * 2 ** 20,
+      growthBytes: options.growthBytes ?? 16 * 2 ** 20,
       maxCollections: options.maxCollections ?? 3,
       minIntervalMs: options.minIntervalMs ?? 60_000,
       sample: options.sample ?? sampleProcess,

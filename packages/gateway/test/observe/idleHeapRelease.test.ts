@@ -59,9 +59,9 @@ describe('IdleHeapRelease', () => {
     expect(gateway.state.collections).toBe(1);
   });
 
-  it('never collects a heap that did not grow by 32 MiB, however long the gateway is idle', () => {
+  it('never collects a heap that did not grow by 16 MiB, however long the gateway is idle', () => {
     const gateway = fakeProcess(70, 40);
-    gateway.grow(31);
+    gateway.grow(15);
     gateway.checks(100);
     expect(gateway.state.collections).toBe(0);
     expect(gateway.releases).toEqual([]);
