@@ -3,6 +3,7 @@
 // and total time by function, heaviest first, as shares of the busy (non-idle) time.
 // Usage: tsx bench/profileSummary.ts <file.cpuprofile> [top=30]
 import { readFileSync } from 'node:fs';
+import { categoryOfFrame, packageOf } from './profileNames.js';
 
 interface ProfileNode {
   id: number;
@@ -27,19 +28,6 @@ const byId = new Map(profile.nodes.map((node) => [node.id, node]));
 const parentOf = new Map<number, number>();
 for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
 
-/** Which package (or Node internals, or the gateway's own folder) a script URL belongs to. */
-function packageOf(url: string): string {
-  if (url === '') return '(native/V8)';
-  if (url.startsWith('node:')) return 'node:internal';
-  const modules = url.lastIndexOf('/node_modules/');
-  if (modules >= 0) {
-    const rest = url.slice(modules + '/node_modules/'.length).split('/');
-    return rest[0]?.startsWith('@') ? `${rest[0]}/${rest[1]}` : (rest[0] ?? url);
-  }
-  const dist = /packages\/([^/]+)\/dist\/([^/]+)\//.exec(url);
-  return dist === null ? url : `@toolpin/${dist[1]} ${dist[2]}/`;
-}
-
 function nameOf(node: ProfileNode): string {
   const frame = node.callFrame;
   const where =
@@ -49,22 +37,12 @@ function nameOf(node: ProfileNode): string {
   return `${frame.functionName || '(anonymous)'}${where}`;
 }
 
-const NATIVE_IO =
-  /^(writev|writeUtf8String|writeLatin1String|writeBuffer|writeAsciiString|writeUcs2String|readv?|close|shutdown|accept|connect)$/;
-
 /** The category a sample's function belongs to: where the proxy's CPU goes, coarsely. */
 function categoryOf(node: ProfileNode): string {
   const { url, functionName } = node.callFrame;
   if (functionName === '(garbage collector)') return 'GC';
   if (functionName === '(program)') return 'V8 runtime (program)';
-  if (url === '') return NATIVE_IO.test(functionName) ? 'native I/O (syscalls)' : 'native / V8 builtins';
-  if (/^node:(_http|http|https|internal\/http)/.test(url)) return 'node http';
-  if (/^node:internal\/streams|^node:stream/.test(url)) return 'node streams';
-  if (/^node:(net|internal\/stream_base|internal\/net)/.test(url)) return 'node net';
-  if (/^node:(internal\/)?(timers|process\/task_queues)/.test(url)) return 'node timers / ticks';
-  if (url.startsWith('node:')) return 'node other';
-  if (url.includes('/node_modules/')) return `dep ${packageOf(url)}`;
-  return `toolpin ${packageOf(url)}`;
+  return categoryOfFrame(url, functionName);
 }
 
 /** The script a frame belongs to, shortened. */
