@@ -113,6 +113,41 @@ describe.each(['stateless-json', 'stateful-sse'] as const)(
       expect(upstream.requests.filter((request) => request.method === 'tools/call')).toHaveLength(before);
     });
 
+    it('keeps a batch in order when its first call waits for a listing and the rest are decided at once', async () => {
+      // A new session: its first call lists the catalog first (fetch on miss); the members after it
+      // are decided from that listing, and the body that goes upstream keeps the client's order.
+      const fresh = await openRawSession(endpoint, {}, BATCH_REVISION);
+      const listings = (): number =>
+        upstream.requests.filter((request) => request.method === 'tools/list').length;
+      const listedBefore = listings();
+      const reply = await postRaw(
+        endpoint,
+        [
+          callRequest(11, 'echo', { text: 'first' }),
+          { jsonrpc: '2.0', method: 'notifications/roots/list_changed' },
+          callRequest(12, 'add', { a: 1, b: 1 }),
+          callRequest(13, 'echo', { text: 'last' }),
+        ],
+        fresh,
+      );
+      expect(reply.status).toBe(200);
+      // Behind the stateful upstream the new session's first call lists first (the stateless one's
+      // catalog is already known to the gateway: decided at once, in the same order).
+      expect(listings()).toBe(listedBefore + (mode === 'stateful-sse' ? 1 : 0));
+      const responses = responsesOf(reply.messages);
+      expect(responses.map((response) => response.id).sort()).toEqual([11, 12, 13]);
+      expect(responses.find((response) => response.id === 12)?.error?.code).toBe(-32040);
+      const sent = upstream.requests.filter(
+        (request) =>
+          request.id === 11 || request.id === 13 || request.method === 'notifications/roots/list_changed',
+      );
+      expect(sent.slice(-3).map((request) => request.id ?? request.method)).toEqual([
+        11,
+        'notifications/roots/list_changed',
+        13,
+      ]);
+    });
+
     it('verifies a tools/list answered inside a batch', async () => {
       const reply = await postRaw(
         endpoint,

@@ -141,16 +141,53 @@ export function pinGuard(options: PinGuardOptions): PinGuardRouter {
   return withCheckpoint(handle, handler.checkpoint);
 }
 
-/** The messages of one POST, decided: what goes upstream, what is answered here. */
+/** The messages of one POST, decided (filled in order as they are): what goes upstream, what is answered here. */
 interface DecidedBody {
   readonly forward: JsonRpcMessage[];
   readonly refused: JsonRpcResponse[];
   /** The upstream refused the client's credential while the gateway listed on its behalf. */
-  readonly challenge: AuthChallenge | undefined;
+  challenge: AuthChallenge | undefined;
   /** A 2025-era call without a session, and the upstream would not list without one. */
-  readonly sessionRequired: boolean;
+  sessionRequired: boolean;
   /** The spans of the requests forwarded (tracing on), ended when the answer is sent. */
-  readonly traced: readonly TracedRequest[];
+  readonly traced: TracedRequest[];
+}
+
+/** What one request's decision is: refused (its error), a session required first, or forwarded (undefined). */
+type RequestDecision = JsonRpcResponse | 'session_required' | undefined;
+
+/**
+ * Records one request's decision in its body (its span ended unless it goes upstream); true when it
+ * ends the body's decisions (a session is required first: nothing of the body goes upstream).
+ */
+function record(
+  decided: DecidedBody,
+  message: JsonRpcMessage,
+  span: TracedRequest | undefined,
+  decision: RequestDecision,
+): boolean {
+  if (decision === 'session_required') {
+    endRequest(span);
+    decided.sessionRequired = true;
+    return true;
+  }
+  if (decision !== undefined) {
+    decided.refused.push(decision);
+    endRequest(span, decision);
+    return false;
+  }
+  if (span !== undefined) decided.traced.push(span);
+  decided.forward.push(message);
+  return false;
+}
+
+/** Runs `work`, handing a throw or a rejection to `next`. */
+function contained(work: () => void | Promise<void>, next: NextFunction): void {
+  try {
+    work()?.catch(next);
+  } catch (error) {
+    next(error);
+  }
 }
 
 /** Whose a request is: its catalog's key, the book its answer is awaited in (sessionless: the exchange's), its era. */
@@ -228,16 +265,15 @@ class PinGuardHandler {
   #receivePost(req: Request, res: Response, next: NextFunction): void {
     if (!isIdentityEncoded(req)) {
       this.#inflatingParser(req, res, (error?: unknown) =>
-        error === undefined ? this.#handlePost(req, res).catch(next) : next(error),
+        error === undefined ? contained(() => this.#handlePost(req, res, req.body), next) : next(error),
       );
       return;
     }
-    readRequestBody(req, this.#maxBodyBytes)
-      .then((body) => {
-        req.body = body;
-        return this.#handlePost(req, res);
-      })
-      .catch(next);
+    // The body is handed on, not set on the request: a property added to node's IncomingMessage
+    // gives it another shape under node's own stream code.
+    readRequestBody(req, this.#maxBodyBytes, (error, body) =>
+      error === undefined ? contained(() => this.#handlePost(req, res, body), next) : next(error),
+    );
   }
 
   /** A GET (the session's stream) or a DELETE (its end): no body, nothing to decide but the answer. */
@@ -276,8 +312,9 @@ class PinGuardHandler {
     replyToClient(req.headers, res, status, jsonRpcError(null, code, message));
   }
 
-  async #handlePost(req: Request, res: Response): Promise<void> {
-    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+  /** Parses and decides one POST; most are decided at once (no promise), a call that lists first later. */
+  #handlePost(req: Request, res: Response, received: unknown): void | Promise<void> {
+    const raw = Buffer.isBuffer(received) ? received : Buffer.alloc(0);
     const parsed = parseJsonRpcBody(raw.toString('utf8'));
     const server = this.checkpoint.config.name;
     if (!parsed.ok) {
@@ -291,7 +328,26 @@ class PinGuardHandler {
     // Without a session (2026-07-28, or a 2025 initialize) the answers are this exchange's alone:
     // other callers with the same credential use the same ids at the same time.
     const answers = req.headers['mcp-session-id'] === undefined ? new AnswerBook() : undefined;
-    const decided = await this.#decideMessages(req, sessionKey, parsed.body.messages, answers);
+    const scope: RequestScope = { sessionKey, answers, stateless: detectEra(req.headers) === 'stateless' };
+    const decided = this.#decideMessages(req, scope, parsed.body.messages);
+    const sent = { scope, batch: parsed.body.batch, paramHeaders };
+    if (decided instanceof Promise) return decided.then((body) => this.#answerDecided(req, res, sent, body));
+    this.#answerDecided(req, res, sent, decided);
+  }
+
+  /** Answers what the gateway decided itself, and forwards the rest (the gateway's own serialization of it). */
+  #answerDecided(
+    req: Request,
+    res: Response,
+    sent: {
+      readonly scope: RequestScope;
+      readonly batch: boolean;
+      readonly paramHeaders: Readonly<Record<string, string>>;
+    },
+    decided: DecidedBody,
+  ): void {
+    const server = this.checkpoint.config.name;
+    const { sessionKey, answers } = sent.scope;
     const { forward, refused, challenge, traced } = decided;
     // A forwarded request's span lasts until its answer is sent (or the client left).
     if (traced.length > 0) res.once('close', () => traced.forEach((span) => endRequest(span)));
@@ -309,7 +365,7 @@ class PinGuardHandler {
       );
       return;
     }
-    const answer = parsed.body.batch ? refused : refused[0];
+    const answer = sent.batch ? refused : refused[0];
     if (challenge !== undefined && refused.length > 0) {
       // The upstream refused this client's credential: the client gets its challenge, nothing goes upstream.
       replyWithChallenge(req.headers, res, this.checkpoint.config, challenge, answer);
@@ -324,7 +380,7 @@ class PinGuardHandler {
     // What goes upstream is the gateway's serialization of the messages it decided on, never the
     // client's bytes: duplicate keys, odd spacing or encodings cannot mean one thing here and
     // another there.
-    const body = JSON.stringify(parsed.body.batch ? forward : forward[0]);
+    const body = JSON.stringify(sent.batch ? forward : forward[0]);
     const requestIds = forward.filter(isRequest).map((message) => message.id);
     const exchange: Exchange = {
       checkpoint: this.checkpoint,
@@ -333,8 +389,8 @@ class PinGuardHandler {
       body,
       requestIds,
       refused,
-      batch: parsed.body.batch,
-      paramHeaders,
+      batch: sent.batch,
+      paramHeaders: sent.paramHeaders,
       ...(traced[0] === undefined ? {} : { trace: traced[0] }),
     };
     // The answer's decisions (a result checked against its outputSchema) are children of the span.
@@ -370,60 +426,71 @@ class PinGuardHandler {
     return undefined;
   }
 
-  /** Decides each message of a body in order: calls screened, listings expected, the rest forwarded. */
-  async #decideMessages(
+  /**
+   * Decides each message of a body in order: calls screened, listings expected, the rest forwarded.
+   * Synchronous while each decision is (the usual call, decided from the session's catalog); from a
+   * request that must list first, the rest waits for it, still in order.
+   */
+  #decideMessages(
     req: Request,
-    sessionKey: string,
+    scope: RequestScope,
     messages: readonly JsonRpcMessage[],
-    answers: AnswerBook | undefined,
-  ): Promise<DecidedBody> {
+  ): DecidedBody | Promise<DecidedBody> {
+    const decided: DecidedBody = {
+      forward: [],
+      refused: [],
+      challenge: undefined,
+      sessionRequired: false,
+      traced: [],
+    };
+    return this.#decideFrom(req, scope, messages, 0, decided);
+  }
+
+  #decideFrom(
+    req: Request,
+    scope: RequestScope,
+    messages: readonly JsonRpcMessage[],
+    from: number,
+    decided: DecidedBody,
+  ): DecidedBody | Promise<DecidedBody> {
     const { checkpoint } = this;
-    const stateless = detectEra(req.headers) === 'stateless';
-    const forward: JsonRpcMessage[] = [];
-    const refused: JsonRpcResponse[] = [];
-    const traced: TracedRequest[] = [];
-    let challenge: AuthChallenge | undefined;
-    const onChallenge = (seen: AuthChallenge): void => void (challenge = seen);
-    for (const message of messages) {
+    for (let index = from; index < messages.length; index++) {
+      const message = messages[index] as JsonRpcMessage;
       if ('method' in message && typeof message.method === 'string')
         checkpoint.alerts.telemetry.onRequest(checkpoint.config.name, message.method);
       if (isRequestWithoutId(message)) {
-        this.#dropRequestWithoutId(sessionKey, message.method);
+        this.#dropRequestWithoutId(scope.sessionKey, message.method);
         continue;
       }
       if (!isRequest(message)) {
-        forward.push(message);
+        decided.forward.push(message);
         continue;
       }
-      const span = traceRequest(stateless ? 'stateless' : 'streamable-http', checkpoint.config.name, message);
-      const decided = await withTrace(span, () =>
-        this.#decideRequest(req, { sessionKey, answers, stateless }, message, onChallenge),
-      );
-      if (decided === 'session_required') {
-        endRequest(span);
-        return { forward, refused, challenge, sessionRequired: true, traced };
-      }
-      if (decided !== undefined) {
-        refused.push(decided);
-        endRequest(span, decided);
-        continue;
-      }
-      if (span !== undefined) traced.push(span);
-      forward.push(message);
+      const front = scope.stateless ? 'stateless' : 'streamable-http';
+      const span = traceRequest(front, checkpoint.config.name, message);
+      const decision = withTrace(span, () => this.#decideRequest(req, scope, message, decided));
+      if (decision instanceof Promise)
+        return decision.then((settled) =>
+          record(decided, message, span, settled)
+            ? decided
+            : this.#decideFrom(req, scope, messages, index + 1, decided),
+        );
+      if (record(decided, message, span, decision)) return decided;
     }
-    return { forward, refused, challenge, sessionRequired: false, traced };
+    return decided;
   }
 
   /**
    * Decides one request: a screened one (tools/call, a pinned prompts/get or completion/complete) is refused (its error)
-   * or allowed (undefined); any other is expected (its answer inspected) and forwarded.
+   * or allowed (undefined); any other is expected (its answer inspected) and forwarded. A promise
+   * only when the request must wait for a listing (fetch on miss, or a 2025-era call without a session).
    */
-  async #decideRequest(
+  #decideRequest(
     req: Request,
     { sessionKey, answers, stateless }: RequestScope,
     message: JsonRpcRequest & { id: JsonRpcId },
-    onChallenge: (challenge: AuthChallenge) => void,
-  ): Promise<JsonRpcResponse | 'session_required' | undefined> {
+    decided: DecidedBody,
+  ): RequestDecision | Promise<RequestDecision> {
     const { checkpoint } = this;
     if (!isScreened(checkpoint, message.method, message.params)) {
       checkpoint.expectAnswer(sessionKey, message.id, message.method, message.params, answers);
@@ -433,26 +500,23 @@ class PinGuardHandler {
       spec: SURFACES.tools,
       name: undefined,
     };
+    // Built only if a listing is needed: most calls are decided from the session's catalog.
+    const refresh: CatalogRefresh = (listing) =>
+      this.#refreshFor(req, stateless, message.params?._meta, (seen) => {
+        decided.challenge = seen;
+      })(listing);
+    const screen = (ready: CatalogRefresh): RequestDecision | Promise<RequestDecision> =>
+      screenCall(checkpoint, sessionKey, message.id, message.params, ready, message.method, answers);
     // A 2025-era request without a session lists first: an upstream that needs one is answered
     // as the bridged routes answer (nothing screened, nothing forwarded).
-    const refresh = await listWithoutSession(
+    const ready = listWithoutSession(
       req.headers,
       !stateless && typeof name === 'string' && !checkpoint.knowsCatalogFor(sessionKey, name, spec),
-      this.#refreshFor(req, stateless, message.params?._meta, onChallenge),
+      refresh,
       spec,
     );
-    if (refresh === 'session_required') return refresh;
-    const decided = screenCall(
-      checkpoint,
-      sessionKey,
-      message.id,
-      message.params,
-      refresh,
-      message.method,
-      answers,
-    );
-    // Most calls are decided at once from the session's catalog: no promise to wait for.
-    return decided instanceof Promise ? await decided : decided;
+    if (!(ready instanceof Promise)) return screen(ready);
+    return ready.then((listed) => (listed === 'session_required' ? listed : screen(listed)));
   }
 
   /** The fetch on miss of a call: it lists with the client's own session and credentials. */

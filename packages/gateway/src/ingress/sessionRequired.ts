@@ -23,15 +23,24 @@ function isSessionRefusal(error: unknown): boolean {
  * call is screened, so that an upstream that needs a session (it refuses the listing with HTTP 400)
  * makes the request `session_required`, answered like the bridged routes, with no refusal alert.
  * Otherwise returns the refresh the checkpoint then uses: the pages already listed, or the failure (a
- * stateless upstream lists without a session, and its calls are decided as usual).
+ * stateless upstream lists without a session, and its calls are decided as usual). A request that
+ * needs no listing first gets `refresh` back at once (no promise: most calls are decided in the turn
+ * they arrive in).
  */
-export async function listWithoutSession(
+export function listWithoutSession(
   headers: IncomingHttpHeaders,
   needsListing: boolean,
   refresh: CatalogRefresh,
   spec: SurfaceListing,
-): Promise<CatalogRefresh | 'session_required'> {
+): CatalogRefresh | Promise<CatalogRefresh | 'session_required'> {
   if (!needsListing || headerValue(headers, 'mcp-session-id') !== undefined) return refresh;
+  return listFirst(refresh, spec);
+}
+
+async function listFirst(
+  refresh: CatalogRefresh,
+  spec: SurfaceListing,
+): Promise<CatalogRefresh | 'session_required'> {
   try {
     const pages = await refresh(spec);
     return () => Promise.resolve(pages);
