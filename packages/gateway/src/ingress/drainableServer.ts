@@ -1,5 +1,5 @@
 import http, { type RequestListener, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { GatewayLogger } from '../observe/logger.js';
 import type { OpenStreams } from '../observe/openStreams.js';
 
@@ -51,10 +51,22 @@ function refuseWhileDraining(res: ServerResponse): void {
   res.end(body);
 }
 
+/** How many responses of one connection are still counted in flight, and whether it closed. */
+interface ConnectionCount {
+  open: number;
+  closed: boolean;
+}
+
+// Where a connection keeps its count: a field on the socket, not a map of sockets (see Inflight).
+const COUNT = Symbol('toolpin.inflight');
+type CountedSocket = Socket & { [COUNT]?: ConnectionCount };
+
 /**
  * How many responses are in flight, and who waits for there to be none. A count, not a Set of the
  * responses: a long-lived Set churned at request rate kept every request's objects alive into the
- * old generation (state/liveList.ts says how).
+ * old generation (state/liveList.ts says how). A response leaves the count when it closes, or when
+ * its connection does: node never closes the responses of pipelined requests queued behind
+ * another when the client goes away, and they would stay counted for ever.
  */
 class Inflight {
   #open = 0;
@@ -64,13 +76,34 @@ class Inflight {
     return this.#open;
   }
 
-  /** Counts `res` in flight until it closes. */
-  track(res: ServerResponse): void {
+  /** Counts the responses of `socket` (a new connection) until it closes. */
+  watch(socket: Socket): void {
+    const count: ConnectionCount = { open: 0, closed: false };
+    (socket as CountedSocket)[COUNT] = count;
+    socket.once('close', () => {
+      count.closed = true;
+      this.#release(count.open);
+      count.open = 0;
+    });
+  }
+
+  /** Counts `res` in flight until it or its connection (watched) closes. */
+  track(socket: Socket, res: ServerResponse): void {
+    const count = (socket as CountedSocket)[COUNT];
+    // A request read before its connection closed, answered on a connection that is gone.
+    if (count?.closed === true) return;
+    if (count !== undefined) count.open += 1;
     this.#open += 1;
     res.once('close', () => {
-      this.#open -= 1;
-      if (this.#open === 0) for (const resolve of this.#idle.splice(0)) resolve();
+      if (count?.closed === true) return;
+      if (count !== undefined) count.open -= 1;
+      this.#release(1);
     });
+  }
+
+  #release(closed: number): void {
+    this.#open -= closed;
+    if (closed > 0 && this.#open === 0) for (const resolve of this.#idle.splice(0)) resolve();
   }
 
   /** True once nothing is in flight, false when `graceMs` passed first. */
@@ -121,9 +154,10 @@ export async function listenDrainable(
   let draining = false;
   const server = http.createServer((req, res) => {
     if (draining) return refuseWhileDraining(res);
-    inflight.track(res);
+    inflight.track(req.socket, res);
     handler(req, res);
   });
+  server.on('connection', (socket: Socket) => inflight.watch(socket));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
