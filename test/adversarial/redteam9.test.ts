@@ -1,7 +1,12 @@
 import { callRequest } from '../support/rawMcp.js';
-import { hangForever } from './support/maliciousUpstream.js';
-import { RawConnection, rawPost } from './support/rawClient.js';
-import { openSession, startRig } from './support/rig.js';
+import type { ServerResponse } from 'node:http';
+import fc from 'fast-check';
+import { DeadlineWheel, newDeadline } from '../../packages/gateway/dist/transports/deadlineWheel.js';
+import { LiveList, type ListMember } from '../../packages/gateway/dist/state/liveList.js';
+import { answerJson, hangForever, rawHead, writeRawResponse } from './support/maliciousUpstream.js';
+import { responseTo } from './support/lenientRead.js';
+import { RawConnection, rawPost, rawRequest } from './support/rawClient.js';
+import { openSession, postJson, startRig, useSessionRig } from './support/rig.js';
 
 // Red team 9: the intrusive LiveList under the deadline wheel and the open-stream registry, the
 // in-flight count of graceful shutdown (7252f7e), the length prefilter of the listing replay
@@ -59,5 +64,320 @@ describe('redteam9: in-flight responses are a count (7252f7e): it must neither s
     } finally {
       await rig.close().catch(() => undefined);
     }
+  });
+});
+
+/** An SSE event carrying one JSON-RPC value. */
+function sse(value: unknown): string {
+  return `event: message\ndata: ${JSON.stringify(value)}\n\n`;
+}
+
+/** The echo tool's answer to a call. */
+function echoAnswer(id: unknown, text: string): Record<string, unknown> {
+  return { jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }] } };
+}
+
+/** How the churn upstream answers a call, by the prefix of its text. */
+type Fate = 'ok' | 'late' | 'sse' | 'hang' | 'silent' | 'stall' | 'nobody';
+const ANSWERED: readonly Fate[] = ['ok', 'late', 'sse'];
+const FATES: readonly Fate[] = ['ok', 'hang', 'sse', 'silent', 'late', 'stall', 'nobody'];
+
+/** Answers a call as its fate says; the delays stay well inside the gateway's 400 ms limits. */
+function answerByFate(res: ServerResponse, id: unknown, text: string): void {
+  const fate = text.split('-')[0] as Fate;
+  const delay = (Number(text.split('-')[1]) * 37) % 150;
+  if (fate === 'hang') return hangForever(res);
+  if (fate === 'late') {
+    setTimeout(() => answerJson(res, echoAnswer(id, text)), delay);
+  } else if (fate === 'sse' || fate === 'silent') {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(': primed\n\n');
+    if (fate === 'sse') setTimeout(() => res.end(sse(echoAnswer(id, text))), delay);
+  } else if (fate === 'stall') {
+    const body = JSON.stringify(echoAnswer(id, text));
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.write(body.slice(0, 20));
+  } else if (fate === 'nobody') {
+    res.writeHead(200);
+    res.flushHeaders();
+  } else answerJson(res, echoAnswer(id, text));
+}
+
+describe('redteam9: deadlines on the LiveList wheel under churn (7252f7e)', () => {
+  const rig = useSessionRig({ gateway: { limits: { upstreamTimeoutMs: 400, streamIdleMs: 400 } } });
+
+  beforeAll(() => {
+    rig.upstream.behaviour = ({ res, message }) => {
+      const text = callText(message);
+      if (text === undefined) return false;
+      answerByFate(res, message.id, text);
+      return true;
+    };
+  });
+
+  /** Sends one call per fate and index at once; checks each got what its fate says. */
+  async function round(tag: string, count: number): Promise<void> {
+    const texts = Array.from({ length: count }, (_, i) => `${FATES[i % FATES.length]}-${i}-${tag}`);
+    // The bound is the test's: ten times the gateway's limits.
+    const replies = await Promise.all(
+      texts.map((text) => postJson(rig.endpoint, callRequest(text, 'echo', { text }), rig.session, 5000)),
+    );
+    texts.forEach((text, i) => {
+      const answer = responseTo(replies[i]!.body, text);
+      if (ANSWERED.includes(text.split('-')[0] as Fate))
+        expect(answer).toEqual(expect.objectContaining({ result: echoAnswer(text, text).result }));
+      else
+        expect(answer).toEqual(
+          expect.objectContaining({
+            error: expect.objectContaining({
+              code: -32041,
+              data: expect.objectContaining({ reason: 'timeout' }),
+            }),
+          }),
+        );
+    });
+  }
+
+  it('attack: answered, hung, silent-SSE, stalled-body and bodiless exchanges at once: every deadline fires, none early', async () => {
+    await round('a', 42);
+    // The wheel stopped with nothing armed: a second round starts it again, with links reused.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await round('b', 21);
+  });
+});
+
+describe('redteam9: the LiveList and the wheel on it, driven directly (7252f7e)', () => {
+  interface Member extends ListMember<Member> {
+    readonly n: number;
+  }
+
+  it('attack: any sequence of adds, re-adds, removes of head, middle, tail and strangers keeps the list a set in newest-first order', () => {
+    const op = fc.oneof(
+      fc.record({ add: fc.integer({ min: 0, max: 7 }) }),
+      fc.record({ remove: fc.integer({ min: 0, max: 7 }) }),
+      fc.record({ removeWhileWalking: fc.integer({ min: 0, max: 7 }) }),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 60 }), (ops) => {
+        const members: Member[] = Array.from({ length: 8 }, (_, n) => ({
+          listPrev: null,
+          listNext: null,
+          listed: false,
+          n,
+        }));
+        const list = new LiveList<Member>();
+        let model: number[] = [];
+        for (const step of ops) {
+          if ('add' in step) {
+            list.add(members[step.add]!);
+            if (!model.includes(step.add)) model = [step.add, ...model];
+          } else if ('remove' in step) {
+            list.remove(members[step.remove]!);
+            model = model.filter((n) => n !== step.remove);
+          } else {
+            // What the wheel does: gather, then remove while acting on each.
+            for (const member of list.filter((m) => m.n >= step.removeWhileWalking)) list.remove(member);
+            model = model.filter((n) => n < step.removeWhileWalking);
+          }
+          expect(list.filter(() => true).map((m) => m.n)).toEqual(model);
+          expect(list.size).toBe(model.length);
+          for (const member of members) {
+            expect(member.listed).toBe(model.includes(member.n));
+            if (!member.listed) expect([member.listPrev, member.listNext]).toEqual([null, null]);
+          }
+        }
+      }),
+      { numRuns: 120 },
+    );
+  });
+
+  it("attack: deadlines disarmed, re-armed and armed from inside another's onDeadline in the same tick", async () => {
+    let now = 0;
+    // shortestMs 80: one tick every 5 ms of real time; deadlines are read on `now` alone.
+    const wheel = new DeadlineWheel(80, () => now);
+    const fired: string[] = [];
+    const deadlines: Record<string, ReturnType<typeof newDeadline>> = {};
+    const make = (name: string, action: () => void = () => undefined): void => {
+      deadlines[name] = newDeadline(() => {
+        fired.push(name);
+        action();
+      });
+    };
+    let again = true;
+    // Armed b, c, d, then a: the list holds them newest first (a, d, c, b), so a acts first, on the
+    // tail (b) and the middle (c) of what its tick gathered.
+    make('a', () => {
+      wheel.disarm(deadlines.b!); // gathered with a (the tail): must not fire
+      wheel.arm(deadlines.c!, 100); // gathered (the middle), then re-armed for later: not now
+      wheel.arm(deadlines.e!, 0); // new: the next tick
+      if (again) wheel.arm(deadlines.a!, 0); // itself, once more: the next tick
+      again = false;
+    });
+    make('b');
+    make('c');
+    make('d', () => wheel.disarm(deadlines.d!)); // disarming itself while firing: harmless
+    make('e');
+    for (const name of ['b', 'c', 'd', 'a']) wheel.arm(deadlines[name]!, 10);
+    now = 10;
+    await until(() => fired.length >= 4, 'the first deadlines', 2000);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect([...fired].sort()).toEqual(['a', 'a', 'd', 'e']);
+    now = 110;
+    await until(() => fired.length >= 5, 'the re-armed deadline', 2000);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(fired.slice(4)).toEqual(['c']);
+    // Nothing is left armed: every deadline is unlinked.
+    for (const deadline of Object.values(deadlines))
+      expect([deadline.listed, deadline.listPrev, deadline.listNext]).toEqual([false, null, null]);
+  });
+});
+
+describe('redteam9: graceful shutdown with streams of both kinds and requests in flight (7252f7e)', () => {
+  it('attack: a listening stream, a silent response stream, a hung call, a finishing call and a request sent while draining', async () => {
+    const rig = await startRig({ gateway: { limits: { upstreamTimeoutMs: 20_000, streamIdleMs: 20_000 } } });
+    const connections: RawConnection[] = [];
+    try {
+      rig.upstream.behaviour = ({ res, message }) => {
+        const text = callText(message);
+        if (text === undefined) return false;
+        if (text === 'late') setTimeout(() => answerJson(res, echoAnswer(message.id, text)), 150);
+        else answerByFate(res, message.id, text);
+        return true;
+      };
+      const session = await openSession(rig.endpoint);
+      const headers = Object.entries(session);
+      const open = async (bytes: Buffer): Promise<RawConnection> => {
+        const connection = await RawConnection.open(rig.endpoint);
+        connections.push(connection);
+        connection.write(bytes);
+        return connection;
+      };
+      const call = (text: string): Buffer =>
+        rawPost(rig.endpoint, JSON.stringify(callRequest(text, 'echo', { text })), headers);
+      const listening = await open(
+        rawRequest('GET', rig.endpoint, [['Accept', 'text/event-stream'], ...headers]),
+      );
+      await rig.upstream.waitForGetStream();
+      const silent = await open(call('silent-1'));
+      const hung = await open(call('hang-1'));
+      await listening.waitFor((c) => c.responses[0] !== undefined, 'the listening stream head');
+      await silent.waitFor((c) => c.responses[0] !== undefined, 'the response stream head');
+      const late = await open(call('late'));
+      await until(() => rig.upstream.requests.some((r) => callText(r.messages[0] ?? {}) === 'late'), 'late');
+      const closing = rig.gateway.running.close({ graceMs: 1500 });
+      // Written once draining began, on a connection busy with `late`: refused with 503 after it.
+      late.write(call('after-drain'));
+      await listening.response(0);
+      // The listening stream ended at once, cleanly; the response stream still owes its answer.
+      expect(silent.responses[0]?.complete).toBe(false);
+      await closing;
+      expect(responseTo((await late.response(0)).body, 'late')).toEqual(
+        expect.objectContaining({ result: echoAnswer('late', 'late').result }),
+      );
+      const refused = await late.response(1);
+      expect([refused.status, JSON.parse(refused.body).error]).toEqual([503, 'shutting_down']);
+      // The response stream ended when the grace ran out, cleanly (the end of its body), the hung
+      // call's connection closed without an answer.
+      await silent.whenClosed();
+      expect(silent.responses[0]?.status).toBe(200);
+      expect(silent.received).toMatch(/0\r\n\r\n$/);
+      await hung.whenClosed();
+      expect(hung.responses).toEqual([]);
+      expect(rig.gateway.events('gateway.draining')).toEqual([
+        expect.objectContaining({ streamsEnded: 1, inflight: 4 }),
+      ]);
+      // Exactly the silent stream and the hung call were still in flight: the count is exact.
+      expect(rig.gateway.events('gateway.drain_timeout')).toEqual([expect.objectContaining({ forced: 2 })]);
+    } finally {
+      for (const connection of connections) connection.close();
+      await rig.close().catch(() => undefined);
+    }
+  });
+});
+
+describe("redteam9: the SSE relay completes the upstream's headers object in place (74940b6)", () => {
+  const rig = useSessionRig();
+  // Names that collide with what the relay sets, framing and representation headers, hop-by-hop
+  // ones (and one the Connection header names), duplicates, and names of Object.prototype members.
+  const HOSTILE: readonly (readonly [string, string])[] = [
+    ['Content-Type', 'text/event-stream'],
+    ['Content-Type', 'application/json'],
+    ['X-Accel-Buffering', 'yes'],
+    ['x-accel-buffering', 'yes'],
+    ['Content-Encoding', 'gzip'],
+    ['Content-Location', '/elsewhere'],
+    ['Connection', 'keep-alive, X-Hop'],
+    ['X-Hop', 'hop-secret'],
+    ['Keep-Alive', 'timeout=77'],
+    ['Trailer', 'X-Late'],
+    ['Access-Control-Allow-Origin', '*'],
+    ['__proto__', 'polluted'],
+    ['constructor', 'polluted'],
+    ['hasOwnProperty', 'polluted'],
+    ['toString', 'polluted'],
+    ['Set-Cookie', 'a=1'],
+    ['Set-Cookie', 'b=2'],
+    ['X-Upstream-Kept', 'kept'],
+  ];
+
+  /** Answers the call with exact bytes: the hostile head, then one chunked event. */
+  function answerHostile(res: ServerResponse, id: unknown, text: string, sseBody: boolean): void {
+    const body = sseBody ? sse(echoAnswer(id, text)) : JSON.stringify(echoAnswer(id, text));
+    const head = HOSTILE.map(([name, value]): readonly [string, string] =>
+      name === 'Content-Type' && !sseBody ? [name, 'application/json'] : [name, value],
+    );
+    const size = Buffer.byteLength(body).toString(16);
+    writeRawResponse(
+      res,
+      `${rawHead('200 OK', [...head, ['Transfer-Encoding', 'chunked']])}${size}\r\n${body}\r\n0\r\n\r\n`,
+    );
+  }
+
+  it('attack: colliding, framing, hop-by-hop and prototype-named headers: the client gets the gateway framing alone', async () => {
+    rig.upstream.behaviour = ({ res, message }) => {
+      const text = callText(message);
+      if (text === undefined) return false;
+      answerHostile(res, message.id, text, text.startsWith('sse'));
+      return true;
+    };
+    for (const text of ['sse-1', 'json-1', 'sse-2', 'sse-3']) {
+      const reply = await postJson(rig.endpoint, callRequest(text, 'echo', { text }), rig.session);
+      expect(responseTo(reply.body, text)).toEqual(
+        expect.objectContaining({ result: echoAnswer(text, text).result }),
+      );
+      const named = (name: string): string[] =>
+        reply.headers.filter(([key]) => key === name).map(([, value]) => value);
+      const type = text.startsWith('sse') ? 'text/event-stream' : 'application/json';
+      expect(named('content-type').map((value) => value.split(';')[0])).toEqual([type]);
+      // A stream is never buffered on the way, whatever the upstream asked (a JSON body: its header).
+      if (text.startsWith('sse')) expect(named('x-accel-buffering')).toEqual(['no']);
+      // The gateway frames the body itself: one framing header, its own.
+      expect(named('transfer-encoding').length + named('content-length').length).toBe(1);
+      expect(named('transfer-encoding')).not.toContain('chunked, chunked');
+      for (const name of [
+        'content-encoding',
+        'content-location',
+        'x-hop',
+        'trailer',
+        'access-control-allow-origin',
+      ])
+        expect([name, named(name)]).toEqual([name, []]);
+      // Node's own Keep-Alive (timeout=5) may be there; the upstream's never.
+      expect(named('keep-alive')).not.toContain('timeout=77');
+      // Names of Object.prototype members are ordinary end-to-end headers: relayed once, as they
+      // came; `__proto__` sets no prototype on the way.
+      for (const name of ['constructor', 'hasownproperty', 'tostring'])
+        expect([name, named(name)]).toEqual([name, ['polluted']]);
+      expect(named('__proto__').length).toBeLessThanOrEqual(1);
+      expect(named('x-upstream-kept')).toEqual(['kept']);
+      expect(named('set-cookie')).toEqual(['a=1', 'b=2']);
+    }
+    // Nothing of the upstream's names reached a shared prototype.
+    const probe: Record<string, unknown> = {};
+    expect([probe.polluted, typeof probe.constructor, typeof probe.hasOwnProperty]).toEqual([
+      undefined,
+      'function',
+      'function',
+    ]);
   });
 });
