@@ -1,12 +1,28 @@
-import { callRequest } from '../support/rawMcp.js';
+import { callRequest, postRaw } from '../support/rawMcp.js';
+import { pinFor } from '../support/pinFor.js';
+import { startGatewayHarness } from '../support/gatewayHarness.js';
+import { useScoped } from '../support/useScoped.js';
+import { isUtf8 } from 'node:buffer';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { ServerResponse } from 'node:http';
+import { createServer, type Server, type Socket } from 'node:net';
 import fc from 'fast-check';
 import { DeadlineWheel, newDeadline } from '../../packages/gateway/dist/transports/deadlineWheel.js';
 import { LiveList, type ListMember } from '../../packages/gateway/dist/state/liveList.js';
 import { answerJson, hangForever, rawHead, writeRawResponse } from './support/maliciousUpstream.js';
 import { responseTo } from './support/lenientRead.js';
 import { RawConnection, rawPost, rawRequest } from './support/rawClient.js';
-import { openSession, postJson, startRig, useSessionRig } from './support/rig.js';
+import { ECHO, PINNED_TOOLS } from './support/tools.js';
+import {
+  listRequest,
+  openSession,
+  postJson,
+  SERVER,
+  startRig,
+  useRig,
+  useSessionRig,
+} from './support/rig.js';
 
 // Red team 9: the intrusive LiveList under the deadline wheel and the open-stream registry, the
 // in-flight count of graceful shutdown (7252f7e), the length prefilter of the listing replay
@@ -379,5 +395,258 @@ describe("redteam9: the SSE relay completes the upstream's headers object in pla
       'function',
       'function',
     ]);
+  });
+});
+
+/** One request a {@link RawUpstream} read: its declared length and the bytes that followed the head. */
+interface RawUpstreamRequest {
+  readonly contentLength: number;
+  readonly chunked: boolean;
+  readonly body: Buffer;
+}
+
+/** An MCP upstream on node:net that frames every request by its Content-Length, byte for byte. */
+interface RawUpstream {
+  readonly url: string;
+  readonly requests: RawUpstreamRequest[];
+  /** Bytes where a request line should have started (a Content-Length that lied), per connection. */
+  readonly framingErrors: string[];
+  close(): Promise<void>;
+}
+
+/** The answer of the raw upstream to one message: echo returns its arguments' JSON. */
+function rawAnswer(message: Record<string, unknown>): Buffer {
+  const answer = (result: unknown): string => JSON.stringify({ jsonrpc: '2.0', id: message.id, result });
+  let body: string;
+  if (message.id === undefined) return Buffer.from('HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n');
+  if (message.method === 'initialize')
+    body = answer({
+      protocolVersion: '2025-06-18',
+      capabilities: { tools: {} },
+      serverInfo: { name: 'raw-net', version: '1.0.0' },
+    });
+  else if (message.method === 'tools/list') body = answer({ tools: PINNED_TOOLS });
+  else {
+    const args = (message.params as { arguments?: unknown } | undefined)?.arguments;
+    body = answer({ content: [{ type: 'text', text: JSON.stringify(args) }] });
+  }
+  const bytes = Buffer.from(body);
+  return Buffer.concat([
+    Buffer.from(
+      `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${bytes.length}\r\n\r\n`,
+    ),
+    bytes,
+  ]);
+}
+
+/** Reads requests off one connection, each exactly as long as its Content-Length says. */
+function serveRawConnection(socket: Socket, upstream: RawUpstream): void {
+  let buffer = Buffer.alloc(0);
+  socket.on('error', () => undefined);
+  socket.on('data', (chunk: Buffer) => {
+    buffer = Buffer.concat([buffer, chunk]);
+    for (let guard = 0; guard < 1000; guard++) {
+      const end = buffer.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const lines = buffer.subarray(0, end).toString('latin1').split('\r\n');
+      if (!/^(POST|GET|DELETE) \S+ HTTP\/1\.1$/.test(lines[0] ?? '')) {
+        upstream.framingErrors.push(buffer.subarray(0, 40).toString('latin1'));
+        return void socket.destroy();
+      }
+      const header = (name: string): string | undefined =>
+        lines
+          .find((line) => line.toLowerCase().startsWith(`${name}:`))
+          ?.split(':')[1]
+          ?.trim();
+      const contentLength = Number(header('content-length') ?? 0);
+      if (buffer.length < end + 4 + contentLength) return;
+      const body = buffer.subarray(end + 4, end + 4 + contentLength);
+      buffer = buffer.subarray(end + 4 + contentLength);
+      upstream.requests.push({ contentLength, chunked: header('transfer-encoding') !== undefined, body });
+      if (!lines[0]!.startsWith('POST')) {
+        socket.write('HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n');
+        continue;
+      }
+      let message: Record<string, unknown>;
+      try {
+        message = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+      } catch {
+        upstream.framingErrors.push(`unparseable body: ${body.subarray(0, 40).toString('latin1')}`);
+        return void socket.destroy();
+      }
+      socket.write(rawAnswer(message));
+    }
+  });
+}
+
+async function startRawUpstream(): Promise<RawUpstream> {
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    serveRawConnection(socket, upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  const upstream: RawUpstream = {
+    url: `http://127.0.0.1:${port}/mcp`,
+    requests: [],
+    framingErrors: [],
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+  return upstream;
+}
+
+describe('redteam9: the upstream body is a string, measured by Buffer.byteLength (74940b6)', () => {
+  const chain = useScoped(async () => {
+    const upstream = await startRawUpstream();
+    const gateway = await startGatewayHarness([pinFor(SERVER, upstream.url, PINNED_TOOLS)]).catch(
+      async (error: unknown) => {
+        await upstream.close();
+        throw error;
+      },
+    );
+    return {
+      upstream,
+      gateway,
+      endpoint: `${gateway.url}/${SERVER}/mcp`,
+      close: async () => {
+        await gateway.close();
+        await upstream.close();
+      },
+    };
+  });
+
+  // Exact client bodies: escapes the gateway decodes to lone surrogates, NUL, line separators;
+  // two-, three- and four-byte UTF-8; a body past 64 KiB of four-byte characters.
+  const BODIES: readonly string[] = [
+    String.raw`{"text":"lone \ud800 high, lone \udfff low, reversed \udc00\ud800, NUL \u0000, LS \u2028 PS \u2029"}`,
+    JSON.stringify({ text: 'héllo — 日本語 🧪🔥 "quoted" \\ back\\slash', n: 1 }),
+    JSON.stringify({ text: '\u{1F600}'.repeat(20_000), more: 'é'.repeat(3) }),
+    JSON.stringify({ text: 'ascii only', nested: { k: ['ü', '\u{10FFFF}', '\uFEFF'] } }),
+  ];
+
+  it('attack: non-ASCII, emoji and lone-surrogate arguments arrive byte-exact under a Content-Length that tells the truth', async () => {
+    const session = await openSession(chain.endpoint);
+    const mark = chain.upstream.requests.length;
+    for (const [i, args] of BODIES.entries()) {
+      const id = `u${i}`;
+      const body = `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{"name":"echo","arguments":${args}}}`;
+      // fetch reads the answer whole (the raw client decodes chunk by chunk).
+      const reply = await postRaw(chain.endpoint, body, session);
+      const answer = reply.messages[0] as { result?: { content: { text: string }[] } } | undefined;
+      // What the upstream decoded from the bytes it framed is what the client sent.
+      const echoed = answer?.result?.content[0]?.text ?? 'null';
+      expect(echoed === JSON.stringify(JSON.parse(args))).toBe(true);
+    }
+    const calls = chain.upstream.requests
+      .slice(mark)
+      .filter((request) => request.body.includes('tools/call'));
+    expect(calls).toHaveLength(BODIES.length);
+    for (const [i, call] of calls.entries()) {
+      expect(call.chunked).toBe(false);
+      expect(call.body.length).toBe(call.contentLength);
+      expect(isUtf8(call.body)).toBe(true);
+      const sent = JSON.parse(call.body.toString('utf8')) as { params: { arguments: unknown } };
+      expect(sent.params.arguments).toEqual(JSON.parse(BODIES[i]!));
+    }
+    expect(chain.upstream.framingErrors).toEqual([]);
+  });
+});
+
+describe('redteam9: the length prefilter of the listing replay (9bd4cdd)', () => {
+  const rig = useRig();
+  const description = String(ECHO.description);
+  // The verified listing, one a byte shorter, one as long with a byte changed, one a byte longer.
+  const VARIANTS: Readonly<Record<string, Record<string, unknown>>> = {
+    pinned: ECHO,
+    shorter: { ...ECHO, description: description.slice(0, -1) },
+    flipped: { ...ECHO, description: `${description.slice(0, -1)}${description.endsWith('X') ? 'Y' : 'X'}` },
+    longer: { ...ECHO, description: `${description} ` },
+  };
+  let served = 'pinned';
+  let sseAnswers = false;
+
+  beforeAll(() => {
+    rig.upstream.behaviour = ({ res, message }) => {
+      if (message.method !== 'tools/list') return false;
+      const answer = { jsonrpc: '2.0', id: message.id, result: { tools: [VARIANTS[served]] } };
+      if (!sseAnswers) answerJson(res, answer);
+      else {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(sse(answer));
+      }
+      return true;
+    };
+  });
+
+  /** Lists in the session as the upstream serves `variant`; what was logged and what the client got. */
+  async function list(session: Record<string, string>, variant: string, id: string) {
+    served = variant;
+    const mark = rig.gateway.logs.length;
+    const reply = await postJson(rig.endpoint, listRequest(id), session);
+    const logged = rig.gateway.logs.slice(mark);
+    const tools = (responseTo(reply.body, id)?.result as { tools?: Record<string, unknown>[] } | undefined)
+      ?.tools;
+    const before = rig.upstream.executed.length;
+    await postJson(rig.endpoint, callRequest(`${id}-call`, 'echo', { text: id }), session);
+    return {
+      verified: logged.some((line) => line.event === 'catalog.verified'),
+      drift: logged.some((line) => line.event === 'catalog.drift'),
+      descriptions: (tools ?? []).map((tool) => tool.description),
+      ran: rig.upstream.executed.length > before,
+    };
+  }
+
+  it.each([
+    ['a JSON body', false],
+    ['an SSE event', true],
+  ])(
+    'attack (%s): a listing a byte shorter, a byte flipped, a byte longer than the verified one, each replayed: never taken for it',
+    async (_label, sseBody) => {
+      sseAnswers = sseBody;
+      const session = await openSession(rig.endpoint);
+      const pinned = { verified: true, drift: false, descriptions: [description], ran: true };
+      expect(await list(session, 'pinned', 'v1')).toEqual(pinned);
+      // Replayed (the same bytes, remembered): the same verdict.
+      expect(await list(session, 'pinned', 'v2')).toEqual(pinned);
+      for (const variant of ['shorter', 'flipped', 'longer'])
+        for (const round of [1, 2]) {
+          const found = await list(session, variant, `${variant}-${round}`);
+          // The altered definition never reaches the client, and echo is not called under it.
+          expect([variant, found.verified, found.drift, found.ran]).toEqual([variant, false, true, false]);
+          expect(found.descriptions.filter((text) => text !== description)).toEqual([]);
+          // The pinned listing, again: recognized as before.
+          expect(await list(session, 'pinned', `${variant}-${round}-back`)).toEqual(pinned);
+        }
+    },
+  );
+
+  it('attack: a reload between: the bytes verified under the old pin are judged again under the new one', async () => {
+    sseAnswers = false;
+    const session = await openSession(rig.endpoint);
+    expect((await list(session, 'pinned', 'r1')).verified).toBe(true);
+    // The new pin approves the one-byte-shorter definition only.
+    await writeFile(
+      join(rig.gateway.dir, 'servers', `${SERVER}.json`),
+      JSON.stringify(pinFor(SERVER, rig.upstream.url, [VARIANTS.shorter!])),
+    );
+    await rig.gateway.running.reload();
+    const old = await list(session, 'pinned', 'r2');
+    expect([old.verified, old.drift, old.ran]).toEqual([false, true, false]);
+    const now = await list(session, 'shorter', 'r3');
+    expect([now.verified, now.ran]).toEqual([true, true]);
+    // And back: the pin in force decides, never the bytes remembered under another.
+    await writeFile(
+      join(rig.gateway.dir, 'servers', `${SERVER}.json`),
+      JSON.stringify(pinFor(SERVER, rig.upstream.url, PINNED_TOOLS)),
+    );
+    await rig.gateway.running.reload();
+    const shorter = await list(session, 'shorter', 'r4');
+    expect([shorter.verified, shorter.drift, shorter.ran]).toEqual([false, true, false]);
+    expect((await list(session, 'pinned', 'r5')).verified).toBe(true);
   });
 });
