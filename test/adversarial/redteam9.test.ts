@@ -10,6 +10,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import fc from 'fast-check';
 import { DeadlineWheel, newDeadline } from '../../packages/gateway/dist/transports/deadlineWheel.js';
 import { LiveList, type ListMember } from '../../packages/gateway/dist/state/liveList.js';
+import { OpenStreams } from '../../packages/gateway/dist/observe/openStreams.js';
 import { answerJson, hangForever, rawHead, writeRawResponse } from './support/maliciousUpstream.js';
 import { responseTo } from './support/lenientRead.js';
 import { RawConnection, rawPost, rawRequest } from './support/rawClient.js';
@@ -45,42 +46,54 @@ async function until(done: () => boolean, what: string, waitMs = 5000): Promise<
 }
 
 describe('redteam9: in-flight responses are a count (7252f7e): it must neither stick nor go negative', () => {
-  it('attack: pipelined requests behind a hung one, then the client leaves: shutdown does not wait for them', async () => {
-    const rig = await startRig();
-    try {
-      rig.upstream.behaviour = ({ res, message }) => {
-        if (callText(message) !== 'hang') return false;
-        hangForever(res);
-        return true;
-      };
-      const session = await openSession(rig.endpoint);
-      const headers = Object.entries(session);
-      // One connection, three requests written at once: node runs the handler of each at once, and
-      // queues the responses of the second and third behind the first (HTTP/1.1 pipelining).
-      const connection = await RawConnection.open(rig.endpoint);
-      const mark = rig.upstream.requests.length;
-      connection.write(
-        Buffer.concat(
-          ['hang', 'p2', 'p3'].map((text) =>
-            rawPost(rig.endpoint, JSON.stringify(callRequest(text, 'echo', { text })), headers),
+  it.each([
+    ['before shutdown', false],
+    ['while shutdown waits for them', true],
+  ])(
+    'attack: pipelined requests behind a hung one, the client leaves %s: shutdown does not wait for them',
+    async (_label, leaveDuring) => {
+      const rig = await startRig();
+      try {
+        rig.upstream.behaviour = ({ res, message }) => {
+          if (callText(message) !== 'hang') return false;
+          hangForever(res);
+          return true;
+        };
+        const session = await openSession(rig.endpoint);
+        const headers = Object.entries(session);
+        // One connection, three requests written at once: node runs the handler of each at once, and
+        // queues the responses of the second and third behind the first (HTTP/1.1 pipelining).
+        const connection = await RawConnection.open(rig.endpoint);
+        const mark = rig.upstream.requests.length;
+        connection.write(
+          Buffer.concat(
+            ['hang', 'p2', 'p3'].map((text) =>
+              rawPost(rig.endpoint, JSON.stringify(callRequest(text, 'echo', { text })), headers),
+            ),
           ),
-        ),
-      );
-      // The gateway may list first (its own tools/list); the three calls all reach the upstream.
-      const calls = (): number =>
-        rig.upstream.requests.slice(mark).filter((r) => r.messages[0]?.method === 'tools/call').length;
-      await until(() => calls() === 3, 'the three calls upstream');
-      // p2 and p3 are answered by the upstream; their responses wait behind the hung one.
-      await until(() => rig.upstream.executed.length >= 2, 'p2 and p3 executed');
-      connection.close();
-      await connection.whenClosed();
-      // Nothing of that connection is in flight any more: shutdown has nothing to wait for.
-      await rig.gateway.running.close({ graceMs: 4000 });
-      expect(rig.gateway.events('gateway.drain_timeout')).toEqual([]);
-    } finally {
-      await rig.close().catch(() => undefined);
-    }
-  });
+        );
+        // The gateway may list first (its own tools/list); the three calls all reach the upstream.
+        const calls = (): number =>
+          rig.upstream.requests.slice(mark).filter((r) => r.messages[0]?.method === 'tools/call').length;
+        await until(() => calls() === 3, 'the three calls upstream');
+        // p2 and p3 are answered by the upstream; their responses wait behind the hung one.
+        await until(() => rig.upstream.executed.length >= 2, 'p2 and p3 executed');
+        // Left before: nothing of that connection is in flight any more. Left during: the wait ends
+        // when the connection closes, with the requests queued on it.
+        const closing = leaveDuring ? rig.gateway.running.close({ graceMs: 4000 }) : undefined;
+        if (leaveDuring) await until(() => rig.gateway.events('gateway.draining').length > 0, 'draining');
+        connection.close();
+        await connection.whenClosed();
+        await (closing ?? rig.gateway.running.close({ graceMs: 4000 }));
+        expect(rig.gateway.events('gateway.draining')).toEqual([
+          expect.objectContaining({ inflight: leaveDuring ? 3 : expect.any(Number) }),
+        ]);
+        expect(rig.gateway.events('gateway.drain_timeout')).toEqual([]);
+      } finally {
+        await rig.close().catch(() => undefined);
+      }
+    },
+  );
 });
 
 /** An SSE event carrying one JSON-RPC value. */
@@ -159,6 +172,10 @@ describe('redteam9: deadlines on the LiveList wheel under churn (7252f7e)', () =
     // The wheel stopped with nothing armed: a second round starts it again, with links reused.
     await new Promise((resolve) => setTimeout(resolve, 100));
     await round('b', 21);
+    // Every relayed stream (answered, or ended by its deadline) left the open-stream registry.
+    const metrics = await (await fetch(`${rig.gateway.running.adminUrl}/metrics`)).text();
+    const open = metrics.split('\n').filter((line) => line.startsWith('toolpin_sse_streams_open{'));
+    expect(open.filter((line) => !line.endsWith(' 0'))).toEqual([]);
   });
 });
 
@@ -203,7 +220,7 @@ describe('redteam9: the LiveList and the wheel on it, driven directly (7252f7e)'
           }
         }
       }),
-      { numRuns: 120 },
+      { numRuns: 80 },
     );
   });
 
@@ -246,6 +263,44 @@ describe('redteam9: the LiveList and the wheel on it, driven directly (7252f7e)'
     for (const deadline of Object.values(deadlines))
       expect([deadline.listed, deadline.listPrev, deadline.listNext]).toEqual([false, null, null]);
   });
+  it('attack: streams ended by shutdown, then unregistered by their close; one unregistering another while ending', () => {
+    const streams = new OpenStreams();
+    const ended: string[] = [];
+    const unregister: Record<string, () => void> = {};
+    const open = (
+      name: string,
+      kind: 'listen' | 'response',
+      server: string,
+      onEnd = (): void => undefined,
+    ): void => {
+      unregister[name] = streams.add({
+        server,
+        kind,
+        end: () => {
+          ended.push(name);
+          onEnd();
+        },
+      });
+    };
+    open('get-a', 'listen', 'a');
+    open('resp-a', 'response', 'a');
+    // Ended first (newest first), it unregisters resp-a, gathered with it.
+    open('resp-b', 'response', 'b', () => unregister['resp-a']!());
+    open('get-b', 'listen', 'b', () => open('late', 'listen', 'b'));
+    expect(streams.end('listen')).toBe(2);
+    // A stream opened while ending is not ended by that call; the ended ones' close unregisters them again.
+    expect(ended.sort()).toEqual(['get-a', 'get-b']);
+    unregister['get-a']!();
+    unregister['get-b']!();
+    expect([streams.size, Object.fromEntries(streams.countByServer())]).toEqual([3, { a: 1, b: 2 }]);
+    // Each gathered stream is ended once, the count stays exact.
+    expect(streams.end()).toBe(3);
+    expect(ended.filter((name) => name.startsWith('resp')).sort()).toEqual(['resp-a', 'resp-b']);
+    for (const name of Object.keys(unregister)) unregister[name]!();
+    expect([streams.size, streams.countByServer().size]).toEqual([0, 0]);
+    open('after', 'response', 'a');
+    expect([streams.size, streams.end(), streams.size]).toEqual([1, 1, 0]);
+  });
 });
 
 describe('redteam9: graceful shutdown with streams of both kinds and requests in flight (7252f7e)', () => {
@@ -280,7 +335,7 @@ describe('redteam9: graceful shutdown with streams of both kinds and requests in
       await silent.waitFor((c) => c.responses[0] !== undefined, 'the response stream head');
       const late = await open(call('late'));
       await until(() => rig.upstream.requests.some((r) => callText(r.messages[0] ?? {}) === 'late'), 'late');
-      const closing = rig.gateway.running.close({ graceMs: 1500 });
+      const closing = rig.gateway.running.close({ graceMs: 700 });
       // Written once draining began, on a connection busy with `late`: refused with 503 after it.
       late.write(call('after-drain'));
       await listening.response(0);
