@@ -132,6 +132,41 @@ function answerByFate(res: ServerResponse, id: unknown, text: string): void {
   } else answerJson(res, echoAnswer(id, text));
 }
 
+describe('redteam9: a response queued behind a hung one when the client leaves (pipelining)', () => {
+  it('attack: a listening stream pipelined behind a hung call: the upstream stream and the stream gauge go with the client', async () => {
+    const rig = await startRig();
+    try {
+      rig.upstream.behaviour = ({ res, message }) => {
+        if (callText(message) !== 'hang') return false;
+        hangForever(res);
+        return true;
+      };
+      const session = await openSession(rig.endpoint);
+      const headers = Object.entries(session);
+      const connection = await RawConnection.open(rig.endpoint);
+      connection.write(
+        Buffer.concat([
+          rawPost(rig.endpoint, JSON.stringify(callRequest('hang', 'echo', { text: 'hang' })), headers),
+          rawRequest('GET', rig.endpoint, [['Accept', 'text/event-stream'], ...headers]),
+        ]),
+      );
+      const upstreamStream = await rig.upstream.waitForGetStream();
+      connection.close();
+      await connection.whenClosed();
+      // The client is gone: the gateway drops the upstream stream it opened for it.
+      await until(
+        () => upstreamStream.destroyed || upstreamStream.writableEnded,
+        'the upstream GET stream closed',
+      );
+      const metrics = await (await fetch(`${rig.gateway.running.adminUrl}/metrics`)).text();
+      const open = metrics.split('\n').filter((line) => line.startsWith('toolpin_sse_streams_open{'));
+      expect(open.filter((line) => !line.endsWith(' 0'))).toEqual([]);
+    } finally {
+      await rig.close().catch(() => undefined);
+    }
+  });
+});
+
 describe('redteam9: deadlines on the LiveList wheel under churn (7252f7e)', () => {
   const rig = useSessionRig({ gateway: { limits: { upstreamTimeoutMs: 400, streamIdleMs: 400 } } });
 

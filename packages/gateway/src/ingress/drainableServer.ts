@@ -2,6 +2,7 @@ import http, { type RequestListener, type Server, type ServerResponse } from 'no
 import type { AddressInfo, Socket } from 'node:net';
 import type { GatewayLogger } from '../observe/logger.js';
 import type { OpenStreams } from '../observe/openStreams.js';
+import { LiveList, type ListMember } from '../state/liveList.js';
 
 /** What {@link DrainableServer.drain} needs. */
 export interface DrainOptions {
@@ -51,22 +52,25 @@ function refuseWhileDraining(res: ServerResponse): void {
   res.end(body);
 }
 
-/** How many responses of one connection are still counted in flight, and whether it closed. */
-interface ConnectionCount {
-  open: number;
-  closed: boolean;
+/** One response in flight, linked into its connection's list. */
+interface Tracked extends ListMember<Tracked> {
+  readonly res: ServerResponse;
 }
 
-// Where a connection keeps its count: a field on the socket, not a map of sockets (see Inflight).
-const COUNT = Symbol('toolpin.inflight');
-type CountedSocket = Socket & { [COUNT]?: ConnectionCount };
+// Where a connection keeps its responses: a field on the socket, not a map of sockets (see Inflight).
+const RESPONSES = Symbol('toolpin.responses');
+type TrackedSocket = Socket & { [RESPONSES]?: LiveList<Tracked> };
 
 /**
  * How many responses are in flight, and who waits for there to be none. A count, not a Set of the
  * responses: a long-lived Set churned at request rate kept every request's objects alive into the
- * old generation (state/liveList.ts says how). A response leaves the count when it closes, or when
- * its connection does: node never closes the responses of pipelined requests queued behind
- * another when the client goes away, and they would stay counted for ever.
+ * old generation (state/liveList.ts says how).
+ *
+ * When a client goes away node closes the response it is writing, never those of pipelined
+ * requests queued behind it: they would stay in flight for ever, and so would all that waits for
+ * their client to leave (an upstream request or stream, a deadline, an open-stream entry). Each
+ * connection lists its responses, and closes its queued ones when it closes, as node closes the
+ * one it was writing (destroyed, then 'close').
  */
 class Inflight {
   #open = 0;
@@ -76,34 +80,31 @@ class Inflight {
     return this.#open;
   }
 
-  /** Counts the responses of `socket` (a new connection) until it closes. */
+  /** Lists the responses of `socket` (a new connection); closes those still queued when it closes. */
   watch(socket: Socket): void {
-    const count: ConnectionCount = { open: 0, closed: false };
-    (socket as CountedSocket)[COUNT] = count;
+    const responses = new LiveList<Tracked>();
+    (socket as TrackedSocket)[RESPONSES] = responses;
     socket.once('close', () => {
-      count.closed = true;
-      this.#release(count.open);
-      count.open = 0;
+      // Queued: never given the socket, and not a finished response node is about to close itself.
+      const queued = responses.filter(({ res }) => res.socket === null && !res.writableFinished);
+      for (const { res } of queued) {
+        res.destroy();
+        res.emit('close');
+      }
     });
   }
 
-  /** Counts `res` in flight until it or its connection (watched) closes. */
+  /** Counts `res` in flight until it closes. */
   track(socket: Socket, res: ServerResponse): void {
-    const count = (socket as CountedSocket)[COUNT];
-    // A request read before its connection closed, answered on a connection that is gone.
-    if (count?.closed === true) return;
-    if (count !== undefined) count.open += 1;
+    const responses = (socket as TrackedSocket)[RESPONSES];
+    const tracked: Tracked = { listPrev: null, listNext: null, listed: false, res };
+    responses?.add(tracked);
     this.#open += 1;
     res.once('close', () => {
-      if (count?.closed === true) return;
-      if (count !== undefined) count.open -= 1;
-      this.#release(1);
+      responses?.remove(tracked);
+      this.#open -= 1;
+      if (this.#open === 0) for (const resolve of this.#idle.splice(0)) resolve();
     });
-  }
-
-  #release(closed: number): void {
-    this.#open -= closed;
-    if (closed > 0 && this.#open === 0) for (const resolve of this.#idle.splice(0)) resolve();
   }
 
   /** True once nothing is in flight, false when `graceMs` passed first. */
