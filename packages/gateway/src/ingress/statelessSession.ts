@@ -16,6 +16,7 @@ import { statedArtifactRefusal } from '../checkpoint/statedArtifactCheck.js';
 import { openSessionUpstream } from './openBridge.js';
 import { settleWithin } from '../transports/settleWithin.js';
 import { CLIENT_FLUSH_MS } from '../defaults.js';
+import { LiveList, type ListMember } from '../state/liveList.js';
 
 /** Options of {@link StatelessSession.open}. */
 export interface StatelessSessionOptions {
@@ -95,6 +96,11 @@ export async function isLegacyHttpRequest(req: Request, body: unknown): Promise<
   return isLegacyRequest(await toWebRequest(req, body), body);
 }
 
+/** A request being answered, linked into its session's list. */
+interface Answering extends ListMember<Answering> {
+  readonly serving: Promise<void>;
+}
+
 /**
  * The upstream of one credential's 2026-07-28 clients on a bridged route: a child (or a legacy
  * HTTP+SSE session) the gateway initialized itself, kept warm across requests, and the SDK's
@@ -111,8 +117,11 @@ export class StatelessSession {
   readonly #upstream: SharedUpstream;
   readonly #handler: McpHttpHandler;
   readonly #serve: NodeMcpRequestHandler;
-  /** Requests being answered, listen streams aside: they get their answer before the handler closes. */
-  readonly #answering = new Set<Promise<void>>();
+  /**
+   * Requests being answered, listen streams aside: they get their answer before the handler closes
+   * (a LiveList: one comes and goes with every request, see state/liveList.ts).
+   */
+  readonly #answering = new LiveList<Answering>();
   #closing: Promise<void> | undefined;
 
   private constructor(options: StatelessSessionOptions, sessionKey: string, upstream: SharedUpstream) {
@@ -159,11 +168,12 @@ export class StatelessSession {
   async serve(req: Request, res: ServerResponse, body: unknown): Promise<void> {
     const serving = this.#serve(req, res, body);
     if ((body as { method?: unknown } | undefined)?.method === 'subscriptions/listen') return serving;
-    this.#answering.add(serving);
+    const answering: Answering = { listPrev: null, listNext: null, listed: false, serving };
+    this.#answering.add(answering);
     try {
       await serving;
     } finally {
-      this.#answering.delete(serving);
+      this.#answering.remove(answering);
     }
   }
 
@@ -197,7 +207,8 @@ export class StatelessSession {
         this.#log(by === 'upstream' ? 'warn' : 'info', 'session.ended', reason);
         await this.#upstream.close();
         // The requests the upstream left unanswered are failing with -32041 now: let those answers out.
-        await settleWithin(Promise.allSettled(this.#answering), CLIENT_FLUSH_MS);
+        const answering = this.#answering.toArray().map((request) => request.serving);
+        await settleWithin(Promise.allSettled(answering), CLIENT_FLUSH_MS);
         await this.#handler.close().catch(() => undefined);
         this.#options.checkpoint.forgetSession(this.#sessionKey);
       })

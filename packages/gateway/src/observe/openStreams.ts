@@ -24,7 +24,7 @@ export class OpenStreams {
   /** How many streams are open, per server. */
   countByServer(): Map<string, number> {
     const counts = new Map<string, number>();
-    for (const { stream } of this.#streams.filter(() => true))
+    for (const { stream } of this.#streams.toArray())
       counts.set(stream.server, (counts.get(stream.server) ?? 0) + 1);
     return counts;
   }

@@ -55,6 +55,11 @@ export class LiveList<T extends ListMember<T>> {
     this.#size -= 1;
   }
 
+  /** The members, newest first, in an array (the list may change while the caller acts on them). */
+  toArray(): T[] {
+    return this.filter(() => true);
+  }
+
   /** The members for which `keep` is true, newest first (the list may change while the caller acts on them). */
   filter(keep: (member: T) => boolean): T[] {
     const kept: T[] = [];

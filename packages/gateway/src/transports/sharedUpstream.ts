@@ -15,6 +15,7 @@ import { describeUpstreamEnd } from './describeUpstreamEnd.js';
 import type { InvalidUpstreamMessage } from '../wire/upstreamMessage.js';
 import { CheckedUpstreamTransport } from './checkedUpstreamTransport.js';
 import { CLIENT_INFO, DEFAULT_STREAM_IDLE_MS } from '../defaults.js';
+import { LiveList, type ListMember } from '../state/liveList.js';
 
 /** Any result, kept as the upstream sent it: no SDK schema may drop or coerce a member. */
 const rawResult = z.looseObject({});
@@ -100,7 +101,7 @@ function progressOf(message: JSONRPCMessage): { token: unknown; progress: Progre
 }
 
 /** A forwarded request waiting for its answer. */
-interface Waiting {
+interface Waiting extends ListMember<Waiting> {
   /** When it was sent (Date.now()): its silence clock starts no earlier. */
   readonly sentAt: number;
   /** Ends the request with the upstream's silence as the reason. */
@@ -124,7 +125,8 @@ export class SharedUpstream {
   readonly #progress = new Map<string, (progress: Progress) => void>();
   readonly #idleMs: number;
   readonly #onError: (error: Error) => void;
-  readonly #waiting = new Set<Waiting>();
+  /** The requests awaiting their answer (a LiveList: one comes and goes with every request). */
+  readonly #waiting = new LiveList<Waiting>();
   /** When the upstream last sent anything (Date.now()). */
   #heardAt = 0;
   /** Fires when the oldest request waiting may have waited out the upstream's silence. */
@@ -254,6 +256,9 @@ export class SharedUpstream {
     // The SDK client answers an abort with notifications/cancelled upstream, and rejects.
     let timedOut: GatewayError | undefined;
     const waiting: Waiting = {
+      listPrev: null,
+      listNext: null,
+      listed: false,
       sentAt: Date.now(),
       timeOut: (reason) => {
         timedOut = reason;
@@ -281,7 +286,7 @@ export class SharedUpstream {
         { cause: error },
       );
     } finally {
-      this.#waiting.delete(waiting);
+      this.#waiting.remove(waiting);
       options.signal?.removeEventListener('abort', follow);
       if (token !== undefined) this.#progress.delete(token);
     }
@@ -295,7 +300,7 @@ export class SharedUpstream {
   #watchSilence(): void {
     if (this.#silence !== undefined || this.#waiting.size === 0 || this.#closed) return;
     let oldest = Infinity;
-    for (const waiting of this.#waiting) oldest = Math.min(oldest, waiting.sentAt);
+    for (const waiting of this.#waiting.toArray()) oldest = Math.min(oldest, waiting.sentAt);
     const due = Math.max(oldest, this.#heardAt) + this.#idleMs;
     this.#silence = setTimeout(
       () => {
@@ -303,9 +308,9 @@ export class SharedUpstream {
         const now = Date.now();
         const message = `the upstream sent nothing for ${this.#idleMs} ms`;
         let count = 0;
-        for (const waiting of [...this.#waiting]) {
-          if (Math.max(waiting.sentAt, this.#heardAt) + this.#idleMs > now) continue;
-          this.#waiting.delete(waiting);
+        for (const waiting of this.#waiting.toArray()) {
+          if (!waiting.listed || Math.max(waiting.sentAt, this.#heardAt) + this.#idleMs > now) continue;
+          this.#waiting.remove(waiting);
           count += 1;
           waiting.timeOut(new GatewayError('GW_UPSTREAM_UNREACHABLE', message, { reason: 'timeout' }));
         }

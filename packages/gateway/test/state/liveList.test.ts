@@ -5,7 +5,7 @@ interface Item extends ListMember<Item> {
 }
 
 const item = (name: string): Item => ({ listPrev: null, listNext: null, listed: false, name });
-const names = (list: LiveList<Item>): string[] => list.filter(() => true).map((member) => member.name);
+const names = (list: LiveList<Item>): string[] => list.toArray().map((member) => member.name);
 
 describe('LiveList', () => {
   it('holds each member once, newest first, and removes any of them', () => {
