@@ -7,11 +7,10 @@
 // Usage: tsx bench/allocations.ts [stateful|stateless] [call|list] [tools=3] [requests=4000]
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
 import { makeCatalog } from './catalog.js';
 import { cpuMicros, stopAllChildren } from './children.js';
-import { bodyOf, type MessageKind } from './load.js';
-import { BASE_HEADERS, closeHttp, openSession } from './mcpHttp.js';
+import { sendExactly, type MessageKind } from './load.js';
+import { closeHttp, openSession } from './mcpHttp.js';
 import { startUpstream, type Profile } from './targets.js';
 import { CLI, startToolpin } from './toolpinTarget.js';
 
@@ -78,25 +77,8 @@ function gcCounter(): {
   };
 }
 
-async function send(url: string, sessions: readonly string[] | undefined, amount: number): Promise<void> {
-  const headers = { ...BASE_HEADERS, 'mcp-protocol-version': '2025-06-18' };
-  let next = 0;
-  const result = await autocannon({
-    url,
-    method: 'POST',
-    connections: 8,
-    amount,
-    // A 5,000-tool listing takes seconds on a loaded machine.
-    timeout: 60,
-    headers,
-    body: bodyOf(kind),
-    setupClient: (client) => {
-      const session = sessions?.[next++ % sessions.length];
-      if (session !== undefined) client.setHeaders({ ...headers, 'mcp-session-id': session });
-    },
-  });
-  if (result.errors + result.timeouts + result.non2xx > 0) throw new Error('failed requests');
-}
+const send = (url: string, sessions: readonly string[] | undefined, amount: number): Promise<void> =>
+  sendExactly(url, kind, sessions, amount);
 
 async function measure(cli: string): Promise<string> {
   const upstream = await startUpstream(profile, size);

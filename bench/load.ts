@@ -83,3 +83,33 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
     failures: result.errors + result.timeouts + result.non2xx + result.mismatches,
   };
 }
+
+/**
+ * Sends exactly `amount` messages of one kind over 8 connections (each bound to a session, when
+ * there are sessions) and throws if any failed: the fixed request counts of bench/allocations.ts
+ * and bench/perfPair.ts.
+ */
+export async function sendExactly(
+  url: string,
+  kind: MessageKind,
+  sessions: readonly string[] | undefined,
+  amount: number,
+): Promise<void> {
+  const headers = { ...BASE_HEADERS, 'mcp-protocol-version': '2025-06-18' };
+  let next = 0;
+  const result = await autocannon({
+    url,
+    method: 'POST',
+    connections: 8,
+    amount,
+    // A 5,000-tool listing takes seconds on a loaded machine.
+    timeout: 60,
+    headers,
+    body: bodyOf(kind),
+    setupClient: (client) => {
+      const session = sessions?.[next++ % sessions.length];
+      if (session !== undefined) client.setHeaders({ ...headers, 'mcp-session-id': session });
+    },
+  });
+  if (result.errors + result.timeouts + result.non2xx > 0) throw new Error('failed requests');
+}

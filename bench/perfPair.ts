@@ -10,10 +10,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
 import { cpuMicros, stopAllChildren } from './children.js';
-import { bodyOf, type MessageKind } from './load.js';
-import { BASE_HEADERS, closeHttp, openSession } from './mcpHttp.js';
+import { sendExactly, type MessageKind } from './load.js';
+import { closeHttp, openSession } from './mcpHttp.js';
 import { categoryOfFrame } from './profileNames.js';
 import { startGroup, type Profile } from './targets.js';
 
@@ -25,24 +24,8 @@ const top = Number(process.argv[6] ?? 25);
 // 10 kHz: one sample is 100 us of CPU.
 const SAMPLE_MICROS = 100;
 
-async function send(url: string, sessions: readonly string[] | undefined, amount: number): Promise<void> {
-  const headers = { ...BASE_HEADERS, 'mcp-protocol-version': '2025-06-18' };
-  let next = 0;
-  const result = await autocannon({
-    url,
-    method: 'POST',
-    connections: 8,
-    amount,
-    timeout: 60,
-    headers,
-    body: bodyOf(kind),
-    setupClient: (client) => {
-      const session = sessions?.[next++ % sessions.length];
-      if (session !== undefined) client.setHeaders({ ...headers, 'mcp-session-id': session });
-    },
-  });
-  if (result.errors + result.timeouts + result.non2xx > 0) throw new Error('failed requests');
-}
+const send = (url: string, sessions: readonly string[] | undefined, amount: number): Promise<void> =>
+  sendExactly(url, kind, sessions, amount);
 
 /** Where one sample's CPU went: its owner (category) and, on the main thread, its JS function. */
 function ownerOf(main: boolean, frames: readonly string[]): { owner: string; fn?: string } {
