@@ -23,6 +23,7 @@ import {
   startRig,
   useRig,
   useSessionRig,
+  type Rig,
 } from './support/rig.js';
 
 // Red team 9: the intrusive LiveList under the deadline wheel and the open-stream registry, the
@@ -35,6 +36,15 @@ function callText(message: Record<string, unknown>): string | undefined {
   if (message.method !== 'tools/call') return undefined;
   const args = (message.params as { arguments?: { text?: unknown } } | undefined)?.arguments;
   return typeof args?.text === 'string' ? args.text : undefined;
+}
+
+/** The upstream never answers a tools/call whose text is `hang` (everything else as usual). */
+function hangOnCall(rig: Rig): void {
+  rig.upstream.behaviour = ({ res, message }) => {
+    if (callText(message) !== 'hang') return false;
+    hangForever(res);
+    return true;
+  };
 }
 
 /** Resolves once `done` holds (polled every 10 ms), rejects after `waitMs`. */
@@ -54,11 +64,7 @@ describe('redteam9: in-flight responses are a count (7252f7e): it must neither s
     async (_label, leaveDuring) => {
       const rig = await startRig();
       try {
-        rig.upstream.behaviour = ({ res, message }) => {
-          if (callText(message) !== 'hang') return false;
-          hangForever(res);
-          return true;
-        };
+        hangOnCall(rig);
         const session = await openSession(rig.endpoint);
         const headers = Object.entries(session);
         // One connection, three requests written at once: node runs the handler of each at once, and
@@ -136,11 +142,7 @@ describe('redteam9: a response queued behind a hung one when the client leaves (
   it('attack: a listening stream pipelined behind a hung call: the upstream stream and the stream gauge go with the client', async () => {
     const rig = await startRig();
     try {
-      rig.upstream.behaviour = ({ res, message }) => {
-        if (callText(message) !== 'hang') return false;
-        hangForever(res);
-        return true;
-      };
+      hangOnCall(rig);
       const session = await openSession(rig.endpoint);
       const headers = Object.entries(session);
       const connection = await RawConnection.open(rig.endpoint);
