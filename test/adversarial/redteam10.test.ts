@@ -6,7 +6,7 @@ import { createLogger, pinGuard } from '@toolpin/gateway';
 import { pinFor } from '../support/pinFor.js';
 import { callRequest, openRawSession } from '../support/rawMcp.js';
 import { answerJson, hangForever } from './support/maliciousUpstream.js';
-import { RawConnection, headerOf, rawRequest } from './support/rawClient.js';
+import { RawConnection, headerOf, rawPost, rawRequest } from './support/rawClient.js';
 import { postJson, startRig, type Rig } from './support/rig.js';
 import { startMaliciousUpstream, type MaliciousUpstream } from './support/maliciousUpstream.js';
 import { PINNED_TOOLS } from './support/tools.js';
@@ -230,6 +230,55 @@ describe('redteam10: a batch decided in order, a listing failing in its middle (
     expect(forwardedOf(rig, from)).toEqual([]);
     expect(rig.gateway.events('request.session_required').length).toBeGreaterThan(0);
   });
+});
+
+describe('redteam10: a client that leaves while its call waits for a listing', () => {
+  let rig: Rig;
+  beforeAll(async () => {
+    rig = await startRig({ gateway: { limits: { upstreamTimeoutMs: 2000 } } });
+  });
+  afterAll(async () => {
+    await rig.close();
+  });
+
+  it.each([
+    ['a call', [callRequest('late', 'echo', { text: 'late' })]],
+    ['a batch', [ping('p'), callRequest('late', 'echo', { text: 'late' }), NOTIFICATION]],
+  ])(
+    'attack: %s whose listing is slow, the client gone before it is decided: nothing is sent upstream',
+    async (_label, body) => {
+      rig.upstream.reset();
+      const session = await openRawSession(rig.endpoint, {}, BATCH_REVISION);
+      let listed = 0;
+      rig.upstream.behaviour = async ({ message }) => {
+        if (message.method !== 'tools/list') return false;
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        listed += 1;
+        return false;
+      };
+      const from = rig.upstream.requests.length;
+      const connection = await RawConnection.open(rig.endpoint);
+      connection.write(
+        rawPost(rig.endpoint, JSON.stringify(body.length === 1 ? body[0] : body), Object.entries(session)),
+      );
+      // The gateway lists first; the client leaves while it waits.
+      await until(() => rig.upstream.requests.length > from, 'the listing upstream');
+      connection.close();
+      await connection.whenClosed();
+      await until(() => listed === 1, 'the listing answered');
+      // Long enough for the decided body to have been forwarded, had it been.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(forwardedOf(rig, from)).toEqual([]);
+      expect(rig.upstream.executed).toEqual([]);
+      // The session goes on: the same id is a new request, decided and answered.
+      const again = await postJson(rig.endpoint, callRequest('late', 'echo', { text: 'again' }), session);
+      expect(JSON.parse(again.body)).toMatchObject({
+        id: 'late',
+        result: { content: [{ type: 'text', text: 'echo: again' }] },
+      });
+      expect(rig.upstream.executed).toEqual(['echo']);
+    },
+  );
 });
 
 describe('redteam10: bodies read with raw-body callback, or inflated by express.raw (03783b5)', () => {

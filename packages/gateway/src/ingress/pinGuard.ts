@@ -346,6 +346,7 @@ class PinGuardHandler {
     },
     decided: DecidedBody,
   ): void {
+    if (res.destroyed) return this.#clientLeft(sent.scope, decided);
     const server = this.checkpoint.config.name;
     const { sessionKey, answers } = sent.scope;
     const { forward, refused, challenge, traced } = decided;
@@ -395,6 +396,17 @@ class PinGuardHandler {
     };
     // The answer's decisions (a result checked against its outputSchema) are children of the span.
     withTrace(traced[0], () => this.#proxy(exchange, req, res));
+  }
+
+  /**
+   * The client left while its body waited for a listing (fetch on miss): as once a request is sent
+   * (the proxy destroys it when its client leaves), the client takes it with it. Nothing goes
+   * upstream, nothing is awaited under its ids, its spans end.
+   */
+  #clientLeft({ sessionKey, answers }: RequestScope, { forward, traced }: DecidedBody): void {
+    traced.forEach((span) => endRequest(span));
+    const ids = forward.filter(isRequest).map((message) => message.id);
+    this.checkpoint.forgetAnswers(sessionKey, ids, answers);
   }
 
   /**
