@@ -1,10 +1,16 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import express from 'express';
 import { createLogger, pinGuard } from '@toolpin/gateway';
 import { pinFor } from '../support/pinFor.js';
-import { callRequest, openRawSession } from '../support/rawMcp.js';
+import { callRequest, openRawSession, postRaw, statelessEnvelope, type RawReply } from '../support/rawMcp.js';
+import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
+import { RAW_ECHO, rawFixtureCommand, stdioPinFor } from '../transports/support.js';
 import { answerJson, hangForever } from './support/maliciousUpstream.js';
 import { RawConnection, headerOf, rawPost, rawRequest } from './support/rawClient.js';
 import { postJson, startRig, type Rig } from './support/rig.js';
@@ -90,7 +96,7 @@ describe('redteam10: a batch decided in order, a listing failing in its middle (
   let session: Record<string, string>;
 
   beforeAll(async () => {
-    rig = await startRig({ gateway: { limits: { upstreamTimeoutMs: 500, maxBodyBytes: 4096 } } });
+    rig = await startRig({ gateway: { limits: { upstreamTimeoutMs: 300, maxBodyBytes: 4096 } } });
   });
   afterAll(async () => {
     await rig.close();
@@ -497,4 +503,179 @@ describe('redteam10: a throw inside the decision reaches the error answer (conta
       expect(JSON.parse(after.body)).toEqual({ jsonrpc: '2.0', id: 'after', result: {} });
     },
   );
+});
+
+// The bridged fronts' registries are LiveLists now (aa9c58e): sharedUpstream's requests waiting for
+// their answer (the silence clock walks them), statelessSession's answers in progress (a closing
+// session lets them out).
+
+const ENVELOPE = statelessEnvelope();
+const TIMEOUT = {
+  code: -32041,
+  data: expect.objectContaining({ reason: 'timeout', server: 'raw' }) as unknown,
+};
+
+/** A 2026-07-28 request (no session) of credential `modern` to the bridged raw child. */
+function stateless(url: string, id: string, method: 'tools/call' | 'tools/list'): Promise<RawReply> {
+  const params =
+    method === 'tools/call'
+      ? { name: 'echo', arguments: { text: id }, _meta: ENVELOPE }
+      : { _meta: ENVELOPE };
+  return postRaw(
+    url,
+    { jsonrpc: '2.0', id, method, params },
+    {
+      authorization: 'Bearer modern',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      ...(method === 'tools/call' ? { 'mcp-name': 'echo' } : {}),
+    },
+  );
+}
+
+/** The one JSON-RPC response of a reply, by id. */
+function onlyAnswer(reply: RawReply, id: string): Record<string, unknown> {
+  const answers = reply.messages.filter((message) => (message as { id?: unknown }).id === id);
+  expect(answers).toHaveLength(1);
+  return answers[0] as Record<string, unknown>;
+}
+
+describe('redteam10: a stdio child silent on its calls, behind the 2026-07-28 shared upstream', () => {
+  let gateway: GatewayHarness;
+  let url: string;
+
+  beforeAll(async () => {
+    gateway = await startGatewayHarness(
+      [stdioPinFor('raw', rawFixtureCommand(), [RAW_ECHO], { TOOLPIN_RAW_HANG_CALLS: '1' })],
+      { limits: { streamIdleMs: 800 } },
+    );
+    url = `${gateway.url}/raw/mcp`;
+    // The credential's upstream opened (and its catalog listed) before the attack.
+    const warm = await stateless(url, 'warm', 'tools/list');
+    expect(warm.status).toBe(200);
+  });
+  afterAll(async () => {
+    await gateway.close();
+  });
+
+  it('attack: 12 concurrent silent calls beside 6 answered listings: each call one -32041 timeout, the listings untouched', async () => {
+    const before = gateway.events('upstream.timeout');
+    const calls = Array.from({ length: 12 }, (_, index) => stateless(url, `call-${index}`, 'tools/call'));
+    const lists = Array.from({ length: 6 }, (_, index) => stateless(url, `list-${index}`, 'tools/list'));
+    const listed = await Promise.all(lists);
+    listed.forEach((reply, index) => {
+      expect(onlyAnswer(reply, `list-${index}`)).toMatchObject({ result: { tools: [{ name: 'echo' }] } });
+    });
+    const called = await Promise.all(calls);
+    called.forEach((reply, index) => {
+      expect(reply.status).toBe(200);
+      expect(onlyAnswer(reply, `call-${index}`)).toMatchObject({ error: TIMEOUT });
+    });
+    // The silence clock timed out the waiting calls, each once (one line per firing, counted).
+    const lines = gateway.events('upstream.timeout').slice(before.length);
+    const counted = lines.reduce((sum, line) => sum + Number(line.requests), 0);
+    expect(counted).toBe(12);
+    // The upstream goes on: a listing after the silence is answered.
+    const after = await stateless(url, 'list-after', 'tools/list');
+    expect(onlyAnswer(after, 'list-after')).toMatchObject({ result: { tools: [{ name: 'echo' }] } });
+  });
+});
+
+/** Calls `echo` `count` times at once as credential `modern`; each settles to its reply or its error. */
+function callsInFlight(url: string, count: number): Promise<({ reply: RawReply } | { error: unknown })[]> {
+  return Promise.all(
+    Array.from({ length: count }, (_, index) =>
+      stateless(url, `call-${index}`, 'tools/call').then(
+        (reply) => ({ reply }),
+        (error: unknown) => ({ error }),
+      ),
+    ),
+  );
+}
+
+describe('redteam10: a 2026-07-28 session ending while its answers are in progress over a stdio child', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'toolpin-rt10-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** A gateway bridging the raw child, silent on calls, its pid written into `pids`; its upstream open. */
+  async function startSilent(): Promise<{
+    gateway: GatewayHarness;
+    url: string;
+    pids: string;
+    inFlight: (count: number) => Promise<void>;
+  }> {
+    const pids = await mkdtemp(join(dir, 'pids-'));
+    const callLog = `${pids}.calls`;
+    const env = { TOOLPIN_RAW_HANG_CALLS: '1', TOOLPIN_RAW_PID_DIR: pids, TOOLPIN_RAW_CALL_LOG: callLog };
+    const gateway = await startGatewayHarness([stdioPinFor('raw', rawFixtureCommand(), [RAW_ECHO], env)], {
+      limits: { streamIdleMs: 60_000 },
+    });
+    const url = `${gateway.url}/raw/mcp`;
+    expect((await stateless(url, 'warm', 'tools/list')).status).toBe(200);
+    /** Resolves once the child has read `count` calls (one line each in its call log). */
+    const inFlight = (count: number): Promise<void> =>
+      until(() => {
+        const text = existsSync(callLog) ? readFileSync(callLog, 'utf8') : '';
+        return text.split('\n').filter((line) => line !== '').length >= count;
+      }, `${count} calls at the child`);
+    return { gateway, url, pids, inFlight };
+  }
+
+  it('attack: the gateway closes now (graceMs 0) with 8 calls in flight: the session ends first, each call one -32041', async () => {
+    const { gateway, url, inFlight } = await startSilent();
+    try {
+      const calls = callsInFlight(url, 8);
+      await inFlight(8);
+      await gateway.running.close({ graceMs: 0 });
+      const settled = await calls;
+      settled.forEach((outcome, index) => {
+        expect(outcome).toHaveProperty('reply.status', 200);
+        if ('reply' in outcome)
+          expect(onlyAnswer(outcome.reply, `call-${index}`)).toMatchObject({ error: { code: -32041 } });
+      });
+    } finally {
+      await gateway.close().catch(() => undefined);
+    }
+  });
+
+  it('attack: the gateway closes with a grace the silent calls outlast: each connection ended at its end, none left hanging', async () => {
+    const { gateway, url, inFlight } = await startSilent();
+    try {
+      const calls = callsInFlight(url, 8);
+      await inFlight(8);
+      await gateway.running.close({ graceMs: 300 });
+      const settled = await calls;
+      // Step 5 of the documented shutdown: what the grace did not see finish is ended.
+      expect(settled.every((outcome) => 'error' in outcome)).toBe(true);
+      expect(gateway.events('gateway.drain_timeout')).toEqual([expect.objectContaining({ forced: 8 })]);
+    } finally {
+      await gateway.close().catch(() => undefined);
+    }
+  });
+
+  it('attack: the child dies with 8 calls in flight: each call one -32041, the next request opens a new child', async () => {
+    const { gateway, url, pids, inFlight } = await startSilent();
+    try {
+      const children = await readdir(pids);
+      expect(children).toHaveLength(1);
+      const calls = callsInFlight(url, 8);
+      await inFlight(8);
+      for (const pid of children) process.kill(Number(pid), 'SIGKILL');
+      const settled = await calls;
+      settled.forEach((outcome, index) => {
+        expect(outcome).toHaveProperty('reply.status', 200);
+        if ('reply' in outcome)
+          expect(onlyAnswer(outcome.reply, `call-${index}`)).toMatchObject({ error: { code: -32041 } });
+      });
+      const after = await stateless(url, 'list-after', 'tools/list');
+      expect(onlyAnswer(after, 'list-after')).toMatchObject({ result: { tools: [{ name: 'echo' }] } });
+    } finally {
+      await gateway.close();
+    }
+  });
 });
