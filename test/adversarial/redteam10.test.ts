@@ -287,6 +287,57 @@ describe('redteam10: a client that leaves while its call waits for a listing', (
   );
 });
 
+describe('redteam10: pipelined requests, the first waiting for a listing and the rest decided at once', () => {
+  let rig: Rig;
+  beforeAll(async () => {
+    rig = await startRig({ gateway: { limits: { upstreamTimeoutMs: 2000 } } });
+  });
+  afterAll(async () => {
+    await rig.close();
+  });
+
+  it('attack: each pipelined response in request order, under its own id, once', async () => {
+    const session = await openRawSession(rig.endpoint, {}, BATCH_REVISION);
+    rig.upstream.behaviour = async ({ message }) => {
+      if (message.method !== 'tools/list') return false;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      return false;
+    };
+    const bodies = [
+      callRequest('slow', 'echo', { text: 'slow' }),
+      ping('quick-1'),
+      [ping('quick-2'), NOTIFICATION],
+      callRequest('blocked', 'evil', {}),
+      ping('quick-3'),
+    ];
+    const connection = await RawConnection.open(rig.endpoint);
+    try {
+      connection.write(
+        Buffer.concat(
+          bodies.map((body) => rawPost(rig.endpoint, JSON.stringify(body), Object.entries(session))),
+        ),
+      );
+      await connection.waitFor(
+        (c) => c.responses.length === bodies.length && c.responses.every((response) => response.complete),
+        'every pipelined answer',
+        5000,
+      );
+      expect(connection.responses.map((response) => idsOf(responsesOf(response.body)))).toEqual([
+        ['slow'],
+        ['quick-1'],
+        ['quick-2'],
+        ['blocked'],
+        ['quick-3'],
+      ]);
+      expect(responsesOf(connection.responses[0]!.body)[0]).toMatchObject({ result: {} });
+      expect(responsesOf(connection.responses[3]!.body)[0]).toMatchObject({ error: { code: -32040 } });
+    } finally {
+      connection.close();
+    }
+    expect(rig.upstream.executed).toEqual(['echo']);
+  });
+});
+
 describe('redteam10: bodies read with raw-body callback, or inflated by express.raw (03783b5)', () => {
   let rig: Rig;
   let session: Record<string, string>;
