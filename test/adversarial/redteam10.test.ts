@@ -404,6 +404,17 @@ describe('redteam10: bodies read with raw-body callback, or inflated by express.
       -32700,
     ],
     [
+      // Not inflatable: the client's bad request (-32600), not the gateway's failure (-32603).
+      'a body labelled gzip that is not gzip',
+      () =>
+        post('not gzip at all', [
+          ['Content-Encoding', 'gzip'],
+          ['Content-Length', 15],
+        ]),
+      400,
+      -32600,
+    ],
+    [
       'a chunked body growing past the limit',
       () => {
         const chunk = `400\r\n${' '.repeat(0x400)}\r\n`;

@@ -308,7 +308,9 @@ class PinGuardHandler {
       { event: 'request.rejected', server: this.checkpoint.config.name, status, err: error.message },
       message,
     );
-    const code = status === 413 ? ErrorCodes.INVALID_REQUEST : ErrorCodes.INTERNAL_ERROR;
+    // A body the gateway could not read (too large, cut short, not inflatable) is the client's bad
+    // request; only the gateway's own failure is an internal error.
+    const code = status >= 500 ? ErrorCodes.INTERNAL_ERROR : ErrorCodes.INVALID_REQUEST;
     replyToClient(req.headers, res, status, jsonRpcError(null, code, message));
   }
 
