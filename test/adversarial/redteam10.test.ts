@@ -132,14 +132,27 @@ describe('redteam10: a batch decided in order, a listing failing in its middle (
         });
       for (const id of ['a', 'd'])
         expect(responses.find((response) => response.id === id)).toMatchObject({ result: {} });
-      // Each call listed (the first failure left the catalog stale), none ran.
-      expect(listings.count).toBe(2);
+      // The first call's failed listing answers the second call too (one listing per body in vain,
+      // not one per call); none ran.
+      expect(listings.count).toBe(1);
       expect(rig.upstream.executed).toEqual([]);
       // One body upstream, the gateway's serialization in the client's order, the call without id dropped.
       expect(forwardedOf(rig, from)).toEqual([[NOTIFICATION, ping('a'), ping('d')]]);
       expect(rig.gateway.events('request.dropped').length).toBeGreaterThan(0);
     },
   );
+
+  it('attack: a batch of 30 calls against a listing that hangs: one listing in vain, not 30 (each up to the timeout)', async () => {
+    const listings = listingsAnswered(rig, 'hang');
+    const batch = Array.from({ length: 30 }, (_, index) => callRequest(`n${index}`, 'echo', { text: 'x' }));
+    const reply = await postJson(rig.endpoint, batch, session, 5000);
+    expect(reply.status).toBe(200);
+    const responses = responsesOf(reply.body);
+    expect(responses).toHaveLength(30);
+    for (const response of responses) expect(response).toMatchObject({ error: { code: -32040 } });
+    expect(listings.count).toBe(1);
+    expect(rig.upstream.executed).toEqual([]);
+  });
 
   it('attack: the listing is refused with 401 + WWW-Authenticate mid-batch: the challenge, nothing of the batch upstream', async () => {
     listingsAnswered(rig, '401');

@@ -41,6 +41,7 @@ import {
 } from '../wire/jsonRpc.js';
 import { checkMirroredHeaders, detectEra } from '../wire/mcpEra.js';
 import { checkParamHeaders } from '../wire/paramHeaders.js';
+import type { SurfaceListing } from '../wire/listedSurfaces.js';
 import { captureAuthChallenge, replyWithChallenge, type AuthChallenge } from './authChallenge.js';
 import { replyToClient } from './clientReply.js';
 import { RouteAuthenticator } from './routeAuth.js';
@@ -151,6 +152,8 @@ interface DecidedBody {
   sessionRequired: boolean;
   /** The spans of the requests forwarded (tracing on), ended when the answer is sent. */
   readonly traced: TracedRequest[];
+  /** The listings that failed while deciding this body, by surface (see #decideRequest). */
+  failedListings?: Map<SurfaceListing, { readonly error: unknown }>;
 }
 
 /** What one request's decision is: refused (its error), a session required first, or forwarded (undefined). */
@@ -515,10 +518,24 @@ class PinGuardHandler {
       name: undefined,
     };
     // Built only if a listing is needed: most calls are decided from the session's catalog.
-    const refresh: CatalogRefresh = (listing) =>
-      this.#refreshFor(req, stateless, message.params?._meta, (seen) => {
+    const refresh: CatalogRefresh = (listing) => {
+      // A listing that failed answers the body's later calls of that surface too: a batch of N
+      // calls lists in vain once, not N times (each up to the upstream's timeout).
+      const failed = decided.failedListings?.get(listing);
+      if (failed !== undefined) return Promise.reject(failed.error);
+      const onChallenge = (seen: AuthChallenge): void => {
         decided.challenge = seen;
-      })(listing);
+      };
+      return this.#refreshFor(
+        req,
+        stateless,
+        message.params?._meta,
+        onChallenge,
+      )(listing).catch((error: unknown) => {
+        (decided.failedListings ??= new Map()).set(listing, { error });
+        throw error;
+      });
+    };
     const screen = (ready: CatalogRefresh): RequestDecision | Promise<RequestDecision> =>
       screenCall(checkpoint, sessionKey, message.id, message.params, ready, message.method, answers);
     // A 2025-era request without a session lists first: an upstream that needs one is answered
