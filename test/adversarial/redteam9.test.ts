@@ -1,6 +1,5 @@
 import { callRequest, postRaw } from '../support/rawMcp.js';
 import { pinFor } from '../support/pinFor.js';
-import { startGatewayHarness } from '../support/gatewayHarness.js';
 import { useScoped } from '../support/useScoped.js';
 import { isUtf8 } from 'node:buffer';
 import { writeFile } from 'node:fs/promises';
@@ -20,6 +19,7 @@ import {
   openSession,
   postJson,
   SERVER,
+  rigAround,
   startRig,
   useRig,
   useSessionRig,
@@ -593,24 +593,7 @@ async function startRawUpstream(): Promise<RawUpstream> {
 }
 
 describe('redteam9: the upstream body is a string, measured by Buffer.byteLength (74940b6)', () => {
-  const chain = useScoped(async () => {
-    const upstream = await startRawUpstream();
-    const gateway = await startGatewayHarness([pinFor(SERVER, upstream.url, PINNED_TOOLS)]).catch(
-      async (error: unknown) => {
-        await upstream.close();
-        throw error;
-      },
-    );
-    return {
-      upstream,
-      gateway,
-      endpoint: `${gateway.url}/${SERVER}/mcp`,
-      close: async () => {
-        await gateway.close();
-        await upstream.close();
-      },
-    };
-  });
+  const chain = useScoped(async () => rigAround(await startRawUpstream()));
 
   // Exact client bodies: escapes the gateway decodes to lone surrogates, NUL, line separators;
   // two-, three- and four-byte UTF-8; a body past 64 KiB of four-byte characters.

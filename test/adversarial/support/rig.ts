@@ -13,14 +13,17 @@ import { PINNED_TOOLS } from './tools.js';
 /** The server name the adversarial pins use. */
 export const SERVER = 'mal';
 
-/** A malicious upstream and a gateway pinning `[echo]` for it at `/mal/mcp`. */
-export interface Rig {
-  readonly upstream: MaliciousUpstream;
+/** An upstream and a gateway pinning `[echo]` for it at `/mal/mcp`. */
+export interface RigOf<U> {
+  readonly upstream: U;
   readonly gateway: GatewayHarness;
   /** The gateway's `/mal/mcp`. */
   readonly endpoint: string;
   close(): Promise<void>;
 }
+
+/** A malicious upstream and a gateway pinning `[echo]` for it at `/mal/mcp`. */
+export type Rig = RigOf<MaliciousUpstream>;
 
 /** Options of {@link startRig}. */
 export interface RigOptions {
@@ -35,7 +38,17 @@ export interface RigOptions {
 
 /** Starts the upstream, then a gateway in-process whose pin approves exactly {@link PINNED_TOOLS}. */
 export async function startRig(options: RigOptions = {}): Promise<Rig> {
-  const upstream = await startMaliciousUpstream(options.upstream);
+  return rigAround(await startMaliciousUpstream(options.upstream), options);
+}
+
+/**
+ * A gateway in-process in front of an upstream already started (any kind: a raw node:net one too),
+ * its pin approving exactly {@link PINNED_TOOLS}; the upstream is closed if the gateway fails to start.
+ */
+export async function rigAround<U extends { readonly url: string; close(): Promise<void> }>(
+  upstream: U,
+  options: Omit<RigOptions, 'upstream'> = {},
+): Promise<RigOf<U>> {
   let gateway: GatewayHarness;
   try {
     const pin = pinFor(SERVER, upstream.url, PINNED_TOOLS);
