@@ -38,13 +38,20 @@ function callText(message: Record<string, unknown>): string | undefined {
   return typeof args?.text === 'string' ? args.text : undefined;
 }
 
-/** The upstream never answers a tools/call whose text is `hang` (everything else as usual). */
-function hangOnCall(rig: Rig): void {
+/**
+ * The upstream never answers a tools/call whose text is `hang` (everything else as usual); a session's
+ * headers and one raw connection to pipeline requests on behind such a call.
+ */
+async function pipelineBehindHang(
+  rig: Rig,
+): Promise<{ headers: [string, string][]; connection: RawConnection }> {
   rig.upstream.behaviour = ({ res, message }) => {
     if (callText(message) !== 'hang') return false;
     hangForever(res);
     return true;
   };
+  const headers = Object.entries(await openSession(rig.endpoint));
+  return { headers, connection: await RawConnection.open(rig.endpoint) };
 }
 
 /** Resolves once `done` holds (polled every 10 ms), rejects after `waitMs`. */
@@ -64,12 +71,9 @@ describe('redteam9: in-flight responses are a count (7252f7e): it must neither s
     async (_label, leaveDuring) => {
       const rig = await startRig();
       try {
-        hangOnCall(rig);
-        const session = await openSession(rig.endpoint);
-        const headers = Object.entries(session);
         // One connection, three requests written at once: node runs the handler of each at once, and
         // queues the responses of the second and third behind the first (HTTP/1.1 pipelining).
-        const connection = await RawConnection.open(rig.endpoint);
+        const { headers, connection } = await pipelineBehindHang(rig);
         const mark = rig.upstream.requests.length;
         connection.write(
           Buffer.concat(
@@ -142,10 +146,7 @@ describe('redteam9: a response queued behind a hung one when the client leaves (
   it('attack: a listening stream pipelined behind a hung call: the upstream stream and the stream gauge go with the client', async () => {
     const rig = await startRig();
     try {
-      hangOnCall(rig);
-      const session = await openSession(rig.endpoint);
-      const headers = Object.entries(session);
-      const connection = await RawConnection.open(rig.endpoint);
+      const { headers, connection } = await pipelineBehindHang(rig);
       connection.write(
         Buffer.concat([
           rawPost(rig.endpoint, JSON.stringify(callRequest('hang', 'echo', { text: 'hang' })), headers),
