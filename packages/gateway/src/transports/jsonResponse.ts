@@ -23,14 +23,23 @@ export class UpstreamBodyError extends Error {
   }
 }
 
+/** A whole upstream body as it arrived: its chunks, and their length in all. */
+interface UpstreamBody {
+  readonly chunks: Buffer[];
+  readonly length: number;
+}
+
 /**
  * Reads a whole upstream body, bounded: a JSON answer is one value and must be parsed whole to be
  * decided on. A body cut short (the connection closed before its Content-Length or final chunk)
- * is an error, never a shorter answer.
+ * is an error, never a shorter answer. The chunks are not joined here: a listing verified before
+ * is recognized in them as they are (joining a large listing's chunks is one more copy of it, off
+ * V8's heap, per listing: docs/benchmark.md, run I).
  */
-async function readUpstreamBody(upstream: IncomingMessage, limits: BodyLimits): Promise<Buffer> {
+async function readUpstreamBody(upstream: IncomingMessage, limits: BodyLimits): Promise<UpstreamBody> {
   const { maxBytes, idleMs, wheel } = limits;
   const chunks: Buffer[] = [];
+  let length = 0;
   let idle = false;
   const deadline = newDeadline(() => {
     idle = true;
@@ -42,6 +51,7 @@ async function readUpstreamBody(upstream: IncomingMessage, limits: BodyLimits): 
     end = await readBounded(upstream, maxBytes, (chunk) => {
       wheel.arm(deadline, idleMs);
       chunks.push(chunk as Buffer);
+      length += chunk.byteLength;
     });
   } catch (error) {
     if (idle)
@@ -57,7 +67,7 @@ async function readUpstreamBody(upstream: IncomingMessage, limits: BodyLimits): 
     throw new UpstreamBodyError('too_large', `the upstream answer exceeds ${maxBytes} bytes`);
   if (!upstream.complete)
     throw new UpstreamBodyError('closed', 'the upstream closed the connection mid-answer');
-  return Buffer.concat(chunks);
+  return { chunks, length };
 }
 
 /**
@@ -104,9 +114,9 @@ export async function relayJsonResponse(
   headers: OutgoingHttpHeaders,
   limits: BodyLimits,
 ): Promise<void> {
-  const raw = await readUpstreamBody(upstream, limits);
+  const read = await readUpstreamBody(upstream, limits);
   const status = upstream.statusCode ?? 502;
-  if (raw.length === 0) {
+  if (read.length === 0) {
     sendAccepted(exchange, res, status, headers);
     return;
   }
@@ -114,12 +124,13 @@ export async function relayJsonResponse(
   if (exchange.refused.length === 0 && !exchange.batch && only !== undefined && only !== null) {
     // A listing verified before, recognized by its bytes: the envelope around the shared verified bytes.
     const { checkpoint, sessionKey, answers } = exchange;
-    const known = checkpoint.knownListingBytes(sessionKey, [raw], raw.length, answers, only);
+    const known = checkpoint.knownListingBytes(sessionKey, read.chunks, read.length, answers, only);
     if (known !== undefined) {
       sendJsonParts(res, status, headers, known.parts);
       return;
     }
   }
+  const raw = read.chunks.length === 1 ? (read.chunks[0] as Buffer) : Buffer.concat(read.chunks, read.length);
   const text = raw.toString('utf8');
   const verdict = exchange.checkpoint.inspectUpstreamText(exchange.sessionKey, text, exchange.answers);
   if (!verdict.ok) throw new UpstreamBodyError(verdict.reason, `the upstream answer is ${verdict.problem}`);

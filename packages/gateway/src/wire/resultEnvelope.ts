@@ -72,14 +72,22 @@ export interface ResultEnvelopeBytes {
 // The envelope around R fits in this many bytes at either end (a canonical id has at most 130).
 const ENVELOPE_BYTES = 192;
 
-/** The first or last `count` bytes of bytes spread over slices (copied only when they span slices). */
+/** The first or last `count` bytes of bytes spread over slices (only those bytes copied, when they span slices). */
 function edge(slices: readonly Buffer[], length: number, count: number, last: boolean): string {
   const n = Math.min(count, length);
   const one = slices[last ? slices.length - 1 : 0];
   if (one !== undefined && one.length >= n)
     return (last ? one.subarray(one.length - n) : one.subarray(0, n)).toString('latin1');
-  const whole = Buffer.concat(slices, length);
-  return (last ? whole.subarray(length - n) : whole.subarray(0, n)).toString('latin1');
+  const pieces: Buffer[] = [];
+  let gathered = 0;
+  for (let i = 0; i < slices.length && gathered < n; i++) {
+    const slice = slices[last ? slices.length - 1 - i : i] as Buffer;
+    const take = Math.min(slice.length, n - gathered);
+    pieces.push(last ? slice.subarray(slice.length - take) : slice.subarray(0, take));
+    gathered += take;
+  }
+  if (last) pieces.reverse();
+  return Buffer.concat(pieces, gathered).toString('latin1');
 }
 
 /**

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { matchResultEnvelope } from '../../src/wire/resultEnvelope.js';
+import { matchResultEnvelope, matchResultEnvelopeBytes } from '../../src/wire/resultEnvelope.js';
 
 const ids = fc.oneof(
   fc.integer({ min: -1e15 + 1, max: 1e15 - 1 }),
@@ -50,4 +50,44 @@ describe('matchResultEnvelope', () => {
       expect(() => JSON.parse(envelope?.resultText ?? '')).toThrow();
     },
   );
+});
+
+/** The bytes of `text` cut at the given offsets (sorted, deduplicated): the slices a body may arrive in. */
+function sliced(text: string, cuts: readonly number[]): Buffer[] {
+  const bytes = Buffer.from(text);
+  const at = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b);
+  const slices: Buffer[] = [];
+  let from = 0;
+  for (const cut of [...at, bytes.length]) {
+    if (cut > from) slices.push(bytes.subarray(from, cut));
+    from = Math.max(from, cut);
+  }
+  return slices;
+}
+
+describe('matchResultEnvelopeBytes', () => {
+  it('finds what matchResultEnvelope finds in the text, however the bytes are sliced (a last or first slice of a few bytes too)', () => {
+    fc.assert(
+      fc.property(
+        fc.jsonValue(),
+        ids,
+        fc.boolean(),
+        fc.array(fc.nat(), { maxLength: 12 }),
+        fc.integer({ min: 1, max: 8 }),
+        (result, id, resultFirst, cuts, edgeBytes) => {
+          const message = resultFirst ? { result, jsonrpc: '2.0', id } : { jsonrpc: '2.0', id, result };
+          const text = JSON.stringify(message);
+          const length = Buffer.byteLength(text);
+          // Slices of a few bytes at either end: the envelope spans several of them.
+          const slices = sliced(text, [...cuts, edgeBytes, length - edgeBytes]);
+          const envelope = matchResultEnvelopeBytes(slices, length);
+          expect(envelope?.id).toBe(id);
+          const whole = Buffer.concat(slices);
+          const resultText = whole.subarray(envelope?.resultStart, envelope?.resultEnd).toString('utf8');
+          expect(resultText).toBe(JSON.stringify(result));
+          expect(`${envelope?.prefix}${resultText}${envelope?.suffix}`).toBe(text);
+        },
+      ),
+    );
+  });
 });
