@@ -23,8 +23,10 @@ export interface CatalogCompletion {
  * name, the definition the client saw. Pages of a listing add to it; a first page starts over.
  */
 export class SessionCatalog implements CatalogView {
-  /** Tool name → the observation the client last saw under that name. */
-  tools = new Map<string, ToolObservation>();
+  /** Tool name → the observation the client last saw under that name (see {@link tools}). */
+  #tools: Map<string, ToolObservation> = new Map();
+  /** `#tools` is a whole one-page catalog's map, shared with every session served it: never changed. */
+  #toolsShared = false;
   /** True once the last page of a listing arrived. */
   complete = false;
   /** True after notifications/tools/list_changed: the next decision refetches. */
@@ -49,6 +51,11 @@ export class SessionCatalog implements CatalogView {
   #findings: DriftFinding[] = [];
   #reported = new Set<string>();
 
+  /** Tool name → the observation the client last saw under that name. */
+  get tools(): ReadonlyMap<string, ToolObservation> {
+    return this.#tools;
+  }
+
   /** True when a decision can be made from what the session saw. */
   get usable(): boolean {
     return !this.stale && (this.complete || this.tools.size > 0);
@@ -68,7 +75,6 @@ export class SessionCatalog implements CatalogView {
     // A listing judged under several pins (a reload between its pages) is judged under none.
     this.judgedUnder = first || this.judgedUnder === pin ? pin : undefined;
     if (first) {
-      this.tools = new Map();
       this.#findings = [];
       this.#reported = new Set();
       this.complete = false;
@@ -78,17 +84,7 @@ export class SessionCatalog implements CatalogView {
       this.changedMembers = new Map();
       this.wrongSubject = false;
     }
-    for (const tool of page.observed) {
-      const previous = this.tools.get(tool.name ?? '');
-      // The same name on two pages with different definitions is as ambiguous as on one page.
-      const ambiguous = previous !== undefined && previous.digest !== tool.digest;
-      this.tools.set(
-        tool.name ?? '',
-        ambiguous
-          ? { name: tool.name, key: tool.key, problem: 'two different definitions share this name' }
-          : tool,
-      );
-    }
+    this.#addTools(page, first, last);
     // A definition repeated on several pages is one finding of the listing.
     for (const finding of page.findings) {
       const identity = findingIdentity(finding);
@@ -112,6 +108,25 @@ export class SessionCatalog implements CatalogView {
     this.stale = false;
     this.completedAt = Date.now();
     return this.#complete(pin, first ? page : undefined);
+  }
+
+  /**
+   * The page's tools by name. A whole catalog on one page (first and last) is its inspection's
+   * map, built once and shared: a listing verified before is replayed to every session as the
+   * same inspection, and a map of its thousands of tools per listing was most of what a replayed
+   * listing allocated (its larger tables straight in V8's old generation: docs/benchmark.md, run I).
+   */
+  #addTools(page: PageInspection, first: boolean, last: boolean): void {
+    if (first && last) {
+      this.#tools = toolsOfWholePage(page);
+      this.#toolsShared = true;
+      return;
+    }
+    if (first || this.#toolsShared) {
+      this.#tools = first ? new Map() : new Map(this.#tools);
+      this.#toolsShared = false;
+    }
+    addObserved(this.#tools, page.observed);
   }
 
   /** The listing's completion; `page`: the listing's only page (first and last), else undefined. */
@@ -216,4 +231,31 @@ function capFindings(
     findings: ordered.slice(0, MAX_DRIFT_FINDINGS),
     findingsOmitted: ordered.length - MAX_DRIFT_FINDINGS,
   };
+}
+
+/** Adds tools by name; the same name with two different definitions is ambiguous, also across pages. */
+function addObserved(tools: Map<string, ToolObservation>, observed: readonly ToolObservation[]): void {
+  for (const tool of observed) {
+    const previous = tools.get(tool.name ?? '');
+    const ambiguous = previous !== undefined && previous.digest !== tool.digest;
+    tools.set(
+      tool.name ?? '',
+      ambiguous
+        ? { name: tool.name, key: tool.key, problem: 'two different definitions share this name' }
+        : tool,
+    );
+  }
+}
+
+/** The tools of a whole catalog served on one page, by name: one map per inspection, never changed. */
+const WHOLE_PAGE_TOOLS = new WeakMap<PageInspection, Map<string, ToolObservation>>();
+
+function toolsOfWholePage(page: PageInspection): Map<string, ToolObservation> {
+  let tools = WHOLE_PAGE_TOOLS.get(page);
+  if (tools === undefined) {
+    tools = new Map();
+    addObserved(tools, page.observed);
+    WHOLE_PAGE_TOOLS.set(page, tools);
+  }
+  return tools;
 }

@@ -85,3 +85,34 @@ describe('SessionCatalog completion findings', () => {
     expect(new SessionCatalog().addPage(config, page, true, true)?.wrongSubject).toBe(false);
   });
 });
+
+describe('SessionCatalog tools', () => {
+  const digester = new ToolDigester();
+  const whole = inspectToolsPage(config, [plainTool('echo'), plainTool('add')], digester);
+
+  it('holds the tools of a one-page catalog replayed to many sessions once, for all of them', () => {
+    const one = new SessionCatalog();
+    const other = new SessionCatalog();
+    one.addPage(config, whole, true, true);
+    other.addPage(config, whole, true, true);
+    expect(one.tools).toBe(other.tools);
+    expect([...one.tools.keys()]).toEqual(['echo', 'add']);
+  });
+
+  it("never changes another session's tools: a later page goes to a copy of the shared ones", () => {
+    const one = new SessionCatalog();
+    const other = new SessionCatalog();
+    one.addPage(config, whole, true, true);
+    other.addPage(config, whole, true, true);
+    // A page with no cursor asked after the listing ended adds to the session's catalog.
+    one.addPage(config, inspectToolsPage(config, [drifted, plainTool('mail')], digester), false, true);
+    expect([...one.tools.keys()]).toEqual(['echo', 'add', 'mail']);
+    expect(one.tools.get('add')?.problem).toBe('two different definitions share this name');
+    expect([...other.tools.keys()]).toEqual(['echo', 'add']);
+    expect(other.tools.get('add')?.problem).toBeUndefined();
+    // A new listing of several pages starts from nothing, not from the shared tools.
+    other.addPage(config, inspectToolsPage(config, [plainTool('mail')], digester), true, false);
+    expect([...other.tools.keys()]).toEqual(['mail']);
+    expect([...one.tools.keys()]).toEqual(['echo', 'add', 'mail']);
+  });
+});
