@@ -4,7 +4,8 @@
 // 1. TypeScript: tsx's loader strips the types of the test files and what they import from
 //    packages/*/src (nothing is type-checked here: `tsc -b` checks the packages before jest runs,
 //    `pnpm typecheck:tests` the tests). Registered in the worker only, so the processes the tests
-//    spawn (toolpin, stdio fixtures) run plain Node.js as users do.
+//    spawn (toolpin, stdio fixtures) run plain Node.js as users do; asked about TypeScript only
+//    (scripts/tsHooks.mjs), so packages/*/dist and node_modules load as Node.js loads them.
 // 2. JIT: V8's optimizing compiler (TurboFan) is off in the test threads (`--max-opt=1`: the
 //    interpreter and Sparkplug only). A test file runs most of its code a few times, so TurboFan's
 //    compiles were mostly wasted: V8's helper threads took about a quarter of the jest process's
@@ -14,10 +15,16 @@
 // 3. Bounds: jest-light-runner does not apply jest's timeouts, so every test and hook is bounded
 //    here: TEST_TIMEOUT_MS unless the test gives its own (`it(name, fn, ms)`). A test past its
 //    bound fails with jest's message and the file goes on, as under jest's own runner.
+import { register } from 'node:module';
 import { setFlagsFromString } from 'node:v8';
-import { register } from 'tsx/esm/api';
+import { MessageChannel } from 'node:worker_threads';
 
-register();
+// What tsx's register() (tsx/esm/api) does on Node.js 20, with its hooks behind tsHooks.mjs: the
+// port tsx's hooks talk on, and source maps on (stack traces point into the .ts files).
+const { port1, port2 } = new MessageChannel();
+port1.unref();
+register('./tsHooks.mjs', { parentURL: import.meta.url, data: { port: port2 }, transferList: [port2] });
+process.setSourceMapsEnabled(true);
 if (process.env.TOOLPIN_TEST_TURBOFAN === undefined) setFlagsFromString('--max-opt=1');
 
 /** A bound, not a timing assertion (jest.config.js's `testTimeout` says the same for jest). */

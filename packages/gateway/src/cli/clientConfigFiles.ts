@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
+import { realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { posix, win32 } from 'node:path';
+import { posix, resolve, win32 } from 'node:path';
+import { CliInputError } from './cliInputError.js';
 
 /** The desktop clients `toolpin protect --all` (or `protect <client>`) finds the config of. */
 export const CLIENT_NAMES = ['claude', 'cursor', 'vscode'] as const;
@@ -115,4 +117,44 @@ export function findClientConfigs(
     for (const file of existing) found.push({ client, file });
   }
   return { found, missing };
+}
+
+/**
+ * The config's own path: a symlink (a dotfiles manager's) is followed, so the rewrite and the
+ * backup land beside the real file and the link stays a link.
+ */
+export async function configPathOf(file: string): Promise<string> {
+  const absolute = resolve(file);
+  return realpath(absolute).catch(() => absolute);
+}
+
+/** The configs a protect names: a path, a client's name (its usual path), or every client's (`--all`). */
+export function configsOf(
+  options: { config?: string; all?: boolean },
+  command: string,
+): { label?: string; file: string }[] {
+  if (options.all === true) {
+    if (options.config !== undefined)
+      throw new CliInputError(`--all finds every client's config: leave out ${options.config}`);
+    const { found } = findClientConfigs(CLIENT_NAMES);
+    if (found.length === 0)
+      throw new CliInputError(
+        `no client config found at the usual paths (${describeMissing(CLIENT_NAMES)}); name one: toolpin ${command} <client-config>`,
+      );
+    return found.map(({ client, file }) => ({ label: clientLabel(client), file }));
+  }
+  if (options.config === undefined)
+    throw new CliInputError(`name a client config, a client (${CLIENT_NAMES.join(', ')}) or --all`);
+  const client = CLIENT_NAMES.find((name) => name === options.config);
+  if (client === undefined || existsSync(options.config)) return [{ file: options.config }];
+  const { found } = findClientConfigs([client]);
+  if (found.length === 0)
+    throw new CliInputError(`no ${clientLabel(client)} config at ${describeMissing([client])}`);
+  return found.map(({ file }) => ({ label: clientLabel(client), file }));
+}
+
+function describeMissing(clients: readonly ClientName[]): string {
+  return findClientConfigs(clients)
+    .missing.flatMap((missing) => missing.paths)
+    .join(', ');
 }

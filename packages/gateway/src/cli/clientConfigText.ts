@@ -1,6 +1,8 @@
+import { readFile } from 'node:fs/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { applyEdits, findNodeAtLocation, modify, parseTree, type FormattingOptions } from 'jsonc-parser';
 import { jsonLayout } from './clientConfig.js';
+import { CliInputError } from './cliInputError.js';
 
 /**
  * Edits of a client config's text in place (jsonc-parser's `modify` / `applyEdits`): only the
@@ -96,4 +98,20 @@ export function duplicateMember(text: string): string | undefined {
     pending.push(...(node.children ?? []));
   }
   return undefined;
+}
+
+/** Reads the config's bytes as UTF-8 text, exactly: a text that would not write back the same bytes is refused. */
+export async function readConfigText(file: string): Promise<{ bytes: Buffer; text: string }> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(file);
+  } catch (error) {
+    throw new CliInputError(`${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  const text = bytes.toString('utf8');
+  if (!Buffer.from(text, 'utf8').equals(bytes)) throw new CliInputError(`${file}: not UTF-8 text`);
+  const twice = duplicateMember(text);
+  if (twice !== undefined)
+    throw new CliInputError(`${file}: "${twice}" appears twice in one object; keep one, then run again`);
+  return { bytes, text };
 }

@@ -11,7 +11,6 @@ import {
   type CatalogPin,
   type ObservedSurfaces,
 } from '../config/pinFromCatalog.js';
-import type { LiveCatalog } from '../transports/fetchLiveCatalog.js';
 import { pinFileMode } from '../config/pinFileMode.js';
 import { writeFileAtomic } from '../config/writeFileAtomic.js';
 import { GatewayError } from '../errors.js';
@@ -28,7 +27,7 @@ import {
   parseTimeout,
 } from './commonOptions.js';
 import { digestTools } from './digestTools.js';
-import { fetchLiveCatalog, type LiveHttpTransport, type LiveTarget } from '../transports/fetchLiveCatalog.js';
+import type { LiveCatalog, LiveHttpTransport, LiveTarget } from '../transports/fetchLiveCatalog.js';
 import { readDocument } from './readDocument.js';
 import type { ApprovedBy, PinnedArtifact } from '../config/types.js';
 import { describeArtifact } from '../policy/artifactDrift.js';
@@ -233,6 +232,8 @@ export async function listForPin(
 ): Promise<ListedForPin> {
   const request = options.surfaces ?? EVERY_SURFACE;
   const { target, artifact } = await artifactOfTarget(source, options, io);
+  // The listing clients (both SDKs') load when a server is listed, not for a pin file's manifest.
+  const { fetchLiveCatalog } = await import('../transports/fetchLiveCatalog.js');
   const live = await fetchLiveCatalog(target, {
     timeoutMs: options.timeoutMs,
     surfaces: (['prompts', 'resourceTemplates'] as const).filter((surface) => request[surface]),

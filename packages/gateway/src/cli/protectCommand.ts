@@ -1,6 +1,6 @@
 import { constants as fsConstants, existsSync } from 'node:fs';
-import { access, copyFile, mkdir, readFile, realpath, rename } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { access, copyFile, mkdir, rename } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TRACE_PROFILE } from '@toolpin/digest';
 import type { Command } from 'commander';
@@ -9,8 +9,8 @@ import { moveEnvToNames, pinnedEnvValues } from '../config/pinEnvNames.js';
 import { writeFileAtomic } from '../config/writeFileAtomic.js';
 import { DEFAULT_TIMEOUT_MS, ExitCodes } from '../defaults.js';
 import { parseClientConfig, type ClientServer } from './clientConfig.js';
-import { CLIENT_NAMES, clientLabel, findClientConfigs, type ClientName } from './clientConfigFiles.js';
-import { duplicateMember, rewriteEntry } from './clientConfigText.js';
+import { configPathOf, configsOf } from './clientConfigFiles.js';
+import { readConfigText, rewriteEntry } from './clientConfigText.js';
 import { CliInputError, reportInputError } from './cliInputError.js';
 import type { CliIo } from './cliIo.js';
 import { parseTimeout } from './commonOptions.js';
@@ -53,15 +53,6 @@ export interface ProtectCommandOptions {
   readonly timeout?: string;
 }
 
-/**
- * The config's own path: a symlink (a dotfiles manager's) is followed, so the rewrite and the
- * backup land beside the real file and the link stays a link.
- */
-export async function configPathOf(file: string): Promise<string> {
-  const absolute = resolve(file);
-  return realpath(absolute).catch(() => absolute);
-}
-
 // Absolute by default: desktop clients start servers with a PATH of their own (Claude Desktop on
 // macOS does not read the shell profile), where a bare `toolpin` is often not found.
 function launcherOf(toolpinCommand: string | undefined): Launcher {
@@ -71,22 +62,6 @@ function launcherOf(toolpinCommand: string | undefined): Launcher {
     return { command: toolpinCommand, args: [], script };
   }
   return { command: process.execPath, args: [script], script };
-}
-
-/** Reads the config's bytes as UTF-8 text, exactly: a text that would not write back the same bytes is refused. */
-export async function readConfigText(file: string): Promise<{ bytes: Buffer; text: string }> {
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(file);
-  } catch (error) {
-    throw new CliInputError(`${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
-  const text = bytes.toString('utf8');
-  if (!Buffer.from(text, 'utf8').equals(bytes)) throw new CliInputError(`${file}: not UTF-8 text`);
-  const twice = duplicateMember(text);
-  if (twice !== undefined)
-    throw new CliInputError(`${file}: "${twice}" appears twice in one object; keep one, then run again`);
-  return { bytes, text };
 }
 
 async function ensureDir(dir: string, flag: string): Promise<void> {
@@ -363,37 +338,6 @@ async function writeProtected(
   await writeFileAtomic(config, next.text);
   await writeProtectState(config, next.text, next.written);
   io.stderr.write(`${config}: protected (original kept in ${backup}; toolpin unprotect restores it)\n`);
-}
-
-/** The configs a protect names: a path, a client's name (its usual path), or every client's (`--all`). */
-export function configsOf(
-  options: { config?: string; all?: boolean },
-  command: string,
-): { label?: string; file: string }[] {
-  if (options.all === true) {
-    if (options.config !== undefined)
-      throw new CliInputError(`--all finds every client's config: leave out ${options.config}`);
-    const { found } = findClientConfigs(CLIENT_NAMES);
-    if (found.length === 0)
-      throw new CliInputError(
-        `no client config found at the usual paths (${describeMissing(CLIENT_NAMES)}); name one: toolpin ${command} <client-config>`,
-      );
-    return found.map(({ client, file }) => ({ label: clientLabel(client), file }));
-  }
-  if (options.config === undefined)
-    throw new CliInputError(`name a client config, a client (${CLIENT_NAMES.join(', ')}) or --all`);
-  const client = CLIENT_NAMES.find((name) => name === options.config);
-  if (client === undefined || existsSync(options.config)) return [{ file: options.config }];
-  const { found } = findClientConfigs([client]);
-  if (found.length === 0)
-    throw new CliInputError(`no ${clientLabel(client)} config at ${describeMissing([client])}`);
-  return found.map(({ file }) => ({ label: clientLabel(client), file }));
-}
-
-function describeMissing(clients: readonly ClientName[]): string {
-  return findClientConfigs(clients)
-    .missing.flatMap((missing) => missing.paths)
-    .join(', ');
 }
 
 async function protect(options: ProtectCommandOptions, io: CliIo): Promise<number> {

@@ -8,7 +8,8 @@ import { parseClientConfig } from './clientConfig.js';
 import { CliInputError, reportInputError } from './cliInputError.js';
 import type { CliIo } from './cliIo.js';
 import { managedGateway, readGatewayPorts, routedPin } from './managedGateway.js';
-import { configPathOf, configsOf, readConfigText } from './protectCommand.js';
+import { configPathOf, configsOf } from './clientConfigFiles.js';
+import { readConfigText } from './clientConfigText.js';
 import {
   backupFileOf,
   configDigest,

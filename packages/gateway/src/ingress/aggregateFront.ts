@@ -23,6 +23,7 @@ import type { BridgeEnd } from '../transports/messageBridge.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { jsonRpcError, type JsonRpcId } from '../wire/jsonRpc.js';
 import { AggregateMembers } from './aggregateMembers.js';
+import { AGGREGATE } from './aggregateRoute.js';
 import { combinedInstructions, createAggregateServer } from './aggregateServer.js';
 import { refuseBadFraming, refuseSession } from './bridgeRefusals.js';
 import {
@@ -39,9 +40,6 @@ import {
 import { postedMessages, replyJson } from './clientReply.js';
 import { SESSION_REQUIRED_MESSAGE } from './sessionRequired.js';
 import { isLegacyHttpRequest } from './statelessSession.js';
-
-/** The name the aggregate goes by in refusals and log lines (never a server's: `/mcp` is no server's route). */
-export const AGGREGATE = 'aggregate';
 
 /** What the aggregate route is built from. */
 export interface AggregateRouteOptions {

@@ -1,6 +1,9 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { AggregateRoute, AggregateRouteOptions } from './aggregateFront.js';
 
+/** The name the aggregate goes by in refusals and log lines (never a server's: `/mcp` is no server's route). */
+export const AGGREGATE = 'aggregate';
+
 /** The aggregate route `/mcp`, its module (and the v2 server SDK it carries) loaded by its first request. */
 export interface LazyAggregateRoute {
   /** Serves a request mounted at `/mcp`: `/mcp` itself, anything below it is passed on. */

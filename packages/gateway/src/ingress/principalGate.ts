@@ -5,7 +5,7 @@ import type { PrincipalEvidence } from '../policy/principalScopes.js';
 import type { ScopeTable } from '../state/scopeTable.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { jsonRpcError } from '../wire/jsonRpc.js';
-import { AGGREGATE } from './aggregateFront.js';
+import { AGGREGATE } from './aggregateRoute.js';
 import { replyJson } from './clientReply.js';
 import { scopePrincipalOf, setScopePrincipal, verifiedTokenOf } from './requestPrincipal.js';
 import { SessionOwners } from './sessionOwners.js';

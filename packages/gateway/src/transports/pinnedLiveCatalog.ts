@@ -2,7 +2,7 @@ import { dirname } from 'node:path';
 import { isStdioUpstream, type ServerConfig } from '../config/index.js';
 import type { DriftExplanation } from '../explain/explainDrift.js';
 import { explainPinDrift } from '../config/planPinUpdate.js';
-import { fetchLiveCatalog, type LiveCatalog, type LiveTarget } from './fetchLiveCatalog.js';
+import type { LiveCatalog, LiveTarget } from './fetchLiveCatalog.js';
 import { upstreamOAuthOf } from './upstreamOAuth.js';
 import { observeLive, type ObservedCatalog, type SurfaceChoice } from './observeCatalog.js';
 import { explainSurfaces, type SurfacesExplanation } from '../config/planSurfaceUpdate.js';
@@ -121,6 +121,9 @@ export async function comparePinWithLive(
     targetOf(server, headers),
     dirname(file),
   );
+  // The listing clients (both SDKs') load with the first listing: a gateway whose review page never
+  // lists live does not carry them.
+  const { fetchLiveCatalog } = await import('./fetchLiveCatalog.js');
   const live = await fetchLiveCatalog(target, {
     timeoutMs: options.timeoutMs,
     baseDir: dirname(file),
