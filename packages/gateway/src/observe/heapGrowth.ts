@@ -4,6 +4,8 @@ import v8 from 'node:v8';
 export const HEAP_GROWING_PERCENT = 100;
 
 const FLAG = '--heap-growing-percent';
+// A V8 flag as node passes it on: one or two dashes, `_` or `-` between words, `=value` or not.
+const GIVEN = /^--?heap[-_]growing[-_]percent(?:=|$)/;
 
 /**
  * Fixes how far V8 lets the gateway's old generation grow between full collections: to twice
@@ -16,11 +18,12 @@ const FLAG = '--heap-growing-percent';
  * the whole heap over and over: 6 ms of CPU per 500-tool listing, more than doubling what one
  * costs (docs/benchmark.md, run I). V8 reads this flag every time it sets the limit, so setting
  * it at start-up holds for the whole process. A `--heap-growing-percent` given to node itself is
- * left as it is. Only the `toolpin` binary calls this: an embedding's process is its host's.
+ * left as it is, in any spelling V8 reads (one dash or two, `_` or `-`). Only the
+ * `toolpin` binary calls this: an embedding's process is its host's.
  * Returns true when the flag was set here.
  */
 export function steadyHeapGrowth(execArgv: readonly string[] = process.execArgv): boolean {
-  if (execArgv.some((arg) => arg === FLAG || arg.startsWith(`${FLAG}=`))) return false;
+  if (execArgv.some((arg) => GIVEN.test(arg))) return false;
   v8.setFlagsFromString(`${FLAG}=${HEAP_GROWING_PERCENT}`);
   return true;
 }
