@@ -1,5 +1,8 @@
 import type { NextFunction, Request, Response } from 'express';
+import { ErrorCodes } from '../wire/errorCodes.js';
+import { jsonRpcError } from '../wire/jsonRpc.js';
 import type { AggregateRoute, AggregateRouteOptions } from './aggregateFront.js';
+import { replyJson } from './clientReply.js';
 
 /** The name the aggregate goes by in refusals and log lines (never a server's: `/mcp` is no server's route). */
 export const AGGREGATE = 'aggregate';
@@ -14,7 +17,9 @@ export interface LazyAggregateRoute {
 
 /**
  * The aggregate route of a gateway file with an `aggregate` block: a gateway whose clients never
- * ask for `/mcp` never loads it.
+ * ask for `/mcp` never loads it. A module that cannot be loaded (an install missing it or the v2
+ * SDK it imports) fails each request closed with a JSON-RPC error, logged with its cause (the
+ * client is told no path or stack of the gateway's), and leaves the gateway's stop as it was.
  */
 export function lazyAggregateRoute(options: AggregateRouteOptions): LazyAggregateRoute {
   let route: Promise<AggregateRoute> | undefined;
@@ -24,10 +29,24 @@ export function lazyAggregateRoute(options: AggregateRouteOptions): LazyAggregat
     handle: (req, res, next) => {
       // Mounted at /mcp: only /mcp (or /mcp/) itself is the aggregate; /mcp/sse is a server named "mcp".
       if (req.path !== '/') return next();
-      load().then((loaded) => loaded.router(req, res, next), next);
+      load().then(
+        (loaded) => loaded.router(req, res, next),
+        (error: unknown) => {
+          options.logger.error(
+            { event: 'aggregate.unavailable', err: error instanceof Error ? error.message : String(error) },
+            'the aggregate route /mcp could not be loaded',
+          );
+          replyJson(
+            res,
+            500,
+            jsonRpcError(null, ErrorCodes.INTERNAL_ERROR, 'toolpin: the aggregate route is unavailable'),
+          );
+        },
+      );
     },
+    // A route that could not be loaded has no session to end: stopping goes on as without one.
     close: async () => {
-      if (route !== undefined) await (await route).close();
+      await (await route?.catch(() => undefined))?.close();
     },
   };
 }
