@@ -1,9 +1,8 @@
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
 import { defaultTools, startV1Server } from '../peers/index.js';
 import { writeGatewayFiles } from '../support/gatewayFiles.js';
 import { pinFor } from '../support/pinFor.js';
@@ -15,44 +14,9 @@ import { ECHO, ECHO_DRIFTED, EVIL } from './support/tools.js';
 
 // Red team 11: listings kept as the chunks they arrived in (jsonResponse.ts, resultEnvelope.ts
 // edge()), one tools-by-name map per one-page inspection shared by the sessions it is replayed to
-// (sessionCatalog.ts), the binary's heap growth (observe/heapGrowth.ts) and the modules loaded on
-// first use (aggregateRoute.ts, pinnedLiveCatalog.ts, pinCommand.ts).
+// (sessionCatalog.ts) and the modules loaded on first use (aggregateRoute.ts, pinnedLiveCatalog.ts, pinCommand.ts).
 
-const run = promisify(execFile);
 const MAIN = fileURLToPath(new URL('../../packages/gateway/dist/cli/main.js', import.meta.url));
-const HEAP_GROWTH = fileURLToPath(
-  new URL('../../packages/gateway/dist/observe/heapGrowth.js', import.meta.url),
-);
-
-describe('redteam11: the binary sets V8 heap growth unless node was given it (heapGrowth.ts)', () => {
-  /** The factor V8 applied after `steadyHeapGrowth` and one full collection, in a node child given `flags`. */
-  async function factorWith(flags: readonly string[]): Promise<{ set: boolean; factor: string | undefined }> {
-    const script = [
-      `const { steadyHeapGrowth } = await import(${JSON.stringify(HEAP_GROWTH)});`,
-      'const set = steadyHeapGrowth();',
-      'globalThis.gc();',
-      'process.stderr.write(`set=${set}\\n`);',
-    ].join('\n');
-    const { stdout, stderr } = await run(process.execPath, [
-      ...flags,
-      '--trace-gc-verbose',
-      '--expose-gc',
-      '--input-type=module',
-      '-e',
-      script,
-    ]);
-    const factors = [...stdout.matchAll(/\[HeapController\] Limit: .*\((\d+\.\d)\)/g)].map((m) => m[1]);
-    return { set: stderr.includes('set=true'), factor: factors.at(-1) };
-  }
-
-  // V8 takes `_` and `-` alike in a flag's name, and one dash as two; node passes each on in execArgv.
-  it.each(['--heap_growing_percent=50', '-heap-growing-percent=50'])(
-    'attack: node given the flag as %s: left as it is',
-    async (flag) => {
-      expect(await factorWith([flag])).toEqual({ set: false, factor: '1.5' });
-    },
-  );
-});
 
 describe('redteam11: the aggregate route’s module loaded by its first request (aggregateRoute.ts)', () => {
   let dir: string;
@@ -86,7 +50,7 @@ describe('redteam11: the aggregate route’s module loaded by its first request 
       hook,
       `import { register } from 'node:module';\nregister(${JSON.stringify(`data:text/javascript,${encodeURIComponent(resolver)}`)});\n`,
     );
-    const peer = await startV1Server({});
+    const peer = await startV1Server({ mode: 'stateful-sse' });
     const files = await writeGatewayFiles([pinFor('web', peer.url, defaultTools())], { aggregate: {} });
     const child = spawn(
       process.execPath,
