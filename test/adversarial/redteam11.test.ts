@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { defaultTools, startV1Server } from '../peers/index.js';
+import { spawnGateway } from '../operate/gatewayProcess.js';
 import { writeGatewayFiles } from '../support/gatewayFiles.js';
 import { pinFor } from '../support/pinFor.js';
 import { callRequest } from '../support/rawMcp.js';
@@ -15,8 +15,6 @@ import { ECHO, ECHO_DRIFTED, EVIL } from './support/tools.js';
 // Red team 11: listings kept as the chunks they arrived in (jsonResponse.ts, resultEnvelope.ts
 // edge()), one tools-by-name map per one-page inspection shared by the sessions it is replayed to
 // (sessionCatalog.ts) and the modules loaded on first use (aggregateRoute.ts, pinnedLiveCatalog.ts, pinCommand.ts).
-
-const MAIN = fileURLToPath(new URL('../../packages/gateway/dist/cli/main.js', import.meta.url));
 
 describe('redteam11: the aggregate route’s module loaded by its first request (aggregateRoute.ts)', () => {
   let dir: string;
@@ -35,7 +33,7 @@ describe('redteam11: the aggregate route’s module loaded by its first request 
    */
   async function serveWithoutAggregateModule(): Promise<{
     replies: { status: number; type: string | null; body: string }[];
-    logged: string;
+    logs: readonly Record<string, unknown>[];
     code: number | null;
   }> {
     const hook = join(dir, 'missingAggregate.mjs');
@@ -52,27 +50,11 @@ describe('redteam11: the aggregate route’s module loaded by its first request 
     );
     const peer = await startV1Server({ mode: 'stateful-sse' });
     const files = await writeGatewayFiles([pinFor('web', peer.url, defaultTools())], { aggregate: {} });
-    const child = spawn(
-      process.execPath,
-      ['--import', pathToFileURL(hook).href, MAIN, 'serve', '--config', files.file],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let out = '';
+    const gateway = await spawnGateway(files.file, ['--import', pathToFileURL(hook).href]);
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        const onData = (chunk: Buffer): void => {
-          out += chunk.toString('utf8');
-          const started = /"event":"gateway\.started","url":"([^"]+)"/.exec(out);
-          if (started?.[1] !== undefined) resolve(started[1]);
-        };
-        child.stdout.on('data', onData);
-        child.stderr.on('data', onData);
-        child.once('exit', (code) => reject(new Error(`toolpin serve exited ${code}: ${out}`)));
-      });
-      const mark = out.length;
       const replies = [];
       for (const version of ['2025-06-18', '2026-07-28']) {
-        const reply = await fetch(`${url}/mcp`, {
+        const reply = await fetch(`${gateway.url}/mcp`, {
           method: 'POST',
           headers: {
             'content-type': 'application/json',
@@ -89,19 +71,18 @@ describe('redteam11: the aggregate route’s module loaded by its first request 
         });
       }
       // Stopped, so that every line it logged was written (pino writes after the answer).
-      child.kill('SIGTERM');
-      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-      return { replies, logged: out.slice(mark), code };
+      gateway.signal('SIGTERM');
+      const code = await gateway.exited;
+      return { replies, logs: gateway.logs, code };
     } finally {
-      child.kill('SIGTERM');
-      if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve));
+      await gateway.kill();
       await peer.close();
       await files.remove();
     }
   }
 
   it('attack: the module cannot be loaded: each request gets a JSON-RPC error naming no file, the gateway logs why, and stops cleanly', async () => {
-    const { replies, logged, code } = await serveWithoutAggregateModule();
+    const { replies, logs, code } = await serveWithoutAggregateModule();
     for (const reply of replies) {
       expect(reply.status).toBe(500);
       expect(reply.type).toMatch(/^application\/json/);
@@ -111,13 +92,9 @@ describe('redteam11: the aggregate route’s module loaded by its first request 
       expect(reply.body).not.toContain('aggregateFront');
       expect(reply.body).not.toContain(' at ');
     }
-    const lines = logged
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(lines.filter((line) => line.event === 'aggregate.unavailable')).toHaveLength(2);
+    expect(logs.filter((line) => line.event === 'aggregate.unavailable')).toHaveLength(2);
     // SIGTERM stops it as any gateway (the route never loaded has nothing to close).
-    expect(lines.filter((line) => line.event === 'gateway.stop_failed')).toEqual([]);
+    expect(logs.filter((line) => line.event === 'gateway.stop_failed')).toEqual([]);
     expect(code).toBe(0);
   });
 });

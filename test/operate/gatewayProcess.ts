@@ -35,11 +35,14 @@ export interface GatewayProcess {
 /** The gateway folder a `toolpin serve` child starts from (shared with the in-process harness). */
 export { writeGatewayFiles } from '../support/gatewayFiles.js';
 
-/** Runs `node packages/gateway/dist/cli/main.js serve --config <file> --port 0 --admin-port 0` and waits for `gateway.started`. */
-export async function spawnGateway(file: string): Promise<GatewayProcess> {
+/**
+ * Runs `node [nodeFlags…] packages/gateway/dist/cli/main.js serve --config <file> --port 0
+ * --admin-port 0` and waits for `gateway.started`.
+ */
+export async function spawnGateway(file: string, nodeFlags: readonly string[] = []): Promise<GatewayProcess> {
   const child = spawn(
     process.execPath,
-    [TOOLPIN_MAIN, 'serve', '--config', file, '--port', '0', '--admin-port', '0'],
+    [...nodeFlags, TOOLPIN_MAIN, 'serve', '--config', file, '--port', '0', '--admin-port', '0'],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
     },
