@@ -3,11 +3,9 @@
 // was), and V8 itself says which factor it applied: with --trace-gc-verbose it prints the limit it
 // sets after a full collection ("[HeapController] Limit: old size: 2623 KB, new limit: ... (4.0)").
 // Each child runs with --optimize-for-size, under which V8 on its own grows by at most 1.3.
-import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { runProcess } from '../support/runToolpin.js';
 
-const run = promisify(execFile);
 const MODULE = fileURLToPath(new URL('../../packages/gateway/dist/observe/heapGrowth.js', import.meta.url));
 
 /** Whether `steadyHeapGrowth` set the flag, and the factor V8 applied at the full collection after it. */
@@ -20,7 +18,7 @@ async function factorAfter(
     'globalThis.gc();',
     'process.stderr.write(`set=${set}\\n`);',
   ].join('\n');
-  const { stdout, stderr } = await run(process.execPath, [
+  const { code, stdout, stderr } = await runProcess(process.execPath, [
     ...nodeFlags,
     '--optimize-for-size',
     '--trace-gc-verbose',
@@ -29,6 +27,7 @@ async function factorAfter(
     '-e',
     script,
   ]);
+  if (code !== 0) throw new Error(`the node child exited with ${code}: ${stderr}`);
   // The collection's own line comes after the flag was set: the last factor is the one applied.
   const factors = [...stdout.matchAll(/\[HeapController\] Limit: .*\((\d+\.\d)\)/g)].map((match) => match[1]);
   return { set: stderr.includes('set=true'), factor: factors.at(-1) };
