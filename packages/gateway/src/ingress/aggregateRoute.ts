@@ -1,4 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
+import { errorSummary } from '../observe/errorSummary.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { jsonRpcError } from '../wire/jsonRpc.js';
 import type { AggregateRoute, AggregateRouteOptions } from './aggregateFront.js';
@@ -33,7 +34,7 @@ export function lazyAggregateRoute(options: AggregateRouteOptions): LazyAggregat
         (loaded) => loaded.router(req, res, next),
         (error: unknown) => {
           options.logger.error(
-            { event: 'aggregate.unavailable', err: error instanceof Error ? error.message : String(error) },
+            { event: 'aggregate.unavailable', err: errorSummary(error) },
             'the aggregate route /mcp could not be loaded',
           );
           replyJson(
