@@ -60,4 +60,52 @@ describe('readBounded, the one bounded body reader', () => {
     expect(await readBounded(readable, 4, () => undefined)).toBe('too_large');
     expect(readable.destroyed).toBe(true);
   });
+
+  it('reads a node stream whole by its events, in order, and leaves it to end by itself', async () => {
+    const readable = Readable.from([Buffer.from('ab'), Buffer.from('cd')], { objectMode: false });
+    const seen: string[] = [];
+    const end = await readBounded(readable, 4, (chunk) => void seen.push(Buffer.from(chunk).toString()));
+    expect(end).toBe('done');
+    expect(seen).toEqual(['ab', 'cd']);
+  });
+
+  it('stops a node stream when asked, and destroys it', async () => {
+    const readable = Readable.from([Buffer.from('a'), Buffer.from('b'), Buffer.from('c')], {
+      objectMode: false,
+    });
+    const seen: string[] = [];
+    const end = await readBounded(readable, 100, (chunk) => {
+      seen.push(Buffer.from(chunk).toString());
+      return seen.length === 2;
+    });
+    expect(end).toBe('stopped');
+    expect(seen).toEqual(['a', 'b']);
+    expect(readable.destroyed).toBe(true);
+  });
+
+  it('destroys a node stream whose handler throws, and passes the error on', async () => {
+    const readable = Readable.from([Buffer.from('a'), Buffer.from('b')], { objectMode: false });
+    await expect(
+      readBounded(readable, 100, () => {
+        throw new Error('bad chunk');
+      }),
+    ).rejects.toThrow('bad chunk');
+    expect(readable.destroyed).toBe(true);
+  });
+
+  it('rejects a node stream that fails or closes before its end, and survives its later errors', async () => {
+    const failing = new Readable({ read() {} });
+    const failed = readBounded(failing, 100, () => undefined);
+    failing.push('partial');
+    failing.destroy(new Error('socket hang up'));
+    await expect(failed).rejects.toThrow('socket hang up');
+
+    const closing = new Readable({ read() {} });
+    const closed = readBounded(closing, 100, () => undefined);
+    closing.push('partial');
+    closing.destroy();
+    await expect(closed).rejects.toThrow('closed before its end');
+    // The read is over; an error the stream emits afterwards finds a listener, not the process.
+    expect(() => closing.emit('error', new Error('late'))).not.toThrow();
+  });
 });
