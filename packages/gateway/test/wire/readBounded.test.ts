@@ -43,14 +43,26 @@ describe('readBounded, the one bounded body reader', () => {
     expect(state.cancelled).toBe(true);
   });
 
-  it('ends the body when the handler throws, and passes the error on', async () => {
-    const { stream, state } = webStream(['a', 'b']);
+  // Both kinds of body: a web stream (fetch) is cancelled, a node stream (node:http) destroyed.
+  it.each([
+    [
+      'a web stream',
+      () => webStream(['a', 'b']),
+      (body: unknown) => (body as ReturnType<typeof webStream>).state.cancelled,
+    ],
+    [
+      'a node stream',
+      () => ({ stream: Readable.from([Buffer.from('a'), Buffer.from('b')], { objectMode: false }) }),
+      (body: unknown) => (body as { stream: Readable }).stream.destroyed,
+    ],
+  ])('ends %s when the handler throws, and passes the error on', async (_kind, make, ended) => {
+    const body = make();
     await expect(
-      readBounded(stream, 100, () => {
+      readBounded(body.stream, 100, () => {
         throw new Error('bad chunk');
       }),
     ).rejects.toThrow('bad chunk');
-    expect(state.cancelled).toBe(true);
+    expect(ended(body)).toBe(true);
   });
 
   it('destroys a node stream it leaves before the end', async () => {
@@ -80,16 +92,6 @@ describe('readBounded, the one bounded body reader', () => {
     });
     expect(end).toBe('stopped');
     expect(seen).toEqual(['a', 'b']);
-    expect(readable.destroyed).toBe(true);
-  });
-
-  it('destroys a node stream whose handler throws, and passes the error on', async () => {
-    const readable = Readable.from([Buffer.from('a'), Buffer.from('b')], { objectMode: false });
-    await expect(
-      readBounded(readable, 100, () => {
-        throw new Error('bad chunk');
-      }),
-    ).rejects.toThrow('bad chunk');
     expect(readable.destroyed).toBe(true);
   });
 
