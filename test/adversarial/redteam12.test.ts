@@ -1,21 +1,11 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { spawnGateway, type GatewayProcess } from '../operate/gatewayProcess.js';
-import { writeGatewayFiles, type GatewayFiles } from '../support/gatewayFiles.js';
-import { pinFor } from '../support/pinFor.js';
 import { callRequest } from '../support/rawMcp.js';
 import { until } from '../support/until.js';
 import { responsesIn, responseTo } from './support/lenientRead.js';
-import {
-  rawHead,
-  startMaliciousUpstream,
-  writeRawResponse,
-  type MaliciousUpstream,
-  type UpstreamBehaviour,
-} from './support/maliciousUpstream.js';
+import { rawHead, writeRawResponse, type UpstreamBehaviour } from './support/maliciousUpstream.js';
 import { headerLines, RawConnection, rawPost } from './support/rawClient.js';
-import { listRequest, openSession, postJson, SERVER, useSessionRig } from './support/rig.js';
-import { PINNED_TOOLS } from './support/tools.js';
+import { listRequest, postJson, useSessionRig } from './support/rig.js';
 
 // Red team 12: readBounded reads the upstream's http.IncomingMessage (every JSON answer the proxy
 // relays, jsonResponse.ts readUpstreamBody) by its own events (data, end, error, close), not its
@@ -109,42 +99,24 @@ function resetAfter(socket: Socket, bytes: string): void {
   socket.write(bytes, () => setTimeout(() => socket.resetAndDestroy(), 50));
 }
 
-describe('redteam12: JSON answers cut short or reset, behind a `toolpin serve` process', () => {
-  let upstream: MaliciousUpstream;
-  let files: GatewayFiles;
-  let gateway: GatewayProcess;
-  let endpoint: string;
-  let session: Record<string, string>;
-  let exited = false;
+describe('redteam12: JSON answers cut short or reset (in-process gateway)', () => {
+  // In-process: an unhandled 'error' of a dropped upstream message would fail this jest run.
+  const rig = useSessionRig({ gateway: { limits: { upstreamTimeoutMs: 3000, streamIdleMs: 3000 } } });
   let round = 0;
 
   beforeAll(async () => {
-    upstream = await startMaliciousUpstream();
-    files = await writeGatewayFiles([pinFor(SERVER, upstream.url, PINNED_TOOLS)], {
-      limits: { upstreamTimeoutMs: 3000, streamIdleMs: 3000 },
-    });
-    gateway = await spawnGateway(files.file);
-    void gateway.exited.then(() => (exited = true));
-    endpoint = `${gateway.url}/${SERVER}/mcp`;
-    session = await openSession(endpoint);
     // The session's catalog is known: calls are relayed without a listing first.
-    await postJson(endpoint, listRequest('known'), session);
-  }, 20_000);
-  afterAll(async () => {
-    await gateway?.kill();
-    await files?.remove();
-    await upstream?.close();
+    await postJson(rig.endpoint, listRequest('known'), rig.session);
   });
   beforeEach(() => {
-    upstream.behaviour = undefined;
+    rig.upstream.behaviour = undefined;
   });
 
-  /** The process still runs and answers a call the upstream answers well. */
+  /** The gateway still answers a call the upstream answers well. */
   async function expectAlive(id: string): Promise<void> {
-    upstream.behaviour = undefined;
-    const reply = await postJson(endpoint, callRequest(id, 'echo', { text: 'alive' }), session);
+    rig.upstream.behaviour = undefined;
+    const reply = await postJson(rig.endpoint, callRequest(id, 'echo', { text: 'alive' }), rig.session);
     expect(responsesIn(reply.body)).toEqual([JSON.parse(echoAnswer(id, 'echo: alive'))]);
-    expect(exited).toBe(false);
   }
 
   it.each<[string, (res: ServerResponse, id: unknown, socket: Socket) => void]>([
@@ -171,9 +143,9 @@ describe('redteam12: JSON answers cut short or reset, behind a `toolpin serve` p
   ])(
     'answers %s with one -32041 (closed) error, and the next request on the connection too',
     async (_, cut) => {
-      upstream.behaviour = onCall(cut);
+      rig.upstream.behaviour = onCall(cut);
       const id = `cut-${++round}`;
-      const { bodies, statuses, received } = await sendInTurn(endpoint, session, [
+      const { bodies, statuses, received } = await sendInTurn(rig.endpoint, rig.session, [
         callRequest(id, 'echo', { text: 'x' }),
         { jsonrpc: '2.0', id: 'next', method: 'ping' },
       ]);
@@ -190,7 +162,7 @@ describe('redteam12: JSON answers cut short or reset, behind a `toolpin serve` p
 
   it('survives 20 upstream connections reset right after a complete answer: one answer per request', async () => {
     let answered = 0;
-    upstream.behaviour = onCall((_, id, socket) => {
+    rig.upstream.behaviour = onCall((_, id, socket) => {
       const body = echoAnswer(id, 'echo: whole');
       const bytes =
         rawHead('200 OK', [
@@ -203,7 +175,7 @@ describe('redteam12: JSON answers cut short or reset, behind a `toolpin serve` p
       socket.write(bytes, () => (answered++ % 2 === 0 ? reset() : setTimeout(reset, 15)));
     });
     const requests = Array.from({ length: 20 }, (_, n) => callRequest(`r${n}`, 'echo', { text: 'x' }));
-    const { bodies, received } = await sendInTurn(endpoint, session, requests);
+    const { bodies, received } = await sendInTurn(rig.endpoint, rig.session, requests);
     expect(statusLines(received)).toBe(requests.length);
     for (const [n, body] of bodies.entries()) {
       const responses = responsesIn(body);
@@ -218,14 +190,14 @@ describe('redteam12: JSON answers cut short or reset, behind a `toolpin serve` p
   });
 
   it('answers four calls cut at once, on four connections, each with its own error', async () => {
-    upstream.behaviour = onCall((res, id, socket) =>
+    rig.upstream.behaviour = onCall((res, id, socket) =>
       String(id).endsWith('0') || String(id).endsWith('2')
         ? writeRawResponse(res, shortOfLength(id))
         : resetAfter(socket, chunkedWithoutEnd()),
     );
     const ids = ['c0', 'c1', 'c2', 'c3'];
     const replies = await Promise.all(
-      ids.map((id) => sendInTurn(endpoint, session, [callRequest(id, 'echo', { text: 'x' })])),
+      ids.map((id) => sendInTurn(rig.endpoint, rig.session, [callRequest(id, 'echo', { text: 'x' })])),
     );
     for (const [n, reply] of replies.entries()) {
       expect(statusLines(reply.received)).toBe(1);
