@@ -105,7 +105,8 @@ export function expectNoBody(upstream: IncomingMessage, limits: BodyLimits): Pro
 /**
  * Decides a JSON answer: parsed, every message validated and inspected (listings verified), and
  * the client receives the gateway's serialization of the result, with refused batch members
- * beside the upstream's answers. An empty body (a 202 or a DELETE's 200) stays empty.
+ * beside the upstream's answers. An empty body (a 202 or a DELETE's 200) stays empty
+ * (sendAccepted), unless a sessionless exchange forwarded requests.
  */
 export async function relayJsonResponse(
   exchange: Exchange,
@@ -173,7 +174,11 @@ function unanswered(exchange: Exchange, out: readonly unknown[]): JsonRpcRespons
 
 /**
  * Answers an upstream reply that carried no message (202 Accepted for notifications, a DELETE's
- * 200): nothing to relay but its status, or the refused batch members when there were some.
+ * 200): nothing to relay but its status, or the refused batch members when there were some. A
+ * success without a message to a sessionless exchange that forwarded requests is refused (thrown):
+ * its answers can come on this response only (its own book), so the bare status would leave the
+ * client waiting for answers that never come. In a session they may still come on its GET stream,
+ * where they are matched in the session's book (servers that answer every request there exist).
  */
 export function sendAccepted(
   exchange: Exchange,
@@ -181,6 +186,12 @@ export function sendAccepted(
   status: number,
   headers: OutgoingHttpHeaders,
 ): void {
+  const requests = exchange.requestIds.length;
+  if (status < 300 && requests > 0 && exchange.answers !== undefined)
+    throw new UpstreamBodyError(
+      'unanswered',
+      `the upstream answered HTTP ${status} with no message to ${requests === 1 ? 'a request' : `${requests} requests`}`,
+    );
   if (exchange.refused.length > 0) {
     sendJson(res, 200, headers, JSON.stringify(exchange.batch ? exchange.refused : exchange.refused[0]));
     return;

@@ -132,6 +132,13 @@ class SseStreamRelay implements Deadline {
     upstream.on('end', () => {
       this.#options.wheel.disarm(this);
       this.#rewriter.end();
+      // Without a session the answers owed can come on this stream only (in a session, the client
+      // may resume it: they can still come on the session's GET stream).
+      if (this.#exchange.answers !== undefined && this.#unanswered.size > 0) {
+        this.#options.onBroken(new Error('upstream stream ended before answering every request'));
+        this.#finish('unanswered', 'toolpin: the upstream ended the stream without answering');
+        return;
+      }
       if (this.#ended || res.writableEnded) return;
       this.#ended = true;
       res.end();

@@ -333,7 +333,8 @@ class StreamableHttpForwarder {
     const decided = json
       ? relayJsonResponse(exchange, upstream, res, headers, this.#bodyLimits)
       : expectNoBody(upstream, this.#bodyLimits).then(() => {
-          // A reply without a body (202 to notifications, 200 to a DELETE) says only its status.
+          // A reply without a body (202 to notifications, 200 to a DELETE) says only its status
+          // (sendAccepted refuses one to the requests of a sessionless exchange).
           if (status < 300) return sendAccepted(exchange, res, status, headers);
           throw new UpstreamBodyError('upstream_status', `the upstream answered HTTP ${status}`);
         });
