@@ -189,6 +189,29 @@ describe('redteam12: JSON answers cut short or reset (in-process gateway)', () =
     await expectAlive('alive-resets');
   });
 
+  it('drops the upstream answer a client left while its JSON body was still being read', async () => {
+    let upstreamSocket: Socket | undefined;
+    let upstreamClosed = false;
+    rig.upstream.behaviour = onCall((_res, id, socket) => {
+      upstreamSocket = socket;
+      socket.once('close', () => (upstreamClosed = true));
+      // Headers and the start of a body, then nothing: the rest never comes.
+      socket.write(shortOfLength(id));
+    });
+    const connection = await RawConnection.open(rig.endpoint);
+    connection.write(
+      rawPost(
+        rig.endpoint,
+        JSON.stringify(callRequest('left', 'echo', { text: 'x' })),
+        headerLines(rig.session),
+      ),
+    );
+    await until(() => upstreamSocket, 'the call reached the upstream');
+    connection.close();
+    // Long before the idle limit (3 s here), the gateway closes the upstream connection it read for nobody.
+    await until(() => (upstreamClosed ? true : undefined), 'the upstream connection closed', 80);
+  });
+
   it('answers four calls cut at once, on four connections, each with its own error', async () => {
     rig.upstream.behaviour = onCall((res, id, socket) =>
       String(id).endsWith('0') || String(id).endsWith('2')

@@ -165,11 +165,11 @@ class StreamableHttpForwarder {
       upstreamReq.destroy();
     });
     wheel.arm(deadline, this.#options.timeoutMs);
-    // A client that leaves before the answer takes the upstream request with it (after the answer
-    // started, the relays drop the upstream stream themselves).
+    // A client that leaves before its answer is whole takes the upstream request with it: no
+    // answer, or a JSON body still being read (an SSE relay drops its stream itself too).
     res.on('close', () => {
       wheel.disarm(deadline);
-      if (!answered) upstreamReq.destroy();
+      if (!res.writableFinished) upstreamReq.destroy();
     });
     upstreamReq.on('response', (upstream) => {
       wheel.disarm(deadline);
