@@ -107,6 +107,15 @@ export class RawConnection {
     this.#socket.destroy();
   }
 
+  /** Stops reading (a slow client: the server's writes back up), until {@link resume}. */
+  pause(): void {
+    this.#socket.pause();
+  }
+
+  resume(): void {
+    this.#socket.resume();
+  }
+
   #wake(): void {
     for (const waiter of this.#waiters) waiter();
   }
