@@ -263,6 +263,16 @@ function padded(n: number, size: number): Record<string, unknown> {
   };
 }
 
+/** A 2026-07-28 subscriptions/listen request. */
+function listenRequest(id: string): Record<string, unknown> {
+  return {
+    jsonrpc: '2.0',
+    id,
+    method: 'subscriptions/listen',
+    params: { notifications: { toolsListChanged: true }, _meta: statelessEnvelope('redteam13') },
+  };
+}
+
 describe('redteam13: upstream connections kept after complete answers, dropped with the clients that leave', () => {
   const rig = useSessionRig({ gateway: { limits: { upstreamTimeoutMs: 3000, streamIdleMs: IDLE_MS } } });
   /** The upstream connection of each tools/call, by id. */
@@ -391,4 +401,92 @@ describe('redteam13: upstream connections kept after complete answers, dropped w
       }
     },
   );
+});
+
+describe('redteam13: a listening stream owes nothing (subscriptions/listen, GET)', () => {
+  const rig = useSessionRig({ gateway: { limits: { upstreamTimeoutMs: 3000, streamIdleMs: IDLE_MS } } });
+  const acknowledged = {
+    jsonrpc: '2.0',
+    method: 'notifications/message',
+    params: { level: 'info', data: 'listening' },
+  };
+
+  beforeEach(() => {
+    rig.upstream.behaviour = undefined;
+  });
+
+  /** The upstream answers subscriptions/listen with one event, stays quiet `quietMs`, then ends as `end` says. */
+  function listenFor(quietMs: number, end: (res: ServerResponse, id: unknown) => void): void {
+    rig.upstream.behaviour = ({ res, message }) => {
+      if (message.method !== 'subscriptions/listen') return false;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify(acknowledged)}\n\n`);
+      setTimeout(() => end(res, message.id), quietMs);
+      return true;
+    };
+  }
+
+  it.each<[string, Record<string, string>, number]>([
+    ['with Mcp-Method, quiet a moment', modernHeaders('subscriptions/listen'), 20],
+    ['with Mcp-Method, quiet past the idle limit', modernHeaders('subscriptions/listen'), 2 * IDLE_MS],
+    ['without Mcp-Method, quiet past the idle limit', { 'Mcp-Protocol-Version': '2026-07-28' }, 2 * IDLE_MS],
+  ])(
+    'a subscriptions/listen stream (%s), then ended by the upstream: no error for it (a disconnect the client listens again after)',
+    async (_, headers, quietMs) => {
+      listenFor(quietMs, (res) => res.end());
+      const mark = rig.gateway.logs.length;
+      const { response } = await post(rig.endpoint, listenRequest('listen-1'), headers);
+      expect(response.status).toBe(200);
+      expect(parseReplyBody('text/event-stream', response.body)).toEqual([acknowledged]);
+      expect(answeredIds(response)).toEqual([]);
+      expect(rig.gateway.logs.slice(mark).filter((line) => line.event === 'upstream.stream_broken')).toEqual(
+        [],
+      );
+    },
+  );
+
+  it('a batch of a listen and a call: the call is owed its answer (one -32042 when the stream ends without it), the listen nothing', async () => {
+    rig.upstream.behaviour = ({ res, request }) => {
+      if (!request.messages.some((message) => message.method === 'subscriptions/listen')) return false;
+      sseEvents(res, [acknowledged]);
+      return true;
+    };
+    const { response } = await post(rig.endpoint, [listenRequest('listen-3'), modernCall('call-3', 'x')], {
+      'Mcp-Protocol-Version': '2026-07-28',
+    });
+    expect(answeredIds(response)).toEqual(['call-3']);
+    expect(outcomeOf(response, 'call-3')).toBe('-32042 unanswered');
+  });
+
+  it('a subscriptions/listen stream closed gracefully (its empty result) relays that result once', async () => {
+    const closing = {
+      jsonrpc: '2.0',
+      id: 'listen-2',
+      result: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen-2' } },
+    };
+    listenFor(20, (res) => res.end(`data: ${JSON.stringify(closing)}\n\n`));
+    const { response } = await post(
+      rig.endpoint,
+      listenRequest('listen-2'),
+      modernHeaders('subscriptions/listen'),
+    );
+    expect(answeredIds(response)).toEqual(['listen-2']);
+    expect(outcomeOf(response, 'listen-2')).toBe('result');
+  });
+
+  it('a GET stream the upstream ends gets no error', async () => {
+    const connection = await RawConnection.open(rig.endpoint);
+    try {
+      connection.write(
+        rawRequest('GET', rig.endpoint, [['Accept', 'text/event-stream'], ...headerLines(rig.session)]),
+      );
+      const upstreamStream = await rig.upstream.waitForGetStream();
+      await new Promise((resolve) => setTimeout(resolve, 2 * IDLE_MS));
+      upstreamStream.end(`data: ${JSON.stringify(acknowledged)}\n\n`);
+      const response = await connection.response(0);
+      expect(parseReplyBody('text/event-stream', response.body)).toEqual([acknowledged]);
+    } finally {
+      connection.close();
+    }
+  });
 });

@@ -387,13 +387,15 @@ class PinGuardHandler {
     // client's bytes: duplicate keys, odd spacing or encodings cannot mean one thing here and
     // another there.
     const body = JSON.stringify(sent.batch ? forward : forward[0]);
-    const requestIds = forward.filter(isRequest).map((message) => message.id);
+    const requests = forward.filter(isRequest);
+    const listening = requests.filter((message) => message.method === 'subscriptions/listen');
     const exchange: Exchange = {
       checkpoint: this.checkpoint,
       sessionKey,
       ...(answers === undefined ? {} : { answers }),
       body,
-      requestIds,
+      requestIds: requests.map((message) => message.id),
+      ...(listening.length === 0 ? {} : { listening: listening.map((message) => message.id) }),
       refused,
       batch: sent.batch,
       paramHeaders: sent.paramHeaders,

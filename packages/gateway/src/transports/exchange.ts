@@ -21,6 +21,13 @@ export interface Exchange {
   readonly answers?: AnswerBook;
   /** Ids of the requests forwarded, so each gets an error if the upstream fails them. */
   readonly requestIds: readonly JsonRpcId[];
+  /**
+   * Those of them that are 2026-07-28 `subscriptions/listen` requests (absent: none). Their stream
+   * carries notifications for as long as it lasts and owes them nothing: it may stay quiet, and one
+   * that ends without their result (sent on a graceful close only) is a disconnect, not a request
+   * left unanswered.
+   */
+  readonly listening?: readonly JsonRpcId[];
   /** Errors for refused members of a batch, merged into the upstream's answer. */
   readonly refused: readonly JsonRpcResponse[];
   /** The client sent a batch: a JSON answer is an array. */

@@ -80,6 +80,8 @@ class SseStreamRelay implements Deadline {
     this.#options = options;
     this.#unanswered = new Map();
     for (const id of exchange.requestIds) this.#unanswered.set(idKey(id), id);
+    // A listen request is owed nothing: its stream may stay quiet, and end without its result.
+    for (const id of exchange.listening ?? []) this.#unanswered.delete(idKey(id));
     // The relay's own copy of the headers (see SseRelayOptions), not spread into another: copying a
     // headers object of the upstream's shape cost a few microseconds per answer.
     const headers = options.headers;

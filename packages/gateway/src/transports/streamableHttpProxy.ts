@@ -312,9 +312,10 @@ class StreamableHttpForwarder {
           'dropped an upstream event of a type other than message (clients never read it as one)',
         ),
     });
-    // A GET stream or a 2026-07-28 subscriptions/listen has nothing in flight: shutdown ends it at once.
-    const kind =
-      req.method === 'GET' || req.headers['mcp-method'] === 'subscriptions/listen' ? 'listen' : 'response';
+    // A GET stream or a 2026-07-28 subscriptions/listen (by its body) has nothing in flight:
+    // shutdown ends it at once.
+    const listening = exchange.listening?.length === exchange.requestIds.length;
+    const kind = req.method === 'GET' || listening ? 'listen' : 'response';
     res.once(
       'close',
       checkpoint.alerts.telemetry.onStreamOpened({ server: checkpoint.config.name, kind, end: relay.end }),
