@@ -134,6 +134,8 @@ class SseStreamRelay implements Deadline {
     upstream.on('end', () => {
       this.#options.wheel.disarm(this);
       this.#rewriter.end();
+      // The rewriter's own failure, or a client gone: the stream is over already.
+      if (this.#ended || this.#clientGone || res.writableEnded) return;
       // Without a session the answers owed can come on this stream only (in a session, the client
       // may resume it: they can still come on the session's GET stream).
       if (this.#exchange.answers !== undefined && this.#unanswered.size > 0) {
@@ -141,7 +143,6 @@ class SseStreamRelay implements Deadline {
         this.#finish('unanswered', 'toolpin: the upstream ended the stream without answering');
         return;
       }
-      if (this.#ended || res.writableEnded) return;
       this.#ended = true;
       res.end();
     });
