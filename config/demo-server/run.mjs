@@ -74,22 +74,20 @@ const adminPort = values['admin-port'];
 process.stderr.write(
   `demo: the review page (/ui on the admin listener${adminPort === '0' ? '' : `, http://127.0.0.1:${adminPort}/ui`}) approves once signed in with this run's admin token: ${token}\n`,
 );
-// Give the upstream a moment so the gateway's first requests find it; the gateway itself does not need it up.
-setTimeout(() => {
-  if (stopping) return;
-  start(
-    [
-      join('packages', 'gateway', 'dist', 'cli', 'main.js'),
-      'serve',
-      '--config',
-      gatewayFile,
-      '--port',
-      values.port,
-      '--admin-port',
-      adminPort,
-    ],
-    'gateway',
-  );
-}, 300);
+// Both start at once: the gateway connects upstream on a client's first request, not at start
+// (and a server down then is answered as such), so it needs no head start for the server.
+start(
+  [
+    join('packages', 'gateway', 'dist', 'cli', 'main.js'),
+    'serve',
+    '--config',
+    gatewayFile,
+    '--port',
+    values.port,
+    '--admin-port',
+    adminPort,
+  ],
+  'gateway',
+);
 process.on('SIGINT', () => stop(0));
 process.on('SIGTERM', () => stop(0));

@@ -166,7 +166,7 @@ describe('redteam11: a JSON listing kept as the chunks it arrived in (jsonRespon
     };
   }
 
-  it('attack: the verified listing cut at every byte, in both key orders, ids spanning three chunks, a last chunk of one byte: each answered as verified', async () => {
+  it('attack: the verified listing cut at each distinct byte, in both key orders, ids spanning three chunks, a last chunk of one byte: each answered as verified', async () => {
     const honest = {
       status: 200,
       message: { jsonrpc: '2.0', result: { tools: [UNI] } },
@@ -174,9 +174,27 @@ describe('redteam11: a JSON listing kept as the chunks it arrived in (jsonRespon
       ran: true,
     };
     for (const resultFirst of [true, false]) {
-      const length = body({ tools: [UNI] }, 'i-000', resultFirst).length;
+      const bytes = body({ tools: [UNI] }, 'i-000', resultFirst);
+      const length = bytes.length;
+      const resultStart = bytes.indexOf(JSON.stringify({ tools: [UNI] }));
+      const resultEnd = resultStart + Buffer.byteLength(JSON.stringify({ tools: [UNI] }));
+      // The cut positions that are distinct for the code under test, each alone: every one in the
+      // envelope (prefix, id, suffix) and within 4 bytes of either end of the result, every one
+      // beside or inside a multi-byte character (the text path's decoder, when the bytes are
+      // judged as text), and every 8th elsewhere. The rest are equivalent to those: the body is
+      // read as the list of its chunks whatever their sizes, matchResultEnvelopeBytes reads the
+      // same first and last 192 bytes (the whole body here) however they are split, and a cut
+      // inside the result away from its ends moves only where findBytes' comparison passes from
+      // one chunk to the next (packages/gateway/test/checkpoint/verifiedListings.test.ts runs every
+      // position and random sets of cuts; resultEnvelope.test.ts the envelope under any slicing).
+      const distinct = (cut: number): boolean =>
+        cut <= resultStart + 4 ||
+        cut >= resultEnd - 4 ||
+        (bytes[cut - 1] as number) >= 0x80 ||
+        (bytes[cut] as number) >= 0x80 ||
+        cut % 8 === 0;
       const cutsOf: number[][] = [];
-      for (let cut = 1; cut < length; cut++) cutsOf.push([cut]);
+      for (let cut = 1; cut < length; cut++) if (distinct(cut)) cutsOf.push([cut]);
       // The id ("i-NNN") of each order cut in three inside it, and a last chunk of 1 byte.
       const idAt = resultFirst ? length - 8 : '{"jsonrpc":"2.0","id":'.length;
       cutsOf.push([idAt + 1, idAt + 4], [idAt + 2, idAt + 3], [idAt, idAt + 7], [1, length - 1]);

@@ -182,7 +182,8 @@ describe('redteam5: a firstUseManifest that expires while the gateway waits for 
     const upstream = await startMaliciousUpstream();
     try {
       const pinned = pinFor('mal', upstream.url, PINNED_TOOLS);
-      const { manifest, key } = await signedManifest(dir, pinned, new Date(Date.now() + 1500));
+      const expiresAt = new Date(Date.now() + 1500);
+      const { manifest, key } = await signedManifest(dir, pinned, expiresAt);
       const gateway = await startGatewayHarness(
         [
           {
@@ -195,8 +196,9 @@ describe('redteam5: a firstUseManifest that expires while the gateway waits for 
         { manifestKeys: [key] },
       );
       try {
-        // Verified at load; the first client lists after the manifest's expiresAt.
-        await new Promise((resolve) => setTimeout(resolve, 1700));
+        // Verified at load; the first client lists after the manifest's expiresAt (waited out from
+        // here: the gateway's start counts toward it).
+        await new Promise((resolve) => setTimeout(resolve, expiresAt.getTime() + 100 - Date.now()));
         const endpoint = `${gateway.url}/mal/mcp`;
         const session = await openSession(endpoint);
         const listed = await postJson(endpoint, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, session);

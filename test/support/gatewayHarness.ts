@@ -1,6 +1,9 @@
 import { createLogger, startGateway, type RunningGateway } from '@toolpin/gateway';
 import { writeGatewayFiles } from './gatewayFiles.js';
 
+/** The pin watcher's settle time in the gateways tests start (StartGatewayOptions.settleMs). */
+export const HARNESS_SETTLE_MS = 20;
+
 /** One parsed JSON log line of the gateway. */
 export type LogLine = Record<string, unknown> & { event?: string; msg?: string };
 
@@ -35,7 +38,9 @@ export async function startGatewayHarness(
       },
     },
   });
-  const running = await startGateway(gatewayFile, { logger });
+  // A reload reads each pin file twice, settleMs apart (a file still being written is read again
+  // later); this harness's files are written whole before any reload, so it waits 20 ms, not 200.
+  const running = await startGateway(gatewayFile, { logger, settleMs: HARNESS_SETTLE_MS });
   return {
     running,
     url: running.url,

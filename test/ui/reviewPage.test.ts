@@ -11,6 +11,7 @@ import { CHROMIUM_PATH } from '../../scripts/ensureChromium.mjs';
 import { runCli } from '../../packages/gateway/dist/cli/program.js';
 import { captureIo } from '../../packages/gateway/test/cli/capturedIo.js';
 import { until } from '../support/until.js';
+import { HARNESS_SETTLE_MS } from '../support/gatewayHarness.js';
 import { RAW_ECHO, rawFixtureCommand, stdioPinFor, writePin } from '../transports/support.js';
 
 // The review page (docs/review-ui.md) in a real headless Chromium, over a real gateway in front of
@@ -56,7 +57,7 @@ async function startOn(name: string, admin: Record<string, unknown>): Promise<Ga
     level: 'info',
     destination: { write: (line: string) => void logs.push(JSON.parse(line) as LogLine) },
   });
-  return { running: await startGateway(gatewayFile, { logger }), pinFile, logs };
+  return { running: await startGateway(gatewayFile, { logger, settleMs: HARNESS_SETTLE_MS }), pinFile, logs };
 }
 
 async function connect(gateway: Gateway): Promise<Client> {

@@ -56,6 +56,11 @@ export interface StartGatewayOptions {
   readonly logger?: GatewayLogger;
   /** Watch the servers folder and hot-reload pin files. @default true */
   readonly watch?: boolean;
+  /**
+   * How long a reload waits between its two reads of each pin file, so that a file still being
+   * written is not read as a pin (PinWatcherOptions.settleMs). @default 200
+   */
+  readonly settleMs?: number;
 }
 
 /**
@@ -80,7 +85,7 @@ function watchPins(
   gateway: Gateway,
   config: GatewayConfig,
   observer: GatewayObserver,
-  watch: boolean,
+  options: Pick<StartGatewayOptions, 'watch' | 'settleMs'>,
 ): PinWatcher {
   return watchPinFiles({
     dir: config.serversDir,
@@ -99,7 +104,8 @@ function watchPins(
     initial: config.servers,
     // A gateway file that names no key still reloads its pins under a policy (docs/manifests.md).
     signatures: config.signatures ?? KEYLESS_POLICY,
-    watch,
+    watch: options.watch ?? true,
+    ...(options.settleMs === undefined ? {} : { settleMs: options.settleMs }),
   });
 }
 
@@ -155,7 +161,7 @@ export async function startGateway(
   });
   const { server, url, adminUrl, observer } = listeners;
   logStarted(gateway.logger, config, url, adminUrl);
-  const watcher = watchPins(gateway, config, observer, options.watch ?? true);
+  const watcher = watchPins(gateway, config, observer, options);
   later.watcher = watcher;
   return {
     gateway,

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import type { ServerConfig } from '../../src/config/index.js';
 import type { PageInspection } from '../../src/policy/inspectToolsPage.js';
 import { VerifiedListings, type VerifiedListing } from '../../src/checkpoint/verifiedListings.js';
@@ -37,5 +38,38 @@ describe('VerifiedListings', () => {
     listings.clear();
     expect(listings.mayCarryBytes(1e9)).toBe(false);
     expect(listings.find(config, short.input)).toBeUndefined();
+  });
+
+  // The byte path of a replay (serverCheckpoint.knownListingBytes): a listing arrives in the chunks
+  // the network made, inside an envelope. Every cut, anywhere (in the envelope, at either end of the
+  // result, inside it, inside a multi-byte character), several at once: found exactly when the
+  // bytes between start and end are the remembered ones. The end-to-end test (redteam11) runs a
+  // subset of cut positions through a real gateway; this is where every position is run.
+  it('finds a remembered listing in bytes cut anywhere into any number of slices, and only those bytes', () => {
+    const input = JSON.stringify({ tools: [{ name: 'echo', description: 'Échoe — ü 🙂 tel quel' }] });
+    const remembered = listing(input);
+    const listings = new VerifiedListings();
+    listings.remember(remembered);
+    const prefix = Buffer.from('{"result":');
+    const suffix = Buffer.from(',"jsonrpc":"2.0","id":"i-1"}');
+    const whole = Buffer.concat([prefix, remembered.inputBytes, suffix]);
+    const [start, end] = [prefix.length, prefix.length + remembered.inputBytes.length];
+    const slicesAt = (bytes: Buffer, cuts: readonly number[]): Buffer[] => {
+      const at = [...new Set(cuts)].sort((a, b) => a - b);
+      return [...at, bytes.length].map((cut, i) => bytes.subarray(i === 0 ? 0 : at[i - 1], cut));
+    };
+    const cutsOf = fc.uniqueArray(fc.integer({ min: 1, max: whole.length - 1 }), { maxLength: 6 });
+    // Each single cut position, then random sets of cuts.
+    for (let cut = 1; cut < whole.length; cut++)
+      expect(listings.findBytes(config, slicesAt(whole, [cut]), start, end)).toBe(remembered);
+    fc.assert(
+      fc.property(cutsOf, fc.integer({ min: start, max: end - 1 }), (cuts, flip) => {
+        expect(listings.findBytes(config, slicesAt(whole, cuts), start, end)).toBe(remembered);
+        // One byte of the result changed: never found, wherever the cuts are.
+        const changed = Buffer.from(whole);
+        changed[flip] = (changed[flip] as number) ^ 0x20;
+        expect(listings.findBytes(config, slicesAt(changed, cuts), start, end)).toBeUndefined();
+      }),
+    );
   });
 });
