@@ -119,8 +119,15 @@ describe('toolpin protect --all on a temporary HOME', () => {
     const remote = serversOf(await readFile(files.cursor?.path ?? '', 'utf8')).remote;
     const gateway = parseYaml(await readFile(join(pins, 'gateway.yaml'), 'utf8')) as {
       listen: { host: string; port: number };
+      admin: { port: number };
     };
     expect(gateway.listen.host).toBe('127.0.0.1');
+    // Kept for good, so below the ephemeral range: no outgoing connection takes them meanwhile.
+    for (const port of [gateway.listen.port, gateway.admin.port]) {
+      expect(port).toBeGreaterThanOrEqual(20_000);
+      expect(port).toBeLessThanOrEqual(32_767);
+    }
+    expect(gateway.admin.port).not.toBe(gateway.listen.port);
     expect(remote).toEqual({
       url: `http://127.0.0.1:${gateway.listen.port}/remote/mcp`,
       headers: { 'X-Api-Key': 'remote-key-1' },

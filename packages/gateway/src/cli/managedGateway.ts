@@ -68,18 +68,42 @@ export async function readGatewayPorts(gateway: ManagedGateway): Promise<Gateway
   return { host: listen.host, port: listen.port, adminPort: admin.port };
 }
 
-function listening(server: Server): Promise<number> {
+/** Listens on `port` (0: one the system chooses) of loopback; the port it got. */
+function listening(server: Server, port: number): Promise<number> {
   return new Promise((done, fail) => {
     server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => done((server.address() as AddressInfo).port));
+    server.listen(port, '127.0.0.1', () => done((server.address() as AddressInfo).port));
   });
 }
 
-/** Two distinct free loopback ports, chosen by the system. */
+// The managed gateway's ports are kept for good (client configs name them), so they are taken
+// below the ephemeral range (Linux 32768-60999, macOS and Windows 49152-65535): a port the system
+// hands out for outgoing connections could be in use by any of them whenever the gateway is down.
+const STABLE_PORTS = { low: 20_000, high: 32_767, tries: 64 };
+
+/**
+ * Two distinct free loopback ports for good: random ones below the ephemeral range that are free
+ * now, or, if none of a few tries is, ones the system chooses.
+ */
 async function freePorts(): Promise<[number, number]> {
-  const servers = [createServer(), createServer()];
+  const servers: Server[] = [];
+  const ports: number[] = [];
   try {
-    return [await listening(servers[0] as Server), await listening(servers[1] as Server)];
+    const { low, high, tries } = STABLE_PORTS;
+    for (let attempt = 0; attempt < tries && ports.length < 2; attempt++) {
+      const server = createServer();
+      const candidate = low + Math.floor(Math.random() * (high - low + 1));
+      const port = await listening(server, candidate).catch(() => undefined);
+      if (port === undefined) continue;
+      servers.push(server);
+      ports.push(port);
+    }
+    while (ports.length < 2) {
+      const server = createServer();
+      servers.push(server);
+      ports.push(await listening(server, 0));
+    }
+    return [ports[0] as number, ports[1] as number];
   } finally {
     await Promise.all(servers.map((server) => new Promise((done) => server.close(done))));
   }
