@@ -409,6 +409,24 @@ describe('redteam12: idle, oversized, close-delimited and smuggled answers (in-p
   // Without a session, a request's answer can come on its own response only: a success without a
   // message would leave the client waiting for answers that never come. (In a session they may
   // come on its GET stream: answerCorrelation.test.ts judges one there.)
+  async function expectUnanswered(
+    id: string,
+    answer: string,
+    status: number,
+    logged: Record<string, unknown>,
+  ): Promise<void> {
+    rig.upstream.behaviour = onCall((res) => writeRawResponse(res, answer));
+    const mark = rig.gateway.logs.length;
+    const { bodies, statuses, received } = await sendInTurn(rig.endpoint, {}, [
+      callRequest(id, 'echo', { text: 'x' }),
+    ]);
+    expect(statusLines(received)).toBe(1);
+    expect(statuses[0]).toBe(status);
+    expect(responsesIn(bodies[0] ?? '')).toHaveLength(1);
+    expect(failureOf(bodies[0] ?? '', id)).toEqual({ code: -32042, reason: 'unanswered' });
+    expect(rig.gateway.logs.slice(mark)).toContainEqual(expect.objectContaining(logged));
+  }
+
   it.each<[string, string]>([
     ['202 with no media type', rawHead('202 Accepted', [['Content-Length', 0]])],
     [
@@ -420,44 +438,17 @@ describe('redteam12: idle, oversized, close-delimited and smuggled answers (in-p
     ],
   ])(
     'answers a sessionless call the upstream answered with %s: one -32042 (unanswered) error, and logs why',
-    async (_, head) => {
-      rig.upstream.behaviour = onCall((res) => writeRawResponse(res, head));
-      const mark = rig.gateway.logs.length;
-      const { bodies, statuses, received } = await sendInTurn(rig.endpoint, {}, [
-        callRequest('empty', 'echo', { text: 'x' }),
-      ]);
-      expect(statusLines(received)).toBe(1);
-      expect(statuses[0]).toBe(502);
-      expect(responsesIn(bodies[0] ?? '')).toHaveLength(1);
-      expect(failureOf(bodies[0] ?? '', 'empty')).toEqual({ code: -32042, reason: 'unanswered' });
-      expect(rig.gateway.logs.slice(mark)).toContainEqual(
-        expect.objectContaining({ event: 'upstream.refused_answer', err: 'unanswered' }),
-      );
-    },
+    (_, head) =>
+      expectUnanswered('empty', head, 502, { event: 'upstream.refused_answer', err: 'unanswered' }),
   );
 
   it('answers a sessionless call whose SSE answer ended without it: one -32042 (unanswered) event, and logs why', async () => {
     const events = ': nothing to say\n\n';
-    rig.upstream.behaviour = onCall((res) =>
-      writeRawResponse(
-        res,
-        rawHead('200 OK', [
-          ['Content-Type', 'text/event-stream'],
-          ['Content-Length', Buffer.byteLength(events)],
-        ]) + events,
-      ),
-    );
-    const mark = rig.gateway.logs.length;
-    const { bodies, statuses, received } = await sendInTurn(rig.endpoint, {}, [
-      callRequest('ended', 'echo', { text: 'x' }),
+    const head = rawHead('200 OK', [
+      ['Content-Type', 'text/event-stream'],
+      ['Content-Length', Buffer.byteLength(events)],
     ]);
-    expect(statusLines(received)).toBe(1);
-    expect(statuses[0]).toBe(200);
-    expect(responsesIn(bodies[0] ?? '')).toHaveLength(1);
-    expect(failureOf(bodies[0] ?? '', 'ended')).toEqual({ code: -32042, reason: 'unanswered' });
-    expect(rig.gateway.logs.slice(mark)).toContainEqual(
-      expect.objectContaining({ event: 'upstream.stream_broken' }),
-    );
+    await expectUnanswered('ended', head + events, 200, { event: 'upstream.stream_broken' });
   });
 
   it('still relays a 202 with no body to a notification as it is', async () => {
