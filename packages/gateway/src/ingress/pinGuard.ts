@@ -387,15 +387,21 @@ class PinGuardHandler {
     // client's bytes: duplicate keys, odd spacing or encodings cannot mean one thing here and
     // another there.
     const body = JSON.stringify(sent.batch ? forward : forward[0]);
-    const requests = forward.filter(isRequest);
-    const listening = requests.filter((message) => message.method === 'subscriptions/listen');
+    // The forwarded requests' ids, and those of them that only listen (owed nothing: Exchange.listening).
+    const requestIds: JsonRpcId[] = [];
+    let listening: JsonRpcId[] | undefined;
+    for (const message of forward) {
+      if (!isRequest(message)) continue;
+      requestIds.push(message.id);
+      if (message.method === 'subscriptions/listen') (listening ??= []).push(message.id);
+    }
     const exchange: Exchange = {
       checkpoint: this.checkpoint,
       sessionKey,
       ...(answers === undefined ? {} : { answers }),
       body,
-      requestIds: requests.map((message) => message.id),
-      ...(listening.length === 0 ? {} : { listening: listening.map((message) => message.id) }),
+      requestIds,
+      ...(listening === undefined ? {} : { listening }),
       refused,
       batch: sent.batch,
       paramHeaders: sent.paramHeaders,
