@@ -182,17 +182,15 @@ describe('finding B: the gateway answers a request it declared unanswered a seco
       if (message.method !== 'tools/call') return false;
       // A valid JSON body that answers nothing: the gateway answers d1 itself (-32042 unanswered)…
       answerText(res, 'application/json', sentinelText('not-the-answer'));
-      // …and the upstream answers d1 afterwards on the session's GET stream.
-      setTimeout(
-        () => upstream.pushOnGetStreams(`data: ${JSON.stringify(late)}\n\ndata: ${sentinelText('end')}\n\n`),
-        100,
-      );
       return true;
     };
     const stream = await openGetStream(setup);
     const reply = await postJson(endpoint, callOf('d1', 'echo', { text: 'x' }), session);
     const answers = responsesIn(reply.body).filter((message) => message.id === 'd1');
     expect(answers).toEqual([expect.objectContaining({ error: expect.objectContaining({ code: -32042 }) })]);
+    // …and the upstream answers d1 afterwards on the session's GET stream (once the client has the
+    // -32042: the order this test is about, whatever the machine's load).
+    upstream.pushOnGetStreams(`data: ${JSON.stringify(late)}\n\ndata: ${sentinelText('end')}\n\n`);
     const streamed = await readUntil(stream, '"end"');
     // One request, one answer: the second (the upstream's late one) must not reach the client.
     expect(streamed).not.toContain('LATE-ANSWER');
@@ -201,15 +199,20 @@ describe('finding B: the gateway answers a request it declared unanswered a seco
   it('an answer on the session stream first, then -32042 unanswered on the POST', async () => {
     const { upstream, endpoint, session } = setup;
     const early = { jsonrpc: '2.0', id: 'd2', result: { content: [{ type: 'text', text: 'EARLY-ANSWER' }] } };
+    let answerPost: (() => void) | undefined;
     upstream.behaviour = ({ res, message }) => {
       if (message.method !== 'tools/call') return false;
+      // The POST's JSON body (answering nothing) only once the client has read the early answer:
+      // the order this test is about, whatever the machine's load.
+      answerPost = () => answerText(res, 'application/json', sentinelText('not-the-answer'));
       upstream.pushOnGetStreams(`data: ${JSON.stringify(early)}\n\ndata: ${sentinelText('end')}\n\n`);
-      setTimeout(() => answerText(res, 'application/json', sentinelText('not-the-answer')), 100);
       return true;
     };
     const stream = await openGetStream(setup);
-    const reply = await postJson(endpoint, callOf('d2', 'echo', { text: 'x' }), session);
+    const replying = postJson(endpoint, callOf('d2', 'echo', { text: 'x' }), session);
     const streamed = await readUntil(stream, '"end"');
+    answerPost?.();
+    const reply = await replying;
     expect(streamed).toContain('EARLY-ANSWER');
     // d2 was answered on the session stream: the POST must not answer it again.
     expect(responsesIn(reply.body).filter((message) => message.id === 'd2')).toEqual([]);
