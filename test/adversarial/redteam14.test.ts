@@ -1,7 +1,8 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { initializeRequest } from '../support/rawMcp.js';
+import { pinFor } from '../support/pinFor.js';
+import { initializeRequest, statelessEnvelope } from '../support/rawMcp.js';
 import { until } from '../support/until.js';
 import {
   RAW_ECHO,
@@ -11,6 +12,9 @@ import {
   writePin,
   type WrapProgram,
 } from '../transports/support.js';
+import { answerJson } from './support/maliciousUpstream.js';
+import { exchangeRaw, rawPost } from './support/rawClient.js';
+import { SERVER, useRig } from './support/rig.js';
 
 type Line = Record<string, unknown> | Record<string, unknown>[];
 
@@ -130,5 +134,95 @@ describe('redteam14 finding A: a line on wrap’s stdin the SDK’s schema refus
     expect(raw.answersTo(21)[0]?.result).toEqual({ content: [{ type: 'text', text: 'after' }] });
     expect(raw.answersTo(null).at(-1)?.error).toMatchObject({ code: -32600 });
     expect(raw.answersTo(20)).toEqual([]);
+  });
+});
+
+// --- Finding B: the Mcp-Name check compared the header's bytes with the body (2026-07-28, SEP-2243).
+// A name that cannot ride in a header as it is (not ASCII, control characters, leading or trailing
+// space) is sent in the Base64 sentinel, `=?base64?…?=`, and a server decodes it before comparing
+// (the SDK v2 client encodes it, its server decodes it): the gateway refused such a call, that the
+// server would serve, as a header that "disagrees with the body" (400, -32020). And `tasks/get`,
+// `tasks/update`, `tasks/cancel` mirror `params.taskId` in Mcp-Name: the gateway refused every
+// such header. Now Mcp-Name is decoded as Mcp-Param-* is (`decodeParamValue`), compared with its
+// source field, and a sentinel that is not canonical Base64 of UTF-8 is refused as a server refuses it.
+
+const METEO = {
+  name: 'météo',
+  description: 'Gives the weather.',
+  inputSchema: { type: 'object', properties: { city: { type: 'string' } } },
+};
+
+describe('redteam14 finding B: an Mcp-Name in the Base64 sentinel was refused as a mismatch', () => {
+  const pin = pinFor(SERVER, 'http://127.0.0.1:9/mcp', [METEO]);
+  const rig = useRig({ upstream: { sessions: false }, pin: { pin: pin.pin, definitions: pin.definitions } });
+
+  beforeEach(() => {
+    rig.upstream.reset();
+    rig.upstream.behaviour = ({ res, message }) => {
+      if (message.method !== 'tools/list') return false;
+      answerJson(res, { jsonrpc: '2.0', id: message.id ?? null, result: { tools: [METEO] } });
+      return true;
+    };
+  });
+
+  const post = (id: string, method: string, params: Record<string, unknown>, name: string) =>
+    exchangeRaw(
+      rig.endpoint,
+      rawPost(
+        rig.endpoint,
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          method,
+          params: { ...params, _meta: statelessEnvelope('rt14') },
+        }),
+        [
+          ['Mcp-Protocol-Version', '2026-07-28'],
+          ['Mcp-Method', method],
+          ['Mcp-Name', name],
+        ],
+      ),
+    );
+  const sentinel = (text: string): string => `=?base64?${Buffer.from(text, 'utf8').toString('base64')}?=`;
+
+  it('serves a call whose Mcp-Name is the sentinel of the body’s name, as the server reads it', async () => {
+    const reply = await post(
+      '1',
+      'tools/call',
+      { name: 'météo', arguments: { city: 'Lyon' } },
+      sentinel('météo'),
+    );
+    expect(reply.status).toBe(200);
+    expect(rig.upstream.executed).toEqual(['météo']);
+  });
+
+  it('still refuses a sentinel naming another tool, one that is not canonical Base64, and the literal sentinel text', async () => {
+    const body = { name: 'météo', arguments: { city: 'Lyon' } };
+    for (const [id, name] of [
+      ['2', sentinel('evil')],
+      ['3', '=?base64?bcOpdMOpbw?='],
+    ] as const) {
+      const reply = await post(id, 'tools/call', body, name);
+      expect(reply.status).toBe(400);
+      expect(JSON.parse(reply.body)).toMatchObject({ id, error: { code: -32020 } });
+    }
+    // A body name that is itself sentinel-shaped: its header must be encoded too (the server decodes).
+    const literal = await post(
+      '4',
+      'tools/call',
+      { name: sentinel('météo'), arguments: {} },
+      sentinel('météo'),
+    );
+    expect(literal.status).toBe(400);
+    expect(rig.upstream.executed).toEqual([]);
+  });
+
+  it('accepts Mcp-Name mirroring a task id (tasks/get), refuses one naming another task', async () => {
+    const served = await post('5', 'tasks/get', { taskId: 't-1' }, 't-1');
+    expect(served.status).not.toBe(400);
+    expect(rig.upstream.requests.some((r) => r.messages.some((m) => m.method === 'tasks/get'))).toBe(true);
+    const refused = await post('6', 'tasks/get', { taskId: 't-1' }, 't-2');
+    expect(refused.status).toBe(400);
+    expect(JSON.parse(refused.body)).toMatchObject({ id: '6', error: { code: -32020 } });
   });
 });
