@@ -1,10 +1,12 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startGatewayHarness } from '../support/gatewayHarness.js';
 import { pinFor } from '../support/pinFor.js';
-import { initializeRequest, statelessEnvelope } from '../support/rawMcp.js';
+import { initializeRequest, postRaw, statelessEnvelope } from '../support/rawMcp.js';
 import { until } from '../support/until.js';
 import {
+  RAW_DRIFTED_ECHO,
   RAW_ECHO,
   rawFixtureCommand,
   runWrapInProcess,
@@ -31,10 +33,11 @@ interface RawWrap {
   close(): Promise<void>;
 }
 
-async function startRawWrap(): Promise<RawWrap> {
+/** `command`: the stdio server (the raw fixture, logging its calls, unless given). */
+async function startRawWrap(command: readonly string[] = rawFixtureCommand()): Promise<RawWrap> {
   const dir = await mkdtemp(join(tmpdir(), 'toolpin-rt14-'));
   const callLog = join(dir, 'calls.log');
-  const pin = stdioPinFor('raw', rawFixtureCommand(), [RAW_ECHO], { TOOLPIN_RAW_CALL_LOG: callLog });
+  const pin = stdioPinFor('raw', command, [RAW_ECHO], { TOOLPIN_RAW_CALL_LOG: callLog });
   const wrap = runWrapInProcess(await writePin(dir, pin), undefined);
   let received = '';
   wrap.stdout.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
@@ -224,5 +227,83 @@ describe('redteam14 finding B: an Mcp-Name in the Base64 sentinel was refused as
     const refused = await post('6', 'tasks/get', { taskId: 't-1' }, 't-2');
     expect(refused.status).toBe(400);
     expect(JSON.parse(refused.body)).toMatchObject({ id: '6', error: { code: -32020 } });
+  });
+});
+
+// --- Finding C: a stdio server (or a legacy SSE event) answering in a JSON-RPC batch, an array on
+// one line: the bridge checked the array as one message ("not a JSON object", no id) and dropped
+// it, so the requests it answered went unanswered until the silence clock (wrap: 300 s; a server
+// that keeps writing never lets it fire), and the 2026-07-28 shared upstream likewise. The HTTP
+// proxy reads a batch answer message by message (`decideUpstreamText`); the bridge and the
+// checked upstream transport now do too (`upstreamBatch`): each member judged as any message.
+
+const BATCH_SERVER = `
+const echo = ${JSON.stringify(RAW_ECHO)};
+const drifted = ${JSON.stringify(RAW_DRIFTED_ECHO)};
+let buffer = '';
+process.stdin.on('data', (chunk) => {
+  buffer += chunk;
+  for (let at = buffer.indexOf('\\n'); at !== -1; at = buffer.indexOf('\\n')) {
+    const m = JSON.parse(buffer.slice(0, at));
+    buffer = buffer.slice(at + 1);
+    const out = (value) => process.stdout.write(JSON.stringify(value) + '\\n');
+    if (m.method === 'initialize')
+      out({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'batch', version: '1' } } });
+    else if (m.method === 'tools/list' && m.params?.cursor === undefined && String(m.id).startsWith('list-drift'))
+      out([{ jsonrpc: '2.0', id: m.id, result: { tools: [drifted] } }]);
+    else if (m.method === 'tools/list') out({ jsonrpc: '2.0', id: m.id, result: { tools: [echo] } });
+    else if (m.method === 'tools/call')
+      out([{ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x' } }, { jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'in a batch' }] } }]);
+  }
+});
+process.stdin.on('end', () => process.exit(0));
+`;
+
+describe('redteam14 finding C: an upstream answer in a JSON-RPC batch was dropped whole, its request unanswered', () => {
+  it('wrap: the call answered in a batch gets that answer once; a drifted listing in a batch is judged', async () => {
+    const raw = await startRawWrap([process.execPath, '-e', BATCH_SERVER]);
+    try {
+      raw.write(`${call(1, 'x')}\n`);
+      // Well within the 300 s silence clock: before, nothing came at all.
+      await until(() => (raw.answersTo(1).length > 0 ? true : undefined), 'the batched answer', 80);
+      expect(raw.answersTo(1)).toEqual([
+        expect.objectContaining({ result: { content: [{ type: 'text', text: 'in a batch' }] } }),
+      ]);
+      raw.write('{"jsonrpc":"2.0","id":"list-drift","method":"tools/list"}\n');
+      await until(
+        () => (raw.answersTo('list-drift').length > 0 ? true : undefined),
+        'the batched listing',
+        80,
+      );
+      // Judged like any listing: the drifted echo is hidden.
+      expect(raw.answersTo('list-drift')).toEqual([expect.objectContaining({ result: { tools: [] } })]);
+    } finally {
+      await raw.close();
+    }
+  });
+
+  it('2026-07-28 through the shared upstream: the call answered in a batch is answered', async () => {
+    const command = [process.execPath, '-e', BATCH_SERVER];
+    const gateway = await startGatewayHarness([stdioPinFor('batch', command, [RAW_ECHO])]);
+    try {
+      const reply = await postRaw(
+        `${gateway.url}/batch/mcp`,
+        {
+          jsonrpc: '2.0',
+          id: 'c1',
+          method: 'tools/call',
+          params: { name: 'echo', arguments: { text: 'x' }, _meta: statelessEnvelope() },
+        },
+        { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo' },
+      );
+      const answers = reply.messages.filter((m) => (m as { id?: unknown }).id === 'c1');
+      expect(answers).toEqual([
+        expect.objectContaining({
+          result: expect.objectContaining({ content: [{ type: 'text', text: 'in a batch' }] }),
+        }),
+      ]);
+    } finally {
+      await gateway.close();
+    }
   });
 });
