@@ -1,3 +1,11 @@
+// Red team 14: exact bytes on `toolpin wrap`'s stdio (both sides), the pinned surfaces through
+// pagination, and the 2026-07-28 routing headers. Each describe is one finding: the attack first,
+// then the gateway's answer. In-process gateways and wraps; the stdio servers are small children.
+// What was tried and found sound (no describe here): CRLF, a lone \r, U+2028/U+2029, invalid UTF-8
+// and lines split across writes on either side; an upstream answering an id never sent, answering
+// twice, writing before initialize; prompts duplicated or drifted across pages (refused
+// `unverifiable` / `prompt_drifted`, fetch on miss over every page); Mcp-Method/Mcp-Name in another
+// case, with spaces, repeated, or on a batch (-32020).
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
