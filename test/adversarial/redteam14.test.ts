@@ -315,3 +315,22 @@ describe('redteam14 finding C: an upstream answer in a JSON-RPC batch was droppe
     }
   });
 });
+
+// --- Finding D: a client that closes its end of wrap's stdout (it exited, or closed the pipe before
+// stdin) made wrap's next write fail with EPIPE, an 'error' event nobody heard: wrap died of an
+// uncaught exception (a stack trace on stderr, exit code 1, the code that says the server ended the
+// session). The stdio front now hears it as the client leaving: `client.output_closed`, the child
+// stopped, exit 0.
+
+describe('redteam14 finding D: the client closing its end of stdout crashed wrap (EPIPE unheard)', () => {
+  it('ends the session as the client’s, exit 0, nothing uncaught', async () => {
+    const raw = await startRawWrap();
+    // What a real pipe does when its reader is gone: the next write fails with EPIPE.
+    raw.wrap.stdout.destroy(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+    raw.write(`${call(1, 'after the client left')}\n`);
+    expect(await raw.wrap.exited).toBe(0);
+    expect(raw.wrap.events('client.output_closed')).toEqual([expect.objectContaining({ code: 'EPIPE' })]);
+    expect(raw.wrap.events('wrap.stopped')).toEqual([expect.objectContaining({ endedBy: 'client' })]);
+    await raw.close();
+  });
+});

@@ -46,6 +46,8 @@ export class StdioFrontTransport implements Transport {
   readonly #lines: LineFramer;
   readonly #maxLineBytes: number;
   #closed = false;
+  /** The output failed (the client closed its end): nothing more is written. */
+  #outputGone = false;
 
   constructor(options: StdioFrontTransportOptions) {
     this.#options = options;
@@ -63,9 +65,25 @@ export class StdioFrontTransport implements Transport {
 
   readonly #onError = (error: Error): void => this.onerror?.(error);
 
+  /**
+   * The client's end of stdout is gone (EPIPE: it closed its side, or exited): the client left.
+   * Unheard, the stream's 'error' event ended the process with an uncaught exception (exit 1, the
+   * code of a server that ended the session). Kept for good: every write after it is dropped.
+   */
+  readonly #onOutputError = (error: NodeJS.ErrnoException): void => {
+    if (this.#outputGone) return;
+    this.#outputGone = true;
+    this.#options.logger.info(
+      { event: 'client.output_closed', ...this.#options.fields, code: error.code },
+      'the client closed its end of stdout: the session ends',
+    );
+    void this.close();
+  };
+
   async start(): Promise<void> {
     this.#options.input.on('data', this.#onData);
     this.#options.input.on('error', this.#onError);
+    this.#options.output.on('error', this.#onOutputError);
   }
 
   #line(bytes: Buffer | undefined): void {
@@ -121,9 +139,16 @@ export class StdioFrontTransport implements Transport {
   /** Writes one line; resolves once the output took it (after `drain` when it was full). */
   #write(value: unknown): Promise<void> {
     const output = this.#options.output;
+    if (this.#outputGone || output.destroyed) return Promise.resolve();
     return new Promise((resolve) => {
-      if (output.write(`${JSON.stringify(value)}\n`)) resolve();
-      else output.once('drain', resolve);
+      if (output.write(`${JSON.stringify(value)}\n`)) return resolve();
+      const done = (): void => {
+        output.off('drain', done);
+        output.off('close', done);
+        resolve();
+      };
+      output.once('drain', done);
+      output.once('close', done);
     });
   }
 
