@@ -1,7 +1,8 @@
 import type { Readable, Writable } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import { jsonRpcError } from '../wire/jsonRpc.js';
+import { LineFramer } from '../wire/lineFramer.js';
+import { DEFAULT_MAX_BRIDGED_MESSAGE_BYTES } from '../defaults.js';
 
 /** How long a `wrap` that cannot start waits for its client's first request. */
 const WAIT_FOR_CLIENT_MS = 10_000;
@@ -20,8 +21,7 @@ export function answerStartFailure(
   reason: string,
 ): Promise<void> {
   return new Promise((resolve) => {
-    let buffered = '';
-    const decoder = new StringDecoder('utf8');
+    const lines = new LineFramer(DEFAULT_MAX_BRIDGED_MESSAGE_BYTES);
     const done = (): void => {
       clearTimeout(timer);
       input.off('data', onData);
@@ -45,13 +45,13 @@ export function answerStartFailure(
       return request.method === 'initialize';
     };
     const onData = (chunk: Buffer | string): void => {
-      buffered += typeof chunk === 'string' ? chunk : decoder.write(chunk);
-      for (let end = buffered.indexOf('\n'); end >= 0; end = buffered.indexOf('\n')) {
-        const line = buffered.slice(0, end).trim();
-        buffered = buffered.slice(end + 1);
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+      lines.push(bytes, (line) => {
         // The client was told why: nothing more will be served.
-        if (line !== '' && answer(line)) return void output.write('', () => done());
-      }
+        if (line === undefined || !answer(line.toString('utf8').trim())) return true;
+        output.write('', () => done());
+        return false;
+      });
     };
     input.on('data', onData);
     input.once('end', done);

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { userInfo } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import { dirname, isAbsolute } from 'node:path';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { PrincipalConfig, ServerConfig, UpstreamConfig } from '../config/index.js';
 import { keyForPrincipal } from '../policy/sessionPrincipal.js';
 import { ScopeTable } from '../state/scopeTable.js';
@@ -11,6 +10,8 @@ import { Alerts } from '../observe/alerts.js';
 import { ClientNotices } from '../observe/clientNotices.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { SessionStore } from '../state/sessionStore.js';
+import { sessionLabel } from '../observe/sessionLabel.js';
+import { StdioFrontTransport } from './stdioFrontTransport.js';
 import { ToolDigester } from '../state/toolDigester.js';
 import { MessageBridge, type BridgeEnd } from '../transports/messageBridge.js';
 import { openUpstream } from '../transports/openUpstream.js';
@@ -98,6 +99,20 @@ function openFrontUpstream(
   });
 }
 
+/** The client side: wrap's stdin and stdout, read by the gateway's own line parser. */
+function clientTransport(
+  options: StdioFrontOptions,
+  input: Readable,
+  sessionKey: string,
+): StdioFrontTransport {
+  return new StdioFrontTransport({
+    input,
+    output: options.output ?? process.stdout,
+    logger: options.logger,
+    fields: { server: options.server.name, session: sessionLabel(sessionKey) },
+  });
+}
+
 /**
  * Runs toolpin as a stdio MCP server (what `toolpin wrap` does): the client is whoever speaks on
  * stdin/stdout, the upstream is `command` (a child) or the pin's upstream, and the server's pin is
@@ -119,7 +134,8 @@ export async function runStdioFront(options: StdioFrontOptions): Promise<StdioFr
     scopes,
   });
   const input = options.input ?? process.stdin;
-  const client = new StdioServerTransport(input, options.output ?? process.stdout);
+  const sessionKey = stdioSession(options, scopes);
+  const client = clientTransport(options, input, sessionKey);
   const upstream = openFrontUpstream(options, upstreamConfig);
   const notices = new ClientNotices({
     server: server.name,
@@ -130,7 +146,7 @@ export async function runStdioFront(options: StdioFrontOptions): Promise<StdioFr
   const bridge = new MessageBridge({
     notices,
     checkpoint,
-    sessionKey: stdioSession(options, scopes),
+    sessionKey,
     client,
     front: 'stdio',
     upstream,

@@ -4,6 +4,7 @@ import { handlerFailure } from './handlerFailure.js';
 import {
   checkUpstreamMessage,
   unverifiableAnswer,
+  upstreamBatch,
   type InvalidUpstreamMessage,
 } from '../wire/upstreamMessage.js';
 
@@ -28,7 +29,10 @@ export class CheckedUpstreamTransport implements Transport {
     this.#oninvalid = oninvalid;
     inner.onclose = () => this.onclose?.();
     inner.onerror = (error) => this.onerror?.(error);
-    inner.onmessage = (message, extra) => this.#receive(message, extra);
+    // A batch: each message on its own (dropped whole, the requests it answers went unanswered).
+    inner.onmessage = (value, extra) => {
+      for (const message of upstreamBatch(value)) this.#receive(message, extra);
+    };
   }
 
   get sessionId(): string | undefined {

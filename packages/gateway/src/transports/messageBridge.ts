@@ -43,6 +43,7 @@ import { settleWithin } from './settleWithin.js';
 import { logInvalidMessage } from '../observe/invalidMessage.js';
 import {
   checkUpstreamMessage,
+  upstreamBatch,
   unverifiableAnswer,
   type InvalidUpstreamMessage,
 } from '../wire/upstreamMessage.js';
@@ -308,6 +309,11 @@ export class MessageBridge {
    */
   #fromUpstream(raw: JSONRPCMessage): void {
     this.#heardAt = Date.now();
+    // A batch: each message on its own (dropped whole, the requests it answers went unanswered).
+    for (const message of upstreamBatch(raw)) this.#fromUpstreamMessage(message as JSONRPCMessage);
+  }
+
+  #fromUpstreamMessage(raw: JSONRPCMessage): void {
     const invalid = checkUpstreamMessage(raw);
     if (invalid !== undefined) {
       this.#dropInvalid(invalid);

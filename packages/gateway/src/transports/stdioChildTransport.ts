@@ -6,6 +6,7 @@ import { GatewayError } from '../errors.js';
 import { handlerFailure } from './handlerFailure.js';
 import { killProcessGroup, trackChild, untrackChild, waitForGroupExit } from './childRegistry.js';
 import { DEFAULT_MAX_BRIDGED_MESSAGE_BYTES } from '../defaults.js';
+import { LineFramer } from '../wire/lineFramer.js';
 
 /** Options of {@link StdioChildTransport}. */
 export interface StdioChildOptions {
@@ -36,7 +37,6 @@ export interface ChildExit {
 
 const MAX_STDERR_LINE = 8 * 1024;
 const DEFAULT_GRACE_MS = 2000;
-const NEWLINE = 0x0a;
 
 /**
  * An MCP client transport over a spawned child's stdin/stdout. Unlike the SDK's StdioClientTransport
@@ -56,9 +56,8 @@ export class StdioChildTransport implements Transport {
 
   readonly #options: StdioChildOptions;
   readonly #maxMessageBytes: number;
-  /** Bytes of the line being received, before its newline arrives. */
-  #partial: Buffer[] = [];
-  #partialBytes = 0;
+  /** The line being received, before its newline arrives. */
+  readonly #lines: LineFramer;
   #failed = false;
   #child: ChildProcess | undefined;
   #exit: ChildExit | undefined;
@@ -69,6 +68,7 @@ export class StdioChildTransport implements Transport {
   constructor(options: StdioChildOptions) {
     this.#options = options;
     this.#maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_BRIDGED_MESSAGE_BYTES;
+    this.#lines = new LineFramer(this.#maxMessageBytes);
   }
 
   /** The child's pid once spawned. */
@@ -164,54 +164,22 @@ export class StdioChildTransport implements Transport {
 
   /** Hands each complete line of stdout over; keeps what follows the last newline for later. */
   #readLines(chunk: Buffer): void {
-    let start = 0;
-    let end = chunk.indexOf(NEWLINE);
-    if (end === -1) {
-      this.#keep(chunk);
-      return;
-    }
-    if (this.#partialBytes > 0) {
-      // One copy per line, however many chunks it came in.
-      this.#partial.push(chunk.subarray(0, end));
-      const line = Buffer.concat(this.#partial, this.#partialBytes + end);
-      this.#partial = [];
-      this.#partialBytes = 0;
+    this.#lines.push(chunk, (line) => {
+      if (line === undefined) {
+        this.#fail(
+          new GatewayError(
+            'GW_UPSTREAM_INVALID',
+            `a message from the upstream exceeds ${this.#maxMessageBytes} bytes`,
+          ),
+        );
+        return false;
+      }
       this.#line(line);
-      start = end + 1;
-      end = chunk.indexOf(NEWLINE, start);
-    }
-    while (end !== -1 && !this.#failed) {
-      this.#line(chunk.subarray(start, end));
-      start = end + 1;
-      end = chunk.indexOf(NEWLINE, start);
-    }
-    if (start < chunk.length && !this.#failed) this.#keep(chunk.subarray(start));
-  }
-
-  #keep(bytes: Buffer): void {
-    this.#partialBytes += bytes.length;
-    if (this.#partialBytes > this.#maxMessageBytes) {
-      this.#fail(
-        new GatewayError(
-          'GW_UPSTREAM_INVALID',
-          `a message from the upstream exceeds ${this.#maxMessageBytes} bytes`,
-        ),
-      );
-      return;
-    }
-    this.#partial.push(bytes);
+      return !this.#failed;
+    });
   }
 
   #line(bytes: Buffer): void {
-    if (bytes.length > this.#maxMessageBytes) {
-      this.#fail(
-        new GatewayError(
-          'GW_UPSTREAM_INVALID',
-          `a message from the upstream exceeds ${this.#maxMessageBytes} bytes`,
-        ),
-      );
-      return;
-    }
     const text = bytes.toString('utf8');
     if (text.trim() === '') return;
     let value: unknown;
@@ -228,8 +196,7 @@ export class StdioChildTransport implements Transport {
   /** Ends the session over something it cannot go on from (an unbounded line, a handler failing). */
   #fail(error: Error): void {
     this.#failed = true;
-    this.#partial = [];
-    this.#partialBytes = 0;
+    this.#lines.clear();
     this.onerror?.(error);
     void this.close();
   }
@@ -287,8 +254,7 @@ export class StdioChildTransport implements Transport {
       }
     }
     await exited;
-    this.#partial = [];
-    this.#partialBytes = 0;
+    this.#lines.clear();
   }
 }
 

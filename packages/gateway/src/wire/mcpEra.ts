@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { headerValue } from './httpHeaders.js';
 import type { JsonRpcBody } from './jsonRpc.js';
+import { decodeParamValue } from './paramHeaders.js';
 
 /** The stateless revision: no initialize, no sessions, routing headers mirrored from the body. */
 export const STATELESS_REVISION = '2026-07-28';
@@ -15,13 +16,22 @@ export function detectEra(headers: IncomingHttpHeaders): McpEra {
   return headerValue(headers, 'mcp-method') !== undefined ? 'stateless' : 'session';
 }
 
-/** The name the routing header mirrors: params.name for tools/call and prompts/get, params.uri for resources. */
-function mirroredName(method: string, params: Record<string, unknown> | undefined): string | undefined {
-  if (params === undefined) return undefined;
-  if (method === 'tools/call' || method === 'prompts/get')
-    return typeof params.name === 'string' ? params.name : undefined;
-  if (method.startsWith('resources/')) return typeof params.uri === 'string' ? params.uri : undefined;
+/**
+ * The body field each method's Mcp-Name mirrors (SEP-2243's table: `params.name` for tools/call and
+ * prompts/get, `params.uri` for resources; `params.taskId` for the tasks binding of SEP-2663).
+ */
+function mirroredField(method: string): string | undefined {
+  if (method === 'tools/call' || method === 'prompts/get') return 'name';
+  if (method.startsWith('resources/')) return 'uri';
+  if (method === 'tasks/get' || method === 'tasks/update' || method === 'tasks/cancel') return 'taskId';
   return undefined;
+}
+
+/** The name the routing header mirrors, as the body carries it (a string), or undefined. */
+function mirroredName(method: string, params: Record<string, unknown> | undefined): string | undefined {
+  const field = mirroredField(method);
+  const value = field === undefined || params === undefined ? undefined : params[field];
+  return typeof value === 'string' ? value : undefined;
 }
 
 /**
@@ -42,7 +52,11 @@ export function checkMirroredHeaders(headers: IncomingHttpHeaders, body: JsonRpc
     return `Mcp-Method header "${method}" does not match body method "${message.method}"`;
   }
   const bodyName = mirroredName(message.method, message.params);
-  if (name !== undefined && name !== bodyName) {
+  // A name that cannot ride in a header as it is comes in the Base64 sentinel; a server decodes it.
+  const headerName = name === undefined ? undefined : decodeParamValue(name);
+  if (name !== undefined && headerName === undefined)
+    return 'Mcp-Name header is not canonical Base64 of UTF-8 in its =?base64?…?= sentinel';
+  if (name !== undefined && headerName !== bodyName) {
     return `Mcp-Name header "${name}" does not match body name "${bodyName ?? '(none)'}"`;
   }
   if (

@@ -25,6 +25,15 @@ function idOf(value: unknown): JsonRpcId | undefined {
 }
 
 /**
+ * The messages of one JSON value a bridged upstream sent (a stdio line, an SSE event): a non-empty
+ * array is a batch, each member a message of its own (one level: an array inside it is an invalid
+ * message), as the HTTP proxy reads a batch answer; anything else is one message.
+ */
+export function upstreamBatch(value: unknown): readonly unknown[] {
+  return Array.isArray(value) && value.length > 0 ? value : [value];
+}
+
+/**
  * Checks one JSON value an upstream sent on any path (an HTTP answer, a stdio child, an HTTP+SSE stream) before
  * anything else reads it: it must be a JSON-RPC 2.0 message by the envelope rules of
  * `messageProblem` (a response has exactly one of result and error, an error object with an integer

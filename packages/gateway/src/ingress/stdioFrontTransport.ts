@@ -1,0 +1,166 @@
+import type { Readable, Writable } from 'node:stream';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { DEFAULT_MAX_BRIDGED_MESSAGE_BYTES } from '../defaults.js';
+import type { GatewayLogger } from '../observe/logger.js';
+import { ErrorCodes } from '../wire/errorCodes.js';
+import {
+  isRequest,
+  jsonRpcError,
+  ownEnvelope,
+  parseJsonRpcBody,
+  type JsonRpcMessage,
+  type JsonRpcResponse,
+} from '../wire/jsonRpc.js';
+import { LineFramer } from '../wire/lineFramer.js';
+
+/** Options of {@link StdioFrontTransport}. */
+export interface StdioFrontTransportOptions {
+  readonly input: Readable;
+  readonly output: Writable;
+  /** Where a refused line is logged (`client.invalid_message`, never its content). */
+  readonly logger: GatewayLogger;
+  /** The fields every log line carries (server, session). */
+  readonly fields: Readonly<Record<string, unknown>>;
+  /** Bound on one line from the client. @default 10 MiB */
+  readonly maxLineBytes?: number;
+}
+
+/**
+ * The client side of `toolpin wrap`: MCP's newline-delimited JSON-RPC on wrap's stdin/stdout, read
+ * by the gateway's own parser (`parseJsonRpcBody`, the HTTP fronts' rules) rather than the SDK's
+ * schemas, which dropped every line they refused without an answer (the client's request then
+ * waited forever). A line that is not JSON is answered `-32700`, one that is not JSON-RPC (an id of
+ * the wrong type, params neither object nor array, too deep, a number out of range) `-32600` under
+ * `id: null` or the request's id; a batch (an array: 2025-03-26 only, and the bridge carries one
+ * message at a time) is answered with a batch of `-32600`, one per request it holds; a line over
+ * the bound is answered `-32600` and skipped, and the session goes on. What is handed to the
+ * bridge is the message's own envelope (`ownEnvelope`): a member beside JSON-RPC's never goes upstream.
+ */
+export class StdioFrontTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  readonly #options: StdioFrontTransportOptions;
+  readonly #lines: LineFramer;
+  readonly #maxLineBytes: number;
+  #closed = false;
+  /** The output failed (the client closed its end): nothing more is written. */
+  #outputGone = false;
+
+  constructor(options: StdioFrontTransportOptions) {
+    this.#options = options;
+    this.#maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_BRIDGED_MESSAGE_BYTES;
+    this.#lines = new LineFramer(this.#maxLineBytes);
+  }
+
+  readonly #onData = (chunk: Buffer | string): void => {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+    this.#lines.push(bytes, (line) => {
+      if (!this.#closed) this.#line(line);
+      return !this.#closed;
+    });
+  };
+
+  readonly #onError = (error: Error): void => this.onerror?.(error);
+
+  /**
+   * The client's end of stdout is gone (EPIPE: it closed its side, or exited): the client left.
+   * Unheard, the stream's 'error' event ended the process with an uncaught exception (exit 1, the
+   * code of a server that ended the session). Kept for good: every write after it is dropped.
+   */
+  readonly #onOutputError = (error: NodeJS.ErrnoException): void => {
+    if (this.#outputGone) return;
+    this.#outputGone = true;
+    this.#options.logger.info(
+      { event: 'client.output_closed', ...this.#options.fields, code: error.code },
+      'the client closed its end of stdout: the session ends',
+    );
+    void this.close();
+  };
+
+  async start(): Promise<void> {
+    this.#options.input.on('data', this.#onData);
+    this.#options.input.on('error', this.#onError);
+    this.#options.output.on('error', this.#onOutputError);
+  }
+
+  #line(bytes: Buffer | undefined): void {
+    if (bytes === undefined) {
+      this.#refuse(
+        'too_large',
+        jsonRpcError(
+          null,
+          ErrorCodes.INVALID_REQUEST,
+          `Invalid Request: a line over ${this.#maxLineBytes} bytes`,
+        ),
+      );
+      return;
+    }
+    const text = bytes.toString('utf8');
+    if (text.trim() === '') return;
+    const parsed = parseJsonRpcBody(text);
+    if (!parsed.ok) {
+      const kind = parsed.code === ErrorCodes.PARSE_ERROR ? 'malformed' : 'invalid_message';
+      this.#refuse(kind, jsonRpcError(parsed.id, parsed.code, parsed.message, parsed.data));
+      return;
+    }
+    const { batch, messages } = parsed.body;
+    if (batch) {
+      this.#refuseBatch(messages);
+      return;
+    }
+    this.onmessage?.(ownEnvelope(messages[0] as JsonRpcMessage) as unknown as JSONRPCMessage);
+  }
+
+  /** A batch: each request in it gets its own -32600 (the batch's answer is an array), nothing is forwarded. */
+  #refuseBatch(messages: readonly JsonRpcMessage[]): void {
+    const message =
+      'Invalid Request: a JSON-RPC batch is not carried on stdio; send its messages one per line';
+    const answers = messages
+      .filter((item) => isRequest(item))
+      .map((item) => jsonRpcError(item.id, ErrorCodes.INVALID_REQUEST, message));
+    this.#refuse('batch', answers.length === 0 ? undefined : answers);
+  }
+
+  #refuse(reason: string, answer: JsonRpcResponse | readonly JsonRpcResponse[] | undefined): void {
+    this.#options.logger.warn(
+      { event: 'client.invalid_message', ...this.#options.fields, reason },
+      'a line on stdin refused',
+    );
+    if (answer !== undefined) void this.#write(answer);
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return this.#write(message);
+  }
+
+  /** Writes one line; resolves once the output took it (after `drain` when it was full). */
+  #write(value: unknown): Promise<void> {
+    const output = this.#options.output;
+    if (this.#outputGone || output.destroyed) return Promise.resolve();
+    return new Promise((resolve) => {
+      if (output.write(`${JSON.stringify(value)}\n`)) return resolve();
+      const done = (): void => {
+        output.off('drain', done);
+        output.off('close', done);
+        resolve();
+      };
+      output.once('drain', done);
+      output.once('close', done);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const input = this.#options.input;
+    input.off('data', this.#onData);
+    input.off('error', this.#onError);
+    // Nothing else reads stdin: stop it flowing, so the process is not held open by it.
+    if (input.listenerCount('data') === 0) input.pause();
+    this.#lines.clear();
+    this.onclose?.();
+  }
+}
