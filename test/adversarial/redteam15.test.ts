@@ -134,7 +134,9 @@ describe('redteam15 finding C: a line dripped a byte per chunk held one Buffer p
     const framer = new LineFramer(1024 * 1024);
     // Each chunk's own memory (a piece kept is a view of it, so the view's memory is what is held).
     const held: WeakRef<ArrayBufferLike>[] = [];
-    const line = Buffer.from(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"${'x'.repeat(2000)}"}}`);
+    const line = Buffer.from(
+      `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"${'x'.repeat(2000)}"}}`,
+    );
     const lines: string[] = [];
     const push = (chunk: Buffer): void =>
       framer.push(chunk, (bytes) => {

@@ -40,11 +40,12 @@ export interface JsonRpcBody {
 /**
  * The result of parsing a POST body, as a value rather than an exception. A refusal carries the id
  * of the message it is about when that message is a request (null otherwise) and, for a number out
- * of range, its `data` (answer with `jsonRpcError(id, code, message, data)`).
+ * of range, its `data` (answer with `jsonRpcError(id, code, message, data)`); when the text was JSON,
+ * the refused `value` too (a stream of messages, wrap's stdin, answers each request in it by its id).
  */
 export type ParseBodyResult =
   | { ok: true; body: JsonRpcBody }
-  | { ok: false; code: number; message: string; id: JsonRpcId; data?: unknown };
+  | { ok: false; code: number; message: string; id: JsonRpcId; data?: unknown; value?: unknown };
 
 /** True for a request (has `method` and `id`). */
 export function isRequest(message: JsonRpcMessage): message is JsonRpcRequest & { id: JsonRpcId } {
@@ -58,6 +59,18 @@ export function isRequest(message: JsonRpcMessage): message is JsonRpcRequest & 
  */
 export function isRequestWithoutId(message: JsonRpcMessage): message is JsonRpcRequest {
   return 'method' in message && message.id === undefined && !message.method.startsWith('notifications/');
+}
+
+/**
+ * The id a refusal of `value` may be answered under, even when `value` is not valid JSON-RPC: a
+ * request's (an object with `method` and neither `result` nor `error`) when it is a string or a
+ * number within ±(2^53 − 1). Never a response's: its id is in the peer's id space, and an error
+ * under it could be taken for the answer to the sender's own request of that id.
+ */
+export function requestIdOf(value: unknown): string | number | undefined {
+  if (!isObject(value) || !('method' in value) || 'result' in value || 'error' in value) return undefined;
+  const id = value.id;
+  return typeof id === 'string' || (typeof id === 'number' && !unsafeId(id)) ? id : undefined;
 }
 
 /** True for a response (has `result` or `error`, no `method`). */
@@ -162,8 +175,14 @@ export function outOfRangeRefusal(
   };
 }
 
-function invalidRequest(message: string): ParseBodyResult {
-  return { ok: false, code: ErrorCodes.INVALID_REQUEST, message: `Invalid Request: ${message}`, id: null };
+function invalidRequest(message: string, value: unknown): ParseBodyResult {
+  return {
+    ok: false,
+    code: ErrorCodes.INVALID_REQUEST,
+    message: `Invalid Request: ${message}`,
+    id: null,
+    value,
+  };
 }
 
 /**
@@ -185,19 +204,21 @@ export function parseJsonRpcBody(text: string): ParseBodyResult {
   }
   const batch = Array.isArray(value);
   const messages: unknown[] = batch ? (value as unknown[]) : [value];
-  if (messages.length === 0) return invalidRequest('empty batch');
+  if (messages.length === 0) return invalidRequest('empty batch', value);
   for (const message of messages) {
     const problem = messageProblem(message);
-    if (problem !== undefined) return invalidRequest(`not a JSON-RPC 2.0 message (${problem})`);
+    if (problem !== undefined) return invalidRequest(`not a JSON-RPC 2.0 message (${problem})`, value);
   }
   for (const message of messages) {
     // The batch's array is one level of the body's depth.
     const problem = jsonValueProblem(message, batch ? MAX_JSON_DEPTH - 1 : MAX_JSON_DEPTH);
-    if (problem?.kind === 'too_deep') return invalidRequest(`nested deeper than ${MAX_JSON_DEPTH} levels`);
-    if (problem !== undefined) return { ok: false, ...outOfRangeRefusal(message, problem.pointer) };
+    if (problem?.kind === 'too_deep')
+      return invalidRequest(`nested deeper than ${MAX_JSON_DEPTH} levels`, value);
+    if (problem !== undefined) return { ok: false, ...outOfRangeRefusal(message, problem.pointer), value };
   }
   const reused = batch ? reusedRequestId(messages as JsonRpcMessage[]) : undefined;
-  if (reused !== undefined) return invalidRequest(`id ${JSON.stringify(reused)} used twice in one batch`);
+  if (reused !== undefined)
+    return invalidRequest(`id ${JSON.stringify(reused)} used twice in one batch`, value);
   return { ok: true, body: { batch, messages: messages as JsonRpcMessage[] } };
 }
 
