@@ -5,11 +5,10 @@ import { DEFAULT_MAX_BRIDGED_MESSAGE_BYTES } from '../defaults.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import {
-  idKey,
+  answerableRequests,
   jsonRpcError,
   ownEnvelope,
   parseJsonRpcBody,
-  requestIdOf,
   type JsonRpcMessage,
   type JsonRpcResponse,
 } from '../wire/jsonRpc.js';
@@ -17,20 +16,6 @@ import { LineFramer } from '../wire/lineFramer.js';
 
 const BATCH_REFUSAL =
   'Invalid Request: a JSON-RPC batch is not carried on stdio; send its messages one per line';
-
-/**
- * The answers to a batch (a non-empty array; none for anything else): a -32600 under the id of each
- * request in it that has a usable one, valid JSON-RPC or not (an id the batch uses twice, once).
- */
-function batchRefusals(value: unknown): JsonRpcResponse[] {
-  if (!Array.isArray(value)) return [];
-  const ids = new Map<string, string | number>();
-  for (const member of value as unknown[]) {
-    const id = requestIdOf(member);
-    if (id !== undefined) ids.set(idKey(id), id);
-  }
-  return [...ids.values()].map((id) => jsonRpcError(id, ErrorCodes.INVALID_REQUEST, BATCH_REFUSAL));
-}
 
 /** Options of {@link StdioFrontTransport}. */
 export interface StdioFrontTransportOptions {
@@ -50,7 +35,7 @@ export interface StdioFrontTransportOptions {
  * schemas, which dropped every line they refused without an answer (the client's request then
  * waited forever). A line that is not JSON is answered `-32700`, one that is not JSON-RPC (an id of
  * the wrong type, params neither object nor array, too deep, a number out of range) `-32600` under
- * the request's id when it has a usable one (`requestIdOf`: nothing else would answer it), else
+ * the request's id when it has a usable one (`answerableRequests`: nothing else would answer it), else
  * `id: null`; a batch (an array: 2025-03-26 only, and the bridge carries one message at a time),
  * valid or not, is answered with a batch of `-32600`, one per request id it holds; a line over
  * the bound is answered `-32600` and skipped, and the session goes on. What is handed to the
@@ -125,14 +110,17 @@ export class StdioFrontTransport implements Transport {
       return;
     }
     // A batch, valid or not, is refused as a batch: each request in it answered under its own id.
-    const answers = batchRefusals(parsed.ok ? parsed.body.messages : parsed.value);
-    if (parsed.ok || answers.length > 0) {
+    const requests = parsed.ok ? answerableRequests(parsed.body.messages) : parsed.requests;
+    if (parsed.ok || (requests?.batch === true && requests.ids.length > 0)) {
+      const answers = (requests?.ids ?? []).map((id) =>
+        jsonRpcError(id, ErrorCodes.INVALID_REQUEST, BATCH_REFUSAL),
+      );
       this.#refuse('batch', answers.length === 0 ? undefined : answers);
       return;
     }
     const kind = parsed.code === ErrorCodes.PARSE_ERROR ? 'malformed' : 'invalid_message';
     // Under the request's id when it has a usable one: nothing else would ever answer it on stdio.
-    const id = requestIdOf(parsed.value) ?? parsed.id;
+    const id = requests?.ids[0] ?? parsed.id;
     this.#refuse(kind, jsonRpcError(id, parsed.code, parsed.message, parsed.data));
   }
 

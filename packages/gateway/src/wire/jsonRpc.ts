@@ -41,11 +41,30 @@ export interface JsonRpcBody {
  * The result of parsing a POST body, as a value rather than an exception. A refusal carries the id
  * of the message it is about when that message is a request (null otherwise) and, for a number out
  * of range, its `data` (answer with `jsonRpcError(id, code, message, data)`); when the text was JSON,
- * the refused `value` too (a stream of messages, wrap's stdin, answers each request in it by its id).
+ * the `requests` in it that could be answered by their ids (never the value: it holds arguments).
  */
 export type ParseBodyResult =
   | { ok: true; body: JsonRpcBody }
-  | { ok: false; code: number; message: string; id: JsonRpcId; data?: unknown; value?: unknown };
+  | {
+      ok: false;
+      code: number;
+      message: string;
+      id: JsonRpcId;
+      data?: unknown;
+      requests?: AnswerableRequests;
+    };
+
+/**
+ * The requests a refused JSON value holds that can be answered by id ({@link answerableRequests}),
+ * whether or not it is valid JSON-RPC: a stream of messages (wrap's stdin) answers each of them, as
+ * nothing else would.
+ */
+export interface AnswerableRequests {
+  /** The value was an array: its answer is one too. */
+  readonly batch: boolean;
+  /** Their usable ids, in order, each once. */
+  readonly ids: readonly (string | number)[];
+}
 
 /** True for a request (has `method` and `id`). */
 export function isRequest(message: JsonRpcMessage): message is JsonRpcRequest & { id: JsonRpcId } {
@@ -71,6 +90,17 @@ export function requestIdOf(value: unknown): string | number | undefined {
   if (!isObject(value) || !('method' in value) || 'result' in value || 'error' in value) return undefined;
   const id = value.id;
   return typeof id === 'string' || (typeof id === 'number' && !unsafeId(id)) ? id : undefined;
+}
+
+/** The requests of a JSON value (one message, or each member of an array) that have a usable id. */
+export function answerableRequests(value: unknown): AnswerableRequests {
+  const batch = Array.isArray(value);
+  const ids = new Map<string, string | number>();
+  for (const member of batch ? (value as unknown[]) : [value]) {
+    const id = requestIdOf(member);
+    if (id !== undefined && !ids.has(idKey(id))) ids.set(idKey(id), id);
+  }
+  return { batch, ids: [...ids.values()] };
 }
 
 /** True for a response (has `result` or `error`, no `method`). */
@@ -181,7 +211,7 @@ function invalidRequest(message: string, value: unknown): ParseBodyResult {
     code: ErrorCodes.INVALID_REQUEST,
     message: `Invalid Request: ${message}`,
     id: null,
-    value,
+    requests: answerableRequests(value),
   };
 }
 
@@ -214,7 +244,12 @@ export function parseJsonRpcBody(text: string): ParseBodyResult {
     const problem = jsonValueProblem(message, batch ? MAX_JSON_DEPTH - 1 : MAX_JSON_DEPTH);
     if (problem?.kind === 'too_deep')
       return invalidRequest(`nested deeper than ${MAX_JSON_DEPTH} levels`, value);
-    if (problem !== undefined) return { ok: false, ...outOfRangeRefusal(message, problem.pointer), value };
+    if (problem !== undefined)
+      return {
+        ok: false,
+        ...outOfRangeRefusal(message, problem.pointer),
+        requests: answerableRequests(value),
+      };
   }
   const reused = batch ? reusedRequestId(messages as JsonRpcMessage[]) : undefined;
   if (reused !== undefined)
