@@ -2,6 +2,16 @@
 // parser (`StdioFrontTransport`, `LineFramer`), bridged upstream batches read message by message,
 // and Mcp-Name decoded from its Base64 sentinel. Each describe is one finding: the attack first,
 // then the gateway's answer. In-process wraps and gateways; the stdio server is the raw fixture.
+// What was tried and found sound (no describe here): LineFramer with a newline as a chunk's first or
+// last byte, a line of exactly the bound, of bound + 1 ending in the next chunk, a huge line then a
+// good one in one chunk, many empty lines, a character split across chunks, a NUL (-32700); an
+// upstream batch answering an id never sent, answering one id twice (the second dropped), mixing a
+// response, a sampling request and notifications, `[]` and `[[…]]` (invalid, dropped), a drifted
+// listing in a batch (judged as a single message); Mcp-Name sentinels in another Unicode
+// normalization, with inner whitespace, `=?BASE64?` (a literal: the markers are case-sensitive),
+// for a plain-ASCII name (served, as a server decodes it), on a method that mirrors nothing, and a
+// tasks/* taskId that is not a string (-32020); a request id reused after a refusal on wrap; the
+// `client.invalid_message` and invalid-upstream log lines (reasons only, never content).
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { LineFramer } from '../../packages/gateway/src/wire/lineFramer.js';

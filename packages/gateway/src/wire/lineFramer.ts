@@ -29,8 +29,7 @@ export class LineFramer {
 
   /**
    * Hands each line the chunk completes to `onLine` (its bytes without the `\n`, or `undefined`
-   * for a line over the bound), in order, while `onLine` returns true. The bytes are valid during
-   * the call only (read them there).
+   * for a line over the bound), in order, while `onLine` returns true.
    */
   push(chunk: Buffer, onLine: (line: Buffer | undefined) => boolean): void {
     let start = 0;
