@@ -6,73 +6,15 @@
 // twice, writing before initialize; prompts duplicated or drifted across pages (refused
 // `unverifiable` / `prompt_drifted`, fetch on miss over every page); Mcp-Method/Mcp-Name in another
 // case, with spaces, repeated, or on a batch (-32020).
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { startGatewayHarness } from '../support/gatewayHarness.js';
 import { pinFor } from '../support/pinFor.js';
-import { initializeRequest, postRaw, statelessEnvelope } from '../support/rawMcp.js';
+import { postRaw, statelessEnvelope } from '../support/rawMcp.js';
 import { until } from '../support/until.js';
-import {
-  RAW_DRIFTED_ECHO,
-  RAW_ECHO,
-  rawFixtureCommand,
-  runWrapInProcess,
-  stdioPinFor,
-  writePin,
-  type WrapProgram,
-} from '../transports/support.js';
+import { RAW_DRIFTED_ECHO, RAW_ECHO, stdioPinFor } from '../transports/support.js';
 import { answerJson } from './support/maliciousUpstream.js';
 import { exchangeRaw, rawPost } from './support/rawClient.js';
+import { startRawWrap, type RawWrap } from './support/rawWrap.js';
 import { SERVER, useRig } from './support/rig.js';
-
-type Line = Record<string, unknown> | Record<string, unknown>[];
-
-/** `toolpin wrap` in-process before the raw fixture, driven by exact bytes on its stdin. */
-interface RawWrap {
-  readonly wrap: WrapProgram;
-  /** Every line wrap wrote on stdout so far, parsed. */
-  lines(): Line[];
-  /** The answers (objects, or members of a batch answer) under `id`. */
-  answersTo(id: unknown): Record<string, unknown>[];
-  /** The tool names the fixture ran (its own log). */
-  calls(): Promise<string[]>;
-  write(bytes: string | Buffer): void;
-  close(): Promise<void>;
-}
-
-/** `command`: the stdio server (the raw fixture, logging its calls, unless given). */
-async function startRawWrap(command: readonly string[] = rawFixtureCommand()): Promise<RawWrap> {
-  const dir = await mkdtemp(join(tmpdir(), 'toolpin-rt14-'));
-  const callLog = join(dir, 'calls.log');
-  const pin = stdioPinFor('raw', command, [RAW_ECHO], { TOOLPIN_RAW_CALL_LOG: callLog });
-  const wrap = runWrapInProcess(await writePin(dir, pin), undefined);
-  let received = '';
-  wrap.stdout.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
-  const lines = (): Line[] =>
-    received
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => JSON.parse(line) as Line);
-  const raw: RawWrap = {
-    wrap,
-    lines,
-    answersTo: (id) =>
-      lines()
-        .flatMap((line) => (Array.isArray(line) ? line : [line]))
-        .filter((m) => m.id === id),
-    calls: async () => (await readFile(callLog, 'utf8').catch(() => '')).split('\n').filter((l) => l !== ''),
-    write: (bytes) => void wrap.stdin.write(bytes),
-    close: async () => {
-      await wrap.end();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-  raw.write(`${JSON.stringify(initializeRequest(0))}\n`);
-  await until(() => (raw.answersTo(0).length > 0 ? true : undefined), 'the initialize answer');
-  raw.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
-  return raw;
-}
 
 const call = (id: unknown, text: string): string =>
   JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text } } });

@@ -5,7 +5,7 @@ import { DEFAULT_MAX_BRIDGED_MESSAGE_BYTES } from '../defaults.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import {
-  isRequest,
+  answerableRequests,
   jsonRpcError,
   ownEnvelope,
   parseJsonRpcBody,
@@ -13,6 +13,9 @@ import {
   type JsonRpcResponse,
 } from '../wire/jsonRpc.js';
 import { LineFramer } from '../wire/lineFramer.js';
+
+const BATCH_REFUSAL =
+  'Invalid Request: a JSON-RPC batch is not carried on stdio; send its messages one per line';
 
 /** Options of {@link StdioFrontTransport}. */
 export interface StdioFrontTransportOptions {
@@ -32,8 +35,9 @@ export interface StdioFrontTransportOptions {
  * schemas, which dropped every line they refused without an answer (the client's request then
  * waited forever). A line that is not JSON is answered `-32700`, one that is not JSON-RPC (an id of
  * the wrong type, params neither object nor array, too deep, a number out of range) `-32600` under
- * `id: null` or the request's id; a batch (an array: 2025-03-26 only, and the bridge carries one
- * message at a time) is answered with a batch of `-32600`, one per request it holds; a line over
+ * the request's id when it has a usable one (`answerableRequests`: nothing else would answer it), else
+ * `id: null`; a batch (an array: 2025-03-26 only, and the bridge carries one message at a time),
+ * valid or not, is answered with a batch of `-32600`, one per request id it holds; a line over
  * the bound is answered `-32600` and skipped, and the session goes on. What is handed to the
  * bridge is the message's own envelope (`ownEnvelope`): a member beside JSON-RPC's never goes upstream.
  */
@@ -101,27 +105,23 @@ export class StdioFrontTransport implements Transport {
     const text = bytes.toString('utf8');
     if (text.trim() === '') return;
     const parsed = parseJsonRpcBody(text);
-    if (!parsed.ok) {
-      const kind = parsed.code === ErrorCodes.PARSE_ERROR ? 'malformed' : 'invalid_message';
-      this.#refuse(kind, jsonRpcError(parsed.id, parsed.code, parsed.message, parsed.data));
+    if (parsed.ok && !parsed.body.batch) {
+      this.onmessage?.(ownEnvelope(parsed.body.messages[0] as JsonRpcMessage) as unknown as JSONRPCMessage);
       return;
     }
-    const { batch, messages } = parsed.body;
-    if (batch) {
-      this.#refuseBatch(messages);
+    // A batch, valid or not, is refused as a batch: each request in it answered under its own id.
+    const requests = parsed.ok ? answerableRequests(parsed.body.messages) : parsed.requests;
+    if (parsed.ok || (requests?.batch === true && requests.ids.length > 0)) {
+      const answers = (requests?.ids ?? []).map((id) =>
+        jsonRpcError(id, ErrorCodes.INVALID_REQUEST, BATCH_REFUSAL),
+      );
+      this.#refuse('batch', answers.length === 0 ? undefined : answers);
       return;
     }
-    this.onmessage?.(ownEnvelope(messages[0] as JsonRpcMessage) as unknown as JSONRPCMessage);
-  }
-
-  /** A batch: each request in it gets its own -32600 (the batch's answer is an array), nothing is forwarded. */
-  #refuseBatch(messages: readonly JsonRpcMessage[]): void {
-    const message =
-      'Invalid Request: a JSON-RPC batch is not carried on stdio; send its messages one per line';
-    const answers = messages
-      .filter((item) => isRequest(item))
-      .map((item) => jsonRpcError(item.id, ErrorCodes.INVALID_REQUEST, message));
-    this.#refuse('batch', answers.length === 0 ? undefined : answers);
+    const kind = parsed.code === ErrorCodes.PARSE_ERROR ? 'malformed' : 'invalid_message';
+    // Under the request's id when it has a usable one: nothing else would ever answer it on stdio.
+    const id = requests?.ids[0] ?? parsed.id;
+    this.#refuse(kind, jsonRpcError(id, parsed.code, parsed.message, parsed.data));
   }
 
   #refuse(reason: string, answer: JsonRpcResponse | readonly JsonRpcResponse[] | undefined): void {

@@ -40,11 +40,31 @@ export interface JsonRpcBody {
 /**
  * The result of parsing a POST body, as a value rather than an exception. A refusal carries the id
  * of the message it is about when that message is a request (null otherwise) and, for a number out
- * of range, its `data` (answer with `jsonRpcError(id, code, message, data)`).
+ * of range, its `data` (answer with `jsonRpcError(id, code, message, data)`); when the text was JSON,
+ * the `requests` in it that could be answered by their ids (never the value: it holds arguments).
  */
 export type ParseBodyResult =
   | { ok: true; body: JsonRpcBody }
-  | { ok: false; code: number; message: string; id: JsonRpcId; data?: unknown };
+  | {
+      ok: false;
+      code: number;
+      message: string;
+      id: JsonRpcId;
+      data?: unknown;
+      requests?: AnswerableRequests;
+    };
+
+/**
+ * The requests a refused JSON value holds that can be answered by id ({@link answerableRequests}),
+ * whether or not it is valid JSON-RPC: a stream of messages (wrap's stdin) answers each of them, as
+ * nothing else would.
+ */
+export interface AnswerableRequests {
+  /** The value was an array: its answer is one too. */
+  readonly batch: boolean;
+  /** Their usable ids, in order, each once. */
+  readonly ids: readonly (string | number)[];
+}
 
 /** True for a request (has `method` and `id`). */
 export function isRequest(message: JsonRpcMessage): message is JsonRpcRequest & { id: JsonRpcId } {
@@ -58,6 +78,29 @@ export function isRequest(message: JsonRpcMessage): message is JsonRpcRequest & 
  */
 export function isRequestWithoutId(message: JsonRpcMessage): message is JsonRpcRequest {
   return 'method' in message && message.id === undefined && !message.method.startsWith('notifications/');
+}
+
+/**
+ * The id a refusal of `value` may be answered under, even when `value` is not valid JSON-RPC: a
+ * request's (an object with `method` and neither `result` nor `error`) when it is a string or a
+ * number within ±(2^53 − 1). Never a response's: its id is in the peer's id space, and an error
+ * under it could be taken for the answer to the sender's own request of that id.
+ */
+export function requestIdOf(value: unknown): string | number | undefined {
+  if (!isObject(value) || !('method' in value) || 'result' in value || 'error' in value) return undefined;
+  const id = value.id;
+  return typeof id === 'string' || (typeof id === 'number' && !unsafeId(id)) ? id : undefined;
+}
+
+/** The requests of a JSON value (one message, or each member of an array) that have a usable id. */
+export function answerableRequests(value: unknown): AnswerableRequests {
+  const batch = Array.isArray(value);
+  const ids = new Map<string, string | number>();
+  for (const member of batch ? (value as unknown[]) : [value]) {
+    const id = requestIdOf(member);
+    if (id !== undefined && !ids.has(idKey(id))) ids.set(idKey(id), id);
+  }
+  return { batch, ids: [...ids.values()] };
 }
 
 /** True for a response (has `result` or `error`, no `method`). */
@@ -162,8 +205,14 @@ export function outOfRangeRefusal(
   };
 }
 
-function invalidRequest(message: string): ParseBodyResult {
-  return { ok: false, code: ErrorCodes.INVALID_REQUEST, message: `Invalid Request: ${message}`, id: null };
+function invalidRequest(message: string, value: unknown): ParseBodyResult {
+  return {
+    ok: false,
+    code: ErrorCodes.INVALID_REQUEST,
+    message: `Invalid Request: ${message}`,
+    id: null,
+    requests: answerableRequests(value),
+  };
 }
 
 /**
@@ -185,19 +234,26 @@ export function parseJsonRpcBody(text: string): ParseBodyResult {
   }
   const batch = Array.isArray(value);
   const messages: unknown[] = batch ? (value as unknown[]) : [value];
-  if (messages.length === 0) return invalidRequest('empty batch');
+  if (messages.length === 0) return invalidRequest('empty batch', value);
   for (const message of messages) {
     const problem = messageProblem(message);
-    if (problem !== undefined) return invalidRequest(`not a JSON-RPC 2.0 message (${problem})`);
+    if (problem !== undefined) return invalidRequest(`not a JSON-RPC 2.0 message (${problem})`, value);
   }
   for (const message of messages) {
     // The batch's array is one level of the body's depth.
     const problem = jsonValueProblem(message, batch ? MAX_JSON_DEPTH - 1 : MAX_JSON_DEPTH);
-    if (problem?.kind === 'too_deep') return invalidRequest(`nested deeper than ${MAX_JSON_DEPTH} levels`);
-    if (problem !== undefined) return { ok: false, ...outOfRangeRefusal(message, problem.pointer) };
+    if (problem?.kind === 'too_deep')
+      return invalidRequest(`nested deeper than ${MAX_JSON_DEPTH} levels`, value);
+    if (problem !== undefined)
+      return {
+        ok: false,
+        ...outOfRangeRefusal(message, problem.pointer),
+        requests: answerableRequests(value),
+      };
   }
   const reused = batch ? reusedRequestId(messages as JsonRpcMessage[]) : undefined;
-  if (reused !== undefined) return invalidRequest(`id ${JSON.stringify(reused)} used twice in one batch`);
+  if (reused !== undefined)
+    return invalidRequest(`id ${JSON.stringify(reused)} used twice in one batch`, value);
   return { ok: true, body: { batch, messages: messages as JsonRpcMessage[] } };
 }
 

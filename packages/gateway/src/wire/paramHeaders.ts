@@ -86,13 +86,17 @@ export function encodeParamValue(text: string): string {
   return plain ? text : `${SENTINEL_PREFIX}${Buffer.from(text, 'utf8').toString('base64')}${SENTINEL_SUFFIX}`;
 }
 
-/** A header value read: the sentinel's UTF-8 text, a literal as is; undefined for a sentinel that is not canonical Base64 of UTF-8. */
+/**
+ * A header value read: the sentinel's UTF-8 text, a literal as is; undefined for a sentinel that is
+ * not canonical Base64 of UTF-8. Exact: a leading BOM is the text's (TextDecoder strips it by
+ * default, and "\uFEFFname" would then pass for "name", which readers that keep it see differently).
+ */
 export function decodeParamValue(value: string): string | undefined {
   if (!(value.startsWith(SENTINEL_PREFIX) && value.endsWith(SENTINEL_SUFFIX))) return value;
   const encoded = value.slice(SENTINEL_PREFIX.length, value.length - SENTINEL_SUFFIX.length);
   if (!CANONICAL_BASE64.test(encoded)) return undefined;
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(encoded, 'base64'));
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(Buffer.from(encoded, 'base64'));
   } catch {
     return undefined;
   }

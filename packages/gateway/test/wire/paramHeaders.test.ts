@@ -67,6 +67,8 @@ describe('encodeParamValue / decodeParamValue: the SEP-2243 value encoding', () 
       ['line1\nline2', false],
       ['', false],
       ['=?base64?abcd?=', false],
+      // A leading BOM is the value's (a decoder that strips it reads another value than the body's).
+      ['\ufeffus-west1', false],
     ] as const) {
       const encoded = encodeParamValue(text);
       expect([text, encoded === text]).toEqual([text, plain]);
