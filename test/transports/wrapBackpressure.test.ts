@@ -64,7 +64,12 @@ describe('wrap before a client that does not read', () => {
       // The client stops reading wrap's stdout; then a call whose server floods before it answers.
       output.pause();
       const before = messages().length;
-      send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' } } });
+      send({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'echo', arguments: { text: 'hi' } },
+      });
 
       const held = await floodHeld(floodLog);
       // What the child got out is what the gateway and the pipes between hold: the gateway's queue

@@ -219,6 +219,18 @@ export class StdioChildTransport implements Transport {
     });
   }
 
+  /**
+   * Stops reading the child's stdout (the client's queue is full): once the pipe fills, the child
+   * blocks on its writes, as it would before a slow client without the gateway.
+   */
+  pauseReading(): void {
+    if (!this.#closed) this.#child?.stdout?.pause();
+  }
+
+  resumeReading(): void {
+    this.#child?.stdout?.resume();
+  }
+
   /** Writes one message to the child's stdin. */
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.#child?.stdin;
@@ -245,6 +257,8 @@ export class StdioChildTransport implements Transport {
       return;
     }
     const exited = this.#exited ?? Promise.resolve();
+    // A child held back must be able to finish its writes and exit; its stdout must end for 'close'.
+    this.resumeReading();
     if (this.#exit === undefined) {
       const grace = this.#options.graceMs ?? DEFAULT_GRACE_MS;
       child.stdin?.end();
