@@ -26,6 +26,8 @@ interface Flood {
   readonly count: number;
   readonly fill: number;
   readonly bound: number;
+  /** The client leaves (ends stdin) while the upstream is held back, never reading. */
+  readonly leave?: boolean;
 }
 
 /** Large notifications: the gateway's queue is bounded in characters (its mark: 64 of these). */
@@ -62,11 +64,12 @@ function floodNotice(seq: number, fill: number): object {
  * reading before the call: the upstream gets no more than `flood.bound` notifications out
  * (`progress`: its own count) while the call is in flight longer than the idle limit; once the
  * client reads, every notification arrives whole, in order, once, then the call's own answer.
+ * With `leave`, the client ends stdin instead: the session ends, the upstream stopped.
  */
 async function floodBehindWrap(
   server: ReturnType<typeof parseServerConfig>,
   progress: () => Promise<number>,
-  { count, fill, bound }: Flood,
+  { count, fill, bound, leave = false }: Flood,
 ): Promise<void> {
   const logs: LogLine[] = [];
   const logger = createLogger({
@@ -106,6 +109,12 @@ async function floodBehindWrap(
     // Held back for longer than the idle limit: the upstream's silence is the client's doing.
     await new Promise((resolve) => setTimeout(resolve, 3 * IDLE_MS));
     expect(logs.filter((line) => line.event === 'upstream.timeout')).toEqual([]);
+    if (leave) {
+      input.end();
+      // Resolved once the child and its process group are gone (its stdout read to its end).
+      expect(await front.ended).toBe('client');
+      return;
+    }
 
     output.resume();
     await until(answered(2), 'the call answer');
@@ -153,6 +162,10 @@ describe('wrap before a client that does not read', () => {
     // (its high-water mark) and a message or two in each buffer on the way (the child's stdout,
     // the pipe, the gateway's read, wrap's stdout): about 69, never the flood.
     await floodFromChild({ count: 256, fill: FILL, bound: QUEUE_MARK + 16 });
+  });
+
+  it('ends the session, the child stopped, when the client leaves while the child is held back', async () => {
+    await floodFromChild({ count: 256, fill: FILL, bound: QUEUE_MARK + 16, leave: true });
   });
 
   it('holds it back at the mark in messages when they are small', async () => {

@@ -514,6 +514,7 @@ export class MessageBridge {
     if (reading === undefined) return;
     if (
       !this.#held &&
+      this.#closing === undefined &&
       (this.#queued > CLIENT_QUEUE_HIGH_MESSAGES || this.#queuedChars > DEFAULT_CLIENT_QUEUE_HIGH_BYTES)
     ) {
       this.#held = true;

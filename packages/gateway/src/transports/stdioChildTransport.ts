@@ -63,6 +63,8 @@ export class StdioChildTransport implements Transport {
   #exit: ChildExit | undefined;
   #exited: Promise<void> | undefined;
   #closed = false;
+  /** close() was called: the child's stdout is read to its end, never held back again. */
+  #stopping = false;
   #started = false;
 
   constructor(options: StdioChildOptions) {
@@ -224,7 +226,7 @@ export class StdioChildTransport implements Transport {
    * blocks on its writes, as it would before a slow client without the gateway.
    */
   pauseReading(): void {
-    if (!this.#closed) this.#child?.stdout?.pause();
+    if (!this.#closed && !this.#stopping) this.#child?.stdout?.pause();
   }
 
   resumeReading(): void {
@@ -258,6 +260,7 @@ export class StdioChildTransport implements Transport {
     }
     const exited = this.#exited ?? Promise.resolve();
     // A child held back must be able to finish its writes and exit; its stdout must end for 'close'.
+    this.#stopping = true;
     this.resumeReading();
     if (this.#exit === undefined) {
       const grace = this.#options.graceMs ?? DEFAULT_GRACE_MS;
