@@ -51,6 +51,22 @@ export const DEFAULT_MAX_BRIDGED_MESSAGE_BYTES = 10 * 1024 * 1024;
 /** Silence allowed on an upstream answer that still owes answers before it ends, in ms. */
 export const DEFAULT_STREAM_IDLE_MS = 300_000;
 
+/**
+ * Messages waiting to reach a bridged client, in characters of JSON, past which the upstream is no
+ * longer read (a stdio child's stdout, an HTTP+SSE stream) until they fall to the low mark: a
+ * client that reads slowly holds the upstream back instead of the gateway holding everything.
+ * 4 MiB: a few hundred notifications and a large listing page pass without stopping, and two
+ * sessions' queues stay small beside the 10 MiB one message may take.
+ */
+export const DEFAULT_CLIENT_QUEUE_HIGH_BYTES = 4 * 1024 * 1024;
+
+/** Reading the upstream resumes once the client's queue is under this many characters. */
+export const DEFAULT_CLIENT_QUEUE_LOW_BYTES = 1024 * 1024;
+
+/** The same bounds in messages (each queued message costs more than its text: a flood of small ones). */
+export const CLIENT_QUEUE_HIGH_MESSAGES = 1024;
+export const CLIENT_QUEUE_LOW_MESSAGES = 256;
+
 /** Longest the last answers of a session whose upstream ended may take to reach the client, in ms. */
 export const CLIENT_FLUSH_MS = 1000;
 

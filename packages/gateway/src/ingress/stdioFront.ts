@@ -153,6 +153,8 @@ export async function runStdioFront(options: StdioFrontOptions): Promise<StdioFr
     logger,
     timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     streamIdleMs: options.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS,
+    // The client's stdout is a pipe: a client that reads slowly holds the upstream back.
+    backpressure: true,
   });
   const ended = new Promise<BridgeEnd>((resolve) => {
     bridge.onclose = resolve;

@@ -48,6 +48,9 @@ export class LegacySseClientTransport implements Transport {
   #protocolVersion: string | undefined;
   #started = false;
   #closed = false;
+  /** While set, the stream is not read (pauseReading) until it resolves (resumeReading). */
+  #held: Promise<void> | undefined;
+  #release: (() => void) | undefined;
 
   constructor(url: URL, options: LegacySseClientOptions = {}) {
     this.#url = url;
@@ -146,6 +149,8 @@ export class LegacySseClientTransport implements Transport {
       for await (const chunk of body) {
         if (this.#closed) break;
         feed(decoder.decode(chunk, { stream: true }));
+        // Held back: the next chunk is not pulled, so the socket's window fills and the server waits.
+        if (this.#held !== undefined) await this.#held;
       }
     } catch (error) {
       if (!this.#closed)
@@ -213,6 +218,18 @@ export class LegacySseClientTransport implements Transport {
       );
   }
 
+  /** Stops reading the stream after the chunk being read (the client's queue is full). */
+  pauseReading(): void {
+    if (this.#closed || this.#held !== undefined) return;
+    this.#held = new Promise((resolve) => (this.#release = resolve));
+  }
+
+  resumeReading(): void {
+    this.#release?.();
+    this.#held = undefined;
+    this.#release = undefined;
+  }
+
   setProtocolVersion(version: string): void {
     this.#protocolVersion = version;
   }
@@ -222,6 +239,7 @@ export class LegacySseClientTransport implements Transport {
     if (this.#closed) return;
     this.#closed = true;
     this.#abort.abort();
+    this.resumeReading();
     this.onclose?.();
   }
 }

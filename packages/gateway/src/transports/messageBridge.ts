@@ -47,7 +47,15 @@ import {
   unverifiableAnswer,
   type InvalidUpstreamMessage,
 } from '../wire/upstreamMessage.js';
-import { CLIENT_FLUSH_MS, DEFAULT_MAX_PAGES, DEFAULT_STREAM_IDLE_MS } from '../defaults.js';
+import {
+  CLIENT_FLUSH_MS,
+  CLIENT_QUEUE_HIGH_MESSAGES,
+  CLIENT_QUEUE_LOW_MESSAGES,
+  DEFAULT_CLIENT_QUEUE_HIGH_BYTES,
+  DEFAULT_CLIENT_QUEUE_LOW_BYTES,
+  DEFAULT_MAX_PAGES,
+  DEFAULT_STREAM_IDLE_MS,
+} from '../defaults.js';
 
 /** How long the upstream may stay silent while it owes answers, unless told (limits.streamIdleMs). */
 
@@ -82,6 +90,14 @@ export interface MessageBridgeOptions {
    * when the upstream does not declare it. Absent: nothing is added.
    */
   readonly notices?: ClientNotices;
+  /**
+   * Hold the upstream back when the client reads slowly (wrap, whose transport's send waits for
+   * its output to drain): past CLIENT_QUEUE_HIGH_MESSAGES or DEFAULT_CLIENT_QUEUE_HIGH_BYTES
+   * (characters of JSON) waiting for the client, the upstream is not read (`upstream.reading`)
+   * until the queue is under the low marks; its silence meanwhile does not count against it.
+   * Each message's size is its serialization, measured once more here. @default false
+   */
+  readonly backpressure?: boolean;
 }
 
 /** What of a request's `_meta` the gateway's own requests repeat: a 2026-07-28 client's envelope. */
@@ -132,6 +148,11 @@ export class MessageBridge {
   #closing: Promise<void> | undefined;
   /** The upstream declared `logging` at initialize: `logging/setLevel` is its to answer too. */
   #upstreamLogs = false;
+  /** Messages handed to the client transport and not taken yet (backpressure on), and their characters. */
+  #queued = 0;
+  #queuedChars = 0;
+  /** The upstream is not read: the client's queue passed its high-water mark. */
+  #held = false;
 
   constructor(options: MessageBridgeOptions) {
     this.#options = options;
@@ -454,26 +475,67 @@ export class MessageBridge {
       endRequest(this.#traced.get(key), message);
       this.#traced.delete(key);
     }
-    const client = this.#options.client;
     const out = message as JSONRPCMessage;
+    const chars = this.#options.backpressure === true ? JSON.stringify(out).length : 0;
+    this.#count(1, chars);
     // Sends are chained: a progress notification must not be overtaken by its result.
-    this.#outbound = this.#outbound.then(async () => {
-      try {
-        await client.send(
-          out,
-          related === undefined || related === null ? undefined : { relatedRequestId: related },
-        );
-      } catch (error) {
-        if (isResponse(message) || related === undefined) {
-          this.#log('debug', 'client.send_failed', (error as Error).message);
-          return;
-        }
-        // The request's stream is gone (answered, or the client left it): the session stream then.
-        await client
-          .send(out)
-          .catch((again: Error) => this.#log('debug', 'client.send_failed', again.message));
+    this.#outbound = this.#outbound.then(() =>
+      this.#sendToClient(out, related).finally(() => this.#count(-1, chars)),
+    );
+  }
+
+  async #sendToClient(out: JSONRPCMessage, related: JsonRpcId | undefined): Promise<void> {
+    const client = this.#options.client;
+    try {
+      await client.send(
+        out,
+        related === undefined || related === null ? undefined : { relatedRequestId: related },
+      );
+    } catch (error) {
+      if (isResponse(out) || related === undefined) {
+        this.#log('debug', 'client.send_failed', (error as Error).message);
+        return;
       }
-    });
+      // The request's stream is gone (answered, or the client left it): the session stream then.
+      await client.send(out).catch((again: Error) => this.#log('debug', 'client.send_failed', again.message));
+    }
+  }
+
+  /**
+   * Counts a message into (1) or out of (-1) the client's queue; with backpressure on, stops reading
+   * the upstream past the high-water marks and reads it again under the low ones. While it is held
+   * its silence is the client's doing: the silence clock stops, and starts afresh when it is read.
+   */
+  #count(step: 1 | -1, chars: number): void {
+    if (this.#options.backpressure !== true) return;
+    this.#queued += step;
+    this.#queuedChars += step * chars;
+    const reading = this.#options.upstream.reading;
+    if (reading === undefined) return;
+    if (
+      !this.#held &&
+      this.#closing === undefined &&
+      (this.#queued > CLIENT_QUEUE_HIGH_MESSAGES || this.#queuedChars > DEFAULT_CLIENT_QUEUE_HIGH_BYTES)
+    ) {
+      this.#held = true;
+      clearTimeout(this.#silence);
+      this.#silence = undefined;
+      reading.pauseReading();
+      this.#log(
+        'debug',
+        'upstream.held',
+        `the client has ${this.#queued} messages to read: the upstream waits`,
+      );
+    } else if (
+      this.#held &&
+      this.#queued <= CLIENT_QUEUE_LOW_MESSAGES &&
+      this.#queuedChars <= DEFAULT_CLIENT_QUEUE_LOW_BYTES
+    ) {
+      this.#held = false;
+      this.#heardAt = Date.now();
+      reading.resumeReading();
+      this.#watchSilence();
+    }
   }
 
   /**
@@ -482,7 +544,8 @@ export class MessageBridge {
    * `#heardAt`, and the timer re-arms itself when it finds nothing due.
    */
   #watchSilence(): void {
-    if (this.#silence !== undefined || this.#inFlight.size === 0 || this.#closing !== undefined) return;
+    if (this.#silence !== undefined || this.#inFlight.size === 0 || this.#closing !== undefined || this.#held)
+      return;
     let oldest = Infinity;
     for (const request of this.#inFlight.values()) oldest = Math.min(oldest, request.sentAt);
     const due = Math.max(oldest, this.#heardAt) + this.#idleMs;
@@ -503,6 +566,7 @@ export class MessageBridge {
    * may stop (notifications/cancelled; never for initialize, which cannot be cancelled).
    */
   #timeOutSilent(): void {
+    if (this.#held) return;
     const idleMs = this.#idleMs;
     const now = Date.now();
     const server = this.#options.checkpoint.config.name;

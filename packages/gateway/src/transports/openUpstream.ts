@@ -38,11 +38,24 @@ export interface OpenUpstreamOptions {
   readonly artifact?: Omit<ArtifactCheck, 'logger' | 'server' | 'session'>;
 }
 
+/** Reading an upstream stopped and restarted: a client that reads slowly holds the upstream back. */
+export interface UpstreamReading {
+  /** Stops reading what the upstream sends (it waits, as it would on a slow client of its own). */
+  pauseReading(): void;
+  /** Reads it again. */
+  resumeReading(): void;
+}
+
 /** A transport to the upstream, not yet started, and what of its errors ends the connection. */
 export interface UpstreamConnection {
   readonly transport: Transport;
   /** True when an error reported after start means the upstream connection is gone. */
   isFatal(error: Error): boolean;
+  /**
+   * How to hold the upstream back (a stdio child, an HTTP+SSE stream); absent when it cannot be
+   * (the SDK's Streamable HTTP client reads its streams itself).
+   */
+  readonly reading?: UpstreamReading;
 }
 
 /**
@@ -71,7 +84,7 @@ export function openUpstream(upstream: UpstreamConfig, options: OpenUpstreamOpti
           'upstream stderr',
         ),
     });
-    return { transport, isFatal: () => false };
+    return { transport, isFatal: () => false, reading: transport };
   }
   const requestInit = { headers: { ...options.headers, ...upstream.headers } };
   if (upstream.transport === 'sse') {
@@ -81,7 +94,7 @@ export function openUpstream(upstream: UpstreamConfig, options: OpenUpstreamOpti
       ...(options.timeoutMs === undefined ? {} : { startTimeoutMs: options.timeoutMs }),
     });
     // A broken stream is not reconnected (a new upstream session would be uninitialized): it ends.
-    return { transport, isFatal: (error) => error instanceof LegacySseStreamError };
+    return { transport, isFatal: (error) => error instanceof LegacySseStreamError, reading: transport };
   }
   // The SDK's client reads what the gateway parsed, checked and re-serialized (checkedFetch).
   const checked = checkedFetch(

@@ -63,6 +63,8 @@ export class StdioChildTransport implements Transport {
   #exit: ChildExit | undefined;
   #exited: Promise<void> | undefined;
   #closed = false;
+  /** close() was called: the child's stdout is read to its end, never held back again. */
+  #stopping = false;
   #started = false;
 
   constructor(options: StdioChildOptions) {
@@ -219,6 +221,18 @@ export class StdioChildTransport implements Transport {
     });
   }
 
+  /**
+   * Stops reading the child's stdout (the client's queue is full): once the pipe fills, the child
+   * blocks on its writes, as it would before a slow client without the gateway.
+   */
+  pauseReading(): void {
+    if (!this.#closed && !this.#stopping) this.#child?.stdout?.pause();
+  }
+
+  resumeReading(): void {
+    this.#child?.stdout?.resume();
+  }
+
   /** Writes one message to the child's stdin. */
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.#child?.stdin;
@@ -245,6 +259,9 @@ export class StdioChildTransport implements Transport {
       return;
     }
     const exited = this.#exited ?? Promise.resolve();
+    // A child held back must be able to finish its writes and exit; its stdout must end for 'close'.
+    this.#stopping = true;
+    this.resumeReading();
     if (this.#exit === undefined) {
       const grace = this.#options.graceMs ?? DEFAULT_GRACE_MS;
       child.stdin?.end();
