@@ -1,0 +1,66 @@
+// Red team 16: the change that holds wrap's upstream back while its client reads slowly
+// (MessageBridge's client queue, StdioChildTransport / LegacySseClientTransport pauseReading,
+// StdioFrontTransport's writes). Each describe is one finding: the attack first, then the
+// gateway's answer. In-process wraps on in-memory stdio before the raw stdio fixture.
+import { floodHeld, floodingChild, floodOf, wrapOnPipes, type Message } from '../transports/wrapPipes.js';
+import { until } from '../support/until.js';
+
+/** 64 KiB notifications: the client's queue holds 64 of them before the child is held back. */
+const FILL = 64 * 1024;
+
+/** Resolves with what wrap wrote once nothing more arrived for 300 ms. */
+async function settled(messages: () => Message[]): Promise<Message[]> {
+  let last = -1;
+  let still = 0;
+  return until(() => {
+    const now = messages().length;
+    still = now === last ? still + 1 : 0;
+    last = now;
+    return still >= 12 ? messages() : undefined;
+  }, 'wrap to stop writing');
+}
+
+// --- Finding A: a client that ends stdin while its upstream is held back (it stopped reading,
+// then leaves: a client's own shutdown, reading what is left of wrap's stdout) got two answers to
+// its call: the -32041 the session's end owes every request in flight, then, once the stopped
+// child was read again to let it exit, the upstream's own answer that had waited behind the hold
+// (boundary.md: "each request gets at most one"), and after it everything else the child wrote
+// while being stopped, read at full speed into a queue for a client that no longer reads (no bound
+// for the grace period: up to 4 s of a child that ignores the end of its stdin). Now nothing the
+// upstream sends after the session ended reaches the client's queue.
+
+describe('redteam16 finding A: the session ended while held, the client got a second answer and the rest of the flood', () => {
+  it('answers the call in flight once (-32041), and queues nothing the child writes once stopped', async () => {
+    const count = 192;
+    // A server that finishes the call in hand before it leaves (the flood, then its answer).
+    const child = await floodingChild(count, FILL, { TOOLPIN_RAW_FINISH_ON_END: '1' });
+    const wrap = await wrapOnPipes(child.server);
+    try {
+      wrap.output.pause();
+      const before = wrap.messages().length;
+      wrap.send({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'echo', arguments: { text: 'hi' } },
+      });
+      const held = await floodHeld(child.progress, count);
+      expect(held).toBeLessThan(count);
+      wrap.input.end();
+      expect(await wrap.front.ended).toBe('client');
+      // The child was read again to let it stop: it got its whole flood out, and its answer.
+      expect(await child.progress()).toBe(count);
+      wrap.output.resume();
+      const after = (await settled(wrap.messages)).slice(before);
+      const answers = after.filter((m) => m.id === 2);
+      expect(answers).toHaveLength(1);
+      expect(answers[0]).toMatchObject({ id: 2, error: { code: -32041 } });
+      // What the session queued before it ended, never what the child wrote as it was stopped.
+      expect(floodOf(after).length).toBeLessThanOrEqual(held);
+    } finally {
+      wrap.input.end();
+      await wrap.front.ended;
+      await child.remove();
+    }
+  });
+});
