@@ -57,6 +57,7 @@ describe('redteam16 finding A: the session ended while held, the client got a se
       expect(answers[0]).toMatchObject({ id: 2, error: { code: -32041 } });
       // What the session queued before it ended, never what the child wrote as it was stopped.
       expect(floodOf(after).length).toBeLessThanOrEqual(held);
+      expect(wrap.logs.filter((line) => line.event === 'upstream.after_end')).toHaveLength(1);
     } finally {
       wrap.input.end();
       await wrap.front.ended;

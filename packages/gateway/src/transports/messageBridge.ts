@@ -153,6 +153,8 @@ export class MessageBridge {
   #queuedChars = 0;
   /** The upstream is not read: the client's queue passed its high-water mark. */
   #held = false;
+  /** Upstream messages dropped because they came after the session ended. */
+  #afterEnd = 0;
 
   constructor(options: MessageBridgeOptions) {
     this.#options = options;
@@ -329,6 +331,13 @@ export class MessageBridge {
    * throws fails that message, never the process.
    */
   #fromUpstream(raw: JSONRPCMessage): void {
+    // The session ended: each request in flight got its -32041 then, so an answer now is a second
+    // one, and nothing else is for a client that left. What a stopped upstream still writes (a
+    // child held back is read again so that it can exit) is read and dropped, never queued.
+    if (this.#closing !== undefined) {
+      this.#afterEnd += 1;
+      return;
+    }
     this.#heardAt = Date.now();
     // A batch: each message on its own (dropped whole, the requests it answers went unanswered).
     for (const message of upstreamBatch(raw)) this.#fromUpstreamMessage(message as JSONRPCMessage);
@@ -672,6 +681,12 @@ export class MessageBridge {
     await upstream.transport
       .close()
       .catch((error: Error) => this.#log('warn', 'upstream.close_failed', error.message));
+    if (this.#afterEnd > 0)
+      this.#log(
+        'info',
+        'upstream.after_end',
+        `${this.#afterEnd} upstream message(s) after the session ended, dropped`,
+      );
     // A client that stopped reading must not hold the session open forever.
     await settleWithin(this.#outbound, CLIENT_FLUSH_MS);
     await client.close().catch((error: Error) => this.#log('debug', 'client.close_failed', error.message));
