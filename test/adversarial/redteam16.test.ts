@@ -2,8 +2,10 @@
 // (MessageBridge's client queue, StdioChildTransport / LegacySseClientTransport pauseReading,
 // StdioFrontTransport's writes). Each describe is one finding: the attack first, then the
 // gateway's answer. In-process wraps on in-memory stdio before the raw stdio fixture.
-import { floodHeld, floodingChild, floodOf, wrapOnPipes, type Message } from '../transports/wrapPipes.js';
+import { parseServerConfig } from '@toolpin/gateway';
 import { until } from '../support/until.js';
+import { RAW_ECHO, rawFixtureCommand, stdioPinFor } from '../transports/support.js';
+import { floodHeld, floodingChild, floodOf, wrapOnPipes, type Message } from '../transports/wrapPipes.js';
 
 /** 64 KiB notifications: the client's queue holds 64 of them before the child is held back. */
 const FILL = 64 * 1024;
@@ -62,6 +64,58 @@ describe('redteam16 finding A: the session ended while held, the client got a se
       wrap.input.end();
       await wrap.front.ended;
       await child.remove();
+    }
+  });
+});
+
+// --- Finding B: wrap's own refusals of what the client sends (-32700 for a line that is not JSON)
+// are written by the client transport itself, beside the bridge's bounded queue: a client that
+// writes lines of garbage and does not read its stdout had wrap queue every refusal, ~50 times the
+// bytes of the 2-byte line it answers, without bound (and two 'drain'/'close' listeners per refusal
+// on stdout: a MaxListenersExceededWarning on stderr, where the JSON logs go). The known limit in
+// transports.md, and cheap to bound: past 256 KiB of refusals waiting for the client, wrap stops
+// reading stdin until they are taken, as a server blocked on its own full stdout does; every line
+// is still answered, in order, and the session goes on.
+
+describe('redteam16 finding B: a client writing garbage and not reading had wrap queue its refusals without bound', () => {
+  it('stops reading stdin past its bound of refusals, answers every line once read, and goes on', async () => {
+    const server = parseServerConfig(stdioPinFor('raw', rawFixtureCommand(), [RAW_ECHO]), '(test)');
+    const wrap = await wrapOnPipes(server);
+    try {
+      wrap.output.pause();
+      const before = wrap.messages().length;
+      const chunks = 16;
+      const perChunk = 1024;
+      for (let i = 0; i < chunks; i++) wrap.input.write('x\n'.repeat(perChunk));
+      wrap.send({ jsonrpc: '2.0', id: 2, method: 'ping' });
+      let last = -1;
+      let still = 0;
+      const held = await until(() => {
+        const now = wrap.output.writableLength;
+        still = now === last ? still + 1 : 0;
+        last = now;
+        return still >= 8 ? now : undefined;
+      }, 'wrap to stop writing refusals');
+      const refusal = JSON.stringify({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32700, message: 'Parse error' },
+      }).length;
+      // All of them would be more than 16 * 1024 * 60 bytes (about 1 MB); the bound is 256 KiB,
+      // past it by what one chunk read (1024 lines) answers, and stdout's own 16 KiB.
+      expect(chunks * perChunk * refusal).toBeGreaterThan(1_000_000);
+      expect(held).toBeLessThan(256 * 1024 + perChunk * 2 * refusal + 16 * 1024);
+      expect(wrap.output.listenerCount('drain')).toBeLessThanOrEqual(2);
+      wrap.output.resume();
+      await wrap.answered(2);
+      const after = wrap.messages().slice(before);
+      expect(after.filter((m) => (m.error as { code?: number } | undefined)?.code === -32700)).toHaveLength(
+        chunks * perChunk,
+      );
+      expect(after.at(-1)).toEqual({ jsonrpc: '2.0', id: 2, result: {} });
+    } finally {
+      wrap.input.end();
+      await wrap.front.ended;
     }
   });
 });
