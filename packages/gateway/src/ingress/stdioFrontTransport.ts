@@ -14,6 +14,12 @@ import {
 } from '../wire/jsonRpc.js';
 import { LineFramer } from '../wire/lineFramer.js';
 
+/**
+ * Bytes waiting on stdout past which a refusal stops the reading of stdin until stdout drains: wrap's
+ * own answers to a client that sends garbage and does not read are bounded as the bridge's queue is.
+ */
+const MAX_REFUSALS_WAITING = 256 * 1024;
+
 const BATCH_REFUSAL =
   'Invalid Request: a JSON-RPC batch is not carried on stdio; send its messages one per line';
 
@@ -52,6 +58,10 @@ export class StdioFrontTransport implements Transport {
   #closed = false;
   /** The output failed (the client closed its end): nothing more is written. */
   #outputGone = false;
+  /** Resolves when the full output drains (or closes): every write waiting for it shares it. */
+  #drained: Promise<void> | undefined;
+  /** stdin is not read until the output drains (refusals past MAX_REFUSALS_WAITING). */
+  #inputHeld = false;
 
   constructor(options: StdioFrontTransportOptions) {
     this.#options = options;
@@ -129,7 +139,26 @@ export class StdioFrontTransport implements Transport {
       { event: 'client.invalid_message', ...this.#options.fields, reason },
       'a line on stdin refused',
     );
-    if (answer !== undefined) void this.#write(answer);
+    if (answer === undefined) return;
+    void this.#write(answer);
+    this.#holdInput();
+  }
+
+  /**
+   * The client sends what wrap answers itself (refusals, beside the bridge's bounded queue) and does
+   * not read them: past MAX_REFUSALS_WAITING on stdout, stdin is not read until stdout drains, as a
+   * server blocked on its own full stdout reads nothing. What one chunk of stdin read holds is still
+   * answered (a 64 KiB read of 2-byte lines: about 3 MiB of refusals).
+   */
+  #holdInput(): void {
+    const { input, output } = this.#options;
+    if (this.#inputHeld || !output.writableNeedDrain || output.writableLength <= MAX_REFUSALS_WAITING) return;
+    this.#inputHeld = true;
+    input.pause();
+    void this.#drain().then(() => {
+      this.#inputHeld = false;
+      if (!this.#closed) input.resume();
+    });
   }
 
   send(message: JSONRPCMessage): Promise<void> {
@@ -140,16 +169,23 @@ export class StdioFrontTransport implements Transport {
   #write(value: unknown): Promise<void> {
     const output = this.#options.output;
     if (this.#outputGone || output.destroyed) return Promise.resolve();
-    return new Promise((resolve) => {
-      if (output.write(`${JSON.stringify(value)}\n`)) return resolve();
+    return output.write(`${JSON.stringify(value)}\n`) ? Promise.resolve() : this.#drain();
+  }
+
+  /** Resolves once the full output drains, or closes (one pair of listeners for every waiting write). */
+  #drain(): Promise<void> {
+    const output = this.#options.output;
+    this.#drained ??= new Promise((resolve) => {
       const done = (): void => {
         output.off('drain', done);
         output.off('close', done);
+        this.#drained = undefined;
         resolve();
       };
       output.once('drain', done);
       output.once('close', done);
     });
+    return this.#drained;
   }
 
   async close(): Promise<void> {
