@@ -119,3 +119,48 @@ describe('redteam16 finding B: a client writing garbage and not reading had wrap
     }
   });
 });
+
+// --- Finding C: the same one layer up. What the bridge answers itself (a call of a tool the pin
+// does not hold refused -32040, about 280 bytes for a 68-byte line; a value refused -32600) waits in
+// the bridge's queue for the client; past its marks that queue holds the upstream back, but nothing
+// held the client: one that sent such calls and did not read had wrap queue every refusal without
+// bound. Now past 256 KiB of the gateway's own answers waiting for the client, its stdin is not read
+// until they fall under 64 KiB; every call is still answered, in order.
+
+describe('redteam16 finding C: a client sending refused calls and not reading had the bridge queue its refusals without bound', () => {
+  it('stops reading stdin past its bound of the gateway own answers, and answers every call once read', async () => {
+    const server = parseServerConfig(stdioPinFor('raw', rawFixtureCommand(), [RAW_ECHO]), '(test)');
+    const wrap = await wrapOnPipes(server);
+    try {
+      wrap.output.pause();
+      const before = wrap.messages().length;
+      const calls = 4000;
+      const call = (id: number): string =>
+        `${JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'x' } })}\n`;
+      for (let id = 10; id < 10 + calls; id++) wrap.input.write(call(id));
+      const blocked = (): number => wrap.logs.filter((line) => line.event === 'call.blocked').length;
+      let last = -1;
+      let still = 0;
+      const decided = await until(() => {
+        const now = blocked();
+        still = now === last ? still + 1 : 0;
+        last = now;
+        return still >= 8 ? now : undefined;
+      }, 'wrap to stop deciding calls');
+      // About 280 bytes each: 256 KiB is some 940 of them, and what one read of stdin held.
+      expect(decided).toBeLessThan(1500);
+      expect(wrap.input.readableLength).toBeGreaterThan(0);
+      wrap.output.resume();
+      await wrap.answered(10 + calls - 1);
+      const answers = wrap
+        .messages()
+        .slice(before)
+        .filter((m) => m.id !== undefined);
+      expect(answers.map((m) => m.id)).toEqual([...Array(calls).keys()].map((i) => 10 + i));
+      expect(answers.every((m) => (m.error as { code?: number } | undefined)?.code === -32040)).toBe(true);
+    } finally {
+      wrap.input.end();
+      await wrap.front.ended;
+    }
+  });
+});
