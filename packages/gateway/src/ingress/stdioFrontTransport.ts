@@ -1,7 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { DEFAULT_MAX_BRIDGED_MESSAGE_BYTES } from '../defaults.js';
+import { CLIENT_OWN_ANSWERS_HIGH_BYTES, DEFAULT_MAX_BRIDGED_MESSAGE_BYTES } from '../defaults.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import {
@@ -13,12 +13,6 @@ import {
   type JsonRpcResponse,
 } from '../wire/jsonRpc.js';
 import { LineFramer } from '../wire/lineFramer.js';
-
-/**
- * Bytes waiting on stdout past which a refusal stops the reading of stdin until stdout drains: wrap's
- * own answers to a client that sends garbage and does not read are bounded as the bridge's queue is.
- */
-const MAX_REFUSALS_WAITING = 256 * 1024;
 
 const BATCH_REFUSAL =
   'Invalid Request: a JSON-RPC batch is not carried on stdio; send its messages one per line';
@@ -60,8 +54,10 @@ export class StdioFrontTransport implements Transport {
   #outputGone = false;
   /** Resolves when the full output drains (or closes): every write waiting for it shares it. */
   #drained: Promise<void> | undefined;
-  /** stdin is not read until the output drains (refusals past MAX_REFUSALS_WAITING). */
+  /** stdin is not read until the output drains (refusals past CLIENT_OWN_ANSWERS_HIGH_BYTES). */
   #inputHeld = false;
+  /** stdin is not read: the bridge's queue of the gateway's own answers is past its mark. */
+  #bridgeHeld = false;
 
   constructor(options: StdioFrontTransportOptions) {
     this.#options = options;
@@ -145,20 +141,43 @@ export class StdioFrontTransport implements Transport {
   }
 
   /**
-   * The client sends what wrap answers itself (refusals, beside the bridge's bounded queue) and does
-   * not read them: past MAX_REFUSALS_WAITING on stdout, stdin is not read until stdout drains, as a
-   * server blocked on its own full stdout reads nothing. What one chunk of stdin read holds is still
+   * The client sends what wrap answers itself and does not read it: past
+   * CLIENT_OWN_ANSWERS_HIGH_BYTES on stdout, stdin is not read until stdout drains, as a server
+   * blocked on its own full stdout reads nothing. What one chunk of stdin read holds is still
    * answered (a 64 KiB read of 2-byte lines: about 3 MiB of refusals).
    */
   #holdInput(): void {
-    const { input, output } = this.#options;
-    if (this.#inputHeld || !output.writableNeedDrain || output.writableLength <= MAX_REFUSALS_WAITING) return;
+    const { output } = this.#options;
+    if (
+      this.#inputHeld ||
+      !output.writableNeedDrain ||
+      output.writableLength <= CLIENT_OWN_ANSWERS_HIGH_BYTES
+    )
+      return;
     this.#inputHeld = true;
-    input.pause();
+    this.#applyHolds();
     void this.#drain().then(() => {
       this.#inputHeld = false;
-      if (!this.#closed) input.resume();
+      this.#applyHolds();
     });
+  }
+
+  /** Stops reading stdin (the bridge's own answers wait for the client past their mark). */
+  pauseReading(): void {
+    this.#bridgeHeld = true;
+    this.#applyHolds();
+  }
+
+  resumeReading(): void {
+    this.#bridgeHeld = false;
+    this.#applyHolds();
+  }
+
+  /** stdin flows unless held by either (never again once closed). */
+  #applyHolds(): void {
+    if (this.#closed) return;
+    if (this.#inputHeld || this.#bridgeHeld) this.#options.input.pause();
+    else this.#options.input.resume();
   }
 
   send(message: JSONRPCMessage): Promise<void> {

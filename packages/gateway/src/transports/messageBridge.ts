@@ -36,7 +36,7 @@ import {
   type JsonRpcResponse,
 } from '../wire/jsonRpc.js';
 import { upstreamFailureOf } from './exchange.js';
-import type { UpstreamConnection } from './openUpstream.js';
+import type { UpstreamConnection, UpstreamReading } from './openUpstream.js';
 import { PendingReplies } from './pendingReplies.js';
 import { describeUpstreamEnd } from './describeUpstreamEnd.js';
 import { settleWithin } from './settleWithin.js';
@@ -49,6 +49,8 @@ import {
 } from '../wire/upstreamMessage.js';
 import {
   CLIENT_FLUSH_MS,
+  CLIENT_OWN_ANSWERS_HIGH_BYTES,
+  CLIENT_OWN_ANSWERS_LOW_BYTES,
   CLIENT_QUEUE_HIGH_MESSAGES,
   CLIENT_QUEUE_LOW_MESSAGES,
   DEFAULT_CLIENT_QUEUE_HIGH_BYTES,
@@ -98,6 +100,11 @@ export interface MessageBridgeOptions {
    * Each message's size is its serialization, measured once more here. @default false
    */
   readonly backpressure?: boolean;
+  /**
+   * With backpressure: how to stop reading the client (wrap's stdin) while the gateway's own
+   * answers to it (refusals) wait past CLIENT_OWN_ANSWERS_HIGH_BYTES. Absent: the client is never held.
+   */
+  readonly clientReading?: UpstreamReading;
 }
 
 /** What of a request's `_meta` the gateway's own requests repeat: a 2026-07-28 client's envelope. */
@@ -153,6 +160,9 @@ export class MessageBridge {
   #queuedChars = 0;
   /** The upstream is not read: the client's queue passed its high-water mark. */
   #held = false;
+  /** Characters of the gateway's own answers in the client's queue; past its mark the client is held. */
+  #ownChars = 0;
+  #clientHeld = false;
   /** Upstream messages dropped because they came after the session ended. */
   #afterEnd = 0;
 
@@ -368,7 +378,7 @@ export class MessageBridge {
         answered = true;
         // Answered now: a valid message under the same id later is a second answer, dropped.
         this.#options.checkpoint.forgetAnswers(this.#options.sessionKey, [id]);
-        this.#toClient(refusal, id);
+        this.#toClient(refusal, id, true);
       }
     }
     logInvalidMessage(this.#options.logger, this.#fields(), invalid, answered);
@@ -385,7 +395,7 @@ export class MessageBridge {
     if (this.#own.settle(failure)) return;
     if (this.#inFlight.delete(idKey(message.id))) {
       this.#options.checkpoint.forgetAnswers(this.#options.sessionKey, [message.id]);
-      this.#toClient(failure, message.id);
+      this.#toClient(failure, message.id, true);
     }
   }
 
@@ -412,17 +422,17 @@ export class MessageBridge {
       related = answer.id;
       if (request?.method === 'initialize') {
         this.#adoptProtocolVersion(answer);
-        this.#toClient(this.#declareLogging(answer), related);
+        this.#toClient(this.#declareLogging(answer), related, true);
         return;
       }
-      this.#toClient(answer, related);
+      this.#toClient(answer, related, true);
       // A refusal of the gateway's own (the upstream sent a result), never the upstream's error.
       if (request?.method === 'tools/call' && message.error === undefined) this.#noticeRefusal(answer);
       return;
     }
     related = this.#relatedRequest(message);
     const replaced = this.#options.checkpoint.inspectUpstreamMessage(this.#options.sessionKey, message);
-    this.#toClient(replaced, related);
+    this.#toClient(replaced, related, true);
   }
 
   /**
@@ -477,7 +487,12 @@ export class MessageBridge {
     if (typeof version === 'string') this.#options.upstream.transport.setProtocolVersion?.(version);
   }
 
-  #toClient(message: unknown, related?: JsonRpcId): void {
+  /**
+   * Queues a message for the client, after those queued before it. `fromUpstream`: it is (or
+   * answers in place of) an upstream message, which holding the upstream back bounds; the gateway's
+   * own answers to the client (refusals, failures) are bounded by holding the client back instead.
+   */
+  #toClient(message: unknown, related?: JsonRpcId, fromUpstream = false): void {
     // The answer to a traced request ends its span (every answer a client gets passes here).
     if (this.#traced.size > 0 && isResponse(message) && message.id !== null) {
       const key = idKey(message.id);
@@ -486,10 +501,11 @@ export class MessageBridge {
     }
     const out = message as JSONRPCMessage;
     const chars = this.#options.backpressure === true ? JSON.stringify(out).length : 0;
-    this.#count(1, chars);
+    const own = fromUpstream ? 0 : chars;
+    this.#count(1, chars, own);
     // Sends are chained: a progress notification must not be overtaken by its result.
     this.#outbound = this.#outbound.then(() =>
-      this.#sendToClient(out, related).finally(() => this.#count(-1, chars)),
+      this.#sendToClient(out, related).finally(() => this.#count(-1, chars, own)),
     );
   }
 
@@ -511,14 +527,25 @@ export class MessageBridge {
   }
 
   /**
-   * Counts a message into (1) or out of (-1) the client's queue; with backpressure on, stops reading
-   * the upstream past the high-water marks and reads it again under the low ones. While it is held
-   * its silence is the client's doing: the silence clock stops, and starts afresh when it is read.
+   * Counts a message into (1) or out of (-1) the client's queue (`own`: its characters when the
+   * gateway wrote it itself); with backpressure on, holds the upstream and the client back past
+   * their marks, and reads them again under the low ones.
    */
-  #count(step: 1 | -1, chars: number): void {
+  #count(step: 1 | -1, chars: number, own: number): void {
     if (this.#options.backpressure !== true) return;
     this.#queued += step;
     this.#queuedChars += step * chars;
+    this.#ownChars += step * own;
+    this.#holdUpstream();
+    this.#holdClient();
+  }
+
+  /**
+   * Past CLIENT_QUEUE_HIGH_MESSAGES or DEFAULT_CLIENT_QUEUE_HIGH_BYTES waiting for the client, the
+   * upstream is not read until the queue is under the low marks. While it is held its silence is
+   * the client's doing: the silence clock stops, and starts afresh when it is read again.
+   */
+  #holdUpstream(): void {
     const reading = this.#options.upstream.reading;
     if (reading === undefined) return;
     if (
@@ -544,6 +571,25 @@ export class MessageBridge {
       this.#heardAt = Date.now();
       reading.resumeReading();
       this.#watchSilence();
+    }
+  }
+
+  /**
+   * Past CLIENT_OWN_ANSWERS_HIGH_BYTES of the gateway's own answers waiting for the client, what the
+   * client sends is not read until they are under CLIENT_OWN_ANSWERS_LOW_BYTES: a client that is
+   * answered by the gateway itself (refused calls) and does not read is held back as a server
+   * blocked on its full stdout holds it.
+   */
+  #holdClient(): void {
+    const reading = this.#options.clientReading;
+    if (reading === undefined) return;
+    if (!this.#clientHeld && this.#ownChars > CLIENT_OWN_ANSWERS_HIGH_BYTES) {
+      this.#clientHeld = true;
+      reading.pauseReading();
+      this.#log('debug', 'client.held', "the client does not read the gateway's answers: its input waits");
+    } else if (this.#clientHeld && this.#ownChars <= CLIENT_OWN_ANSWERS_LOW_BYTES) {
+      this.#clientHeld = false;
+      reading.resumeReading();
     }
   }
 
