@@ -155,8 +155,7 @@ export async function runStdioFront(options: StdioFrontOptions): Promise<StdioFr
     streamIdleMs: options.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS,
     // The client's stdout is a pipe: a client that reads slowly holds the upstream back, and one
     // that does not read what the gateway answers itself is held back too.
-    backpressure: true,
-    clientReading: client,
+    clientPipe: client,
   });
   const ended = new Promise<BridgeEnd>((resolve) => {
     bridge.onclose = resolve;

@@ -13,6 +13,7 @@ import {
   type JsonRpcResponse,
 } from '../wire/jsonRpc.js';
 import { LineFramer } from '../wire/lineFramer.js';
+import type { ClientPipe } from '../transports/messageBridge.js';
 
 const BATCH_REFUSAL =
   'Invalid Request: a JSON-RPC batch is not carried on stdio; send its messages one per line';
@@ -41,7 +42,7 @@ export interface StdioFrontTransportOptions {
  * the bound is answered `-32600` and skipped, and the session goes on. What is handed to the
  * bridge is the message's own envelope (`ownEnvelope`): a member beside JSON-RPC's never goes upstream.
  */
-export class StdioFrontTransport implements Transport {
+export class StdioFrontTransport implements Transport, ClientPipe {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
@@ -162,7 +163,7 @@ export class StdioFrontTransport implements Transport {
     });
   }
 
-  /** Stops reading stdin (the bridge's own answers wait for the client past their mark). */
+  /** Stops reading stdin (MessageBridge's clientPipe: its own answers wait for the client past their mark). */
   pauseReading(): void {
     this.#bridgeHeld = true;
     this.#applyHolds();
@@ -184,11 +185,20 @@ export class StdioFrontTransport implements Transport {
     return this.#write(message);
   }
 
-  /** Writes one line; resolves once the output took it (after `drain` when it was full). */
+  /** Writes one message the bridge serialized (MessageBridge's clientPipe): as send, without serializing it again. */
+  sendSerialized(json: string): Promise<void> {
+    return this.#writeLine(json);
+  }
+
   #write(value: unknown): Promise<void> {
+    return this.#writeLine(JSON.stringify(value));
+  }
+
+  /** Writes one line; resolves once the output took it (after `drain` when it was full). */
+  #writeLine(json: string): Promise<void> {
     const output = this.#options.output;
     if (this.#outputGone || output.destroyed) return Promise.resolve();
-    return output.write(`${JSON.stringify(value)}\n`) ? Promise.resolve() : this.#drain();
+    return output.write(`${json}\n`) ? Promise.resolve() : this.#drain();
   }
 
   /** Resolves once the full output drains, or closes (one pair of listeners for every waiting write). */

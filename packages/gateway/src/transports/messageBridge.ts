@@ -36,7 +36,7 @@ import {
   type JsonRpcResponse,
 } from '../wire/jsonRpc.js';
 import { upstreamFailureOf } from './exchange.js';
-import type { UpstreamConnection, UpstreamReading } from './openUpstream.js';
+import type { UpstreamConnection } from './openUpstream.js';
 import { PendingReplies } from './pendingReplies.js';
 import { describeUpstreamEnd } from './describeUpstreamEnd.js';
 import { settleWithin } from './settleWithin.js';
@@ -93,18 +93,24 @@ export interface MessageBridgeOptions {
    */
   readonly notices?: ClientNotices;
   /**
-   * Hold the upstream back when the client reads slowly (wrap, whose transport's send waits for
-   * its output to drain): past CLIENT_QUEUE_HIGH_MESSAGES or DEFAULT_CLIENT_QUEUE_HIGH_BYTES
-   * (characters of JSON) waiting for the client, the upstream is not read (`upstream.reading`)
-   * until the queue is under the low marks; its silence meanwhile does not count against it.
-   * Each message's size is its serialization, measured once more here. @default false
+   * The client transport as a pipe (wrap: its writes wait for the client to read): the bridge
+   * serializes each message itself, once, hands the text over, and counts what waits for the client
+   * by its length. Past CLIENT_QUEUE_HIGH_MESSAGES or DEFAULT_CLIENT_QUEUE_HIGH_BYTES waiting, the
+   * upstream is not read (`upstream.reading`) until the queue is under the low marks, its silence
+   * meanwhile not counted against it; past CLIENT_OWN_ANSWERS_HIGH_BYTES of the gateway's own
+   * answers waiting, the client is not read until they are under CLIENT_OWN_ANSWERS_LOW_BYTES.
+   * Absent: messages go through `client.send`, and nothing is held back.
    */
-  readonly backpressure?: boolean;
-  /**
-   * With backpressure: how to stop reading the client (wrap's stdin) while the gateway's own
-   * answers to it (refusals) wait past CLIENT_OWN_ANSWERS_HIGH_BYTES. Absent: the client is never held.
-   */
-  readonly clientReading?: UpstreamReading;
+  readonly clientPipe?: ClientPipe;
+}
+
+/** A client transport that is a pipe: it takes serialized messages and can stop being read. */
+export interface ClientPipe {
+  /** Writes one serialized message; resolves once the output took it (the client read enough). */
+  sendSerialized(json: string): Promise<void>;
+  /** Stops reading what the client sends. */
+  pauseReading(): void;
+  resumeReading(): void;
 }
 
 /** What of a request's `_meta` the gateway's own requests repeat: a 2026-07-28 client's envelope. */
@@ -155,7 +161,7 @@ export class MessageBridge {
   #closing: Promise<void> | undefined;
   /** The upstream declared `logging` at initialize: `logging/setLevel` is its to answer too. */
   #upstreamLogs = false;
-  /** Messages handed to the client transport and not taken yet (backpressure on), and their characters. */
+  /** Messages handed to the client pipe and not taken yet, and their characters. */
   #queued = 0;
   #queuedChars = 0;
   /** The upstream is not read: the client's queue passed its high-water mark. */
@@ -499,13 +505,28 @@ export class MessageBridge {
       endRequest(this.#traced.get(key), message);
       this.#traced.delete(key);
     }
+    const pipe = this.#options.clientPipe;
+    if (pipe !== undefined) {
+      this.#queueText(pipe, JSON.stringify(message), fromUpstream);
+      return;
+    }
     const out = message as JSONRPCMessage;
-    const chars = this.#options.backpressure === true ? JSON.stringify(out).length : 0;
-    const own = fromUpstream ? 0 : chars;
-    this.#count(1, chars, own);
     // Sends are chained: a progress notification must not be overtaken by its result.
+    this.#outbound = this.#outbound.then(() => this.#sendToClient(out, related));
+  }
+
+  /**
+   * Queues a message serialized (its one serialization: the pipe writes this text) after those
+   * before it, counted in the client's queue by its length until the pipe took it.
+   */
+  #queueText(pipe: ClientPipe, text: string, fromUpstream: boolean): void {
+    const own = fromUpstream ? 0 : text.length;
+    this.#count(1, text.length, own);
     this.#outbound = this.#outbound.then(() =>
-      this.#sendToClient(out, related).finally(() => this.#count(-1, chars, own)),
+      pipe
+        .sendSerialized(text)
+        .catch((error: Error) => this.#log('debug', 'client.send_failed', error.message))
+        .finally(() => this.#count(-1, text.length, own)),
     );
   }
 
@@ -532,7 +553,6 @@ export class MessageBridge {
    * their marks, and reads them again under the low ones.
    */
   #count(step: 1 | -1, chars: number, own: number): void {
-    if (this.#options.backpressure !== true) return;
     this.#queued += step;
     this.#queuedChars += step * chars;
     this.#ownChars += step * own;
@@ -581,7 +601,7 @@ export class MessageBridge {
    * blocked on its full stdout holds it.
    */
   #holdClient(): void {
-    const reading = this.#options.clientReading;
+    const reading = this.#options.clientPipe;
     if (reading === undefined) return;
     if (!this.#clientHeld && this.#ownChars > CLIENT_OWN_ANSWERS_HIGH_BYTES) {
       this.#clientHeld = true;
