@@ -6,13 +6,14 @@
 // message whatever the send did (StdioFrontTransport's writes never reject; one whose output closed
 // resolves on 'close'), so the upstream is never left paused while nothing waits; the silence clock
 // stopped while held (timer cleared, #timeOutSilent and #watchSilence refuse) and re-armed on resume
-// from that moment, also for a request sent while held. Read, not run: a child that exits while held
-// is seen once the client reads (its 'close' waits for its stdout, as the crash reaches a client
-// without the gateway only after what came before it), and the client leaving then stops it (close
-// reads it again); the HTTP+SSE client's held loop let go by close; the gateway's own listing while
-// held bounded by upstreamTimeoutMs (-32040 catalog_unavailable, documented), its late answer
-// dropped; a 10 MiB message over a queue just under its mark (held past it by that message, as
-// documented); invalid upstream messages and unsolicited answers, dropped before the queue.
+// from that moment, also for a request sent while held; a child killed while held (SIGKILL): the
+// session ends once the client reads, the call in flight answered -32041 after everything the child
+// wrote before it, as the crash reaches a client without the gateway. Read, not run: the client
+// leaving while a dead child is held stops it (close reads it again); the HTTP+SSE client's held
+// loop let go by close; the gateway's own listing while held bounded by upstreamTimeoutMs (-32040
+// catalog_unavailable, documented), its late answer dropped; a 10 MiB message over a queue just
+// under its mark (held past it by that message, as documented); invalid upstream messages and
+// unsolicited answers, dropped before the queue.
 import { parseServerConfig } from '@toolpin/gateway';
 import { until } from '../support/until.js';
 import { RAW_ECHO, rawFixtureCommand, stdioPinFor } from '../transports/support.js';
