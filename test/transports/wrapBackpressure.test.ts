@@ -4,22 +4,16 @@
 // whole, in order, once. A request in flight while the upstream is held back is not timed out for
 // the client's slowness. In-process wrap (runStdioFront on in-memory stdio) before the raw stdio
 // fixture, and before a raw HTTP+SSE (2024-11-05) server whose stream is held back the same way.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { ServerResponse } from 'node:http';
-import { PassThrough } from 'node:stream';
-import { createLogger, parseServerConfig } from '@toolpin/gateway';
-import { runStdioFront } from '@toolpin/gateway/transports';
+import { parseServerConfig } from '@toolpin/gateway';
 import {
   CLIENT_QUEUE_HIGH_MESSAGES,
   DEFAULT_CLIENT_QUEUE_HIGH_BYTES,
 } from '../../packages/gateway/dist/defaults.js';
 import { pinFor } from '../support/pinFor.js';
-import { initializeRequest } from '../support/rawMcp.js';
 import { messageOf, startRawUpstream } from '../support/rawUpstream.js';
-import { until } from '../support/until.js';
-import { RAW_ECHO, rawFixtureCommand, stdioPinFor, type LogLine } from './support.js';
+import { RAW_ECHO } from './support.js';
+import { floodHeld, floodingChild, floodOf, wrapOnPipes } from './wrapPipes.js';
 
 /** A flood: `count` notifications of `fill` characters each; the upstream gets no more than `bound` out. */
 interface Flood {
@@ -44,20 +38,6 @@ const QUEUE_MARK = Math.ceil(DEFAULT_CLIENT_QUEUE_HIGH_BYTES / FILL);
  */
 const IDLE_MS = 600;
 
-type Message = Record<string, unknown> & { id?: unknown; method?: string; params?: Record<string, unknown> };
-
-/** How far the upstream got in its flood (its own count), once it stops advancing for 400 ms or is done. */
-async function floodHeld(progress: () => Promise<number>, count: number): Promise<number> {
-  let last = -1;
-  let still = 0;
-  return until(async () => {
-    const now = await progress();
-    still = now === last ? still + 1 : 0;
-    last = now;
-    return now === count || (now > 0 && still >= 16) ? now : undefined;
-  }, 'the flood to stop advancing');
-}
-
 /** The notification of the flood numbered `seq`. */
 function floodNotice(seq: number, fill: number): object {
   return {
@@ -79,30 +59,9 @@ async function floodBehindWrap(
   progress: () => Promise<number>,
   { count, fill, bound, leave = false, outlastIdle = false }: Flood,
 ): Promise<void> {
-  const logs: LogLine[] = [];
-  const logger = createLogger({
-    level: 'debug',
-    destination: { write: (line: string) => void logs.push(JSON.parse(line) as LogLine) },
-  });
-  const input = new PassThrough();
-  const output = new PassThrough();
-  // Parsed as each line completes (a flood is thousands of lines).
-  const received: Message[] = [];
-  let partial = '';
-  output.on('data', (chunk: Buffer) => {
-    const lines = (partial + chunk.toString('utf8')).split('\n');
-    partial = lines.pop() ?? '';
-    for (const line of lines) received.push(JSON.parse(line) as Message);
-  });
-  const messages = (): Message[] => received;
-  const answered = (id: number) => () => (messages().some((m) => m.id === id) ? true : undefined);
   const idle = outlastIdle ? { streamIdleMs: IDLE_MS } : {};
-  const front = await runStdioFront({ server, logger, input, output, ...idle });
-  const send = (message: object): boolean => input.write(`${JSON.stringify(message)}\n`);
+  const { front, input, output, logs, messages, send, answered } = await wrapOnPipes(server, idle);
   try {
-    send(initializeRequest(1));
-    await until(answered(1), 'the initialize answer');
-    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     // The client stops reading wrap's stdout; then a call whose server floods before it answers.
     output.pause();
     const before = messages().length;
@@ -127,9 +86,9 @@ async function floodBehindWrap(
     }
 
     output.resume();
-    await until(answered(2), 'the call answer');
+    await answered(2);
     const after = messages().slice(before);
-    const flood = after.filter((m) => m.method === 'notifications/message' && m.params?.logger === 'flood');
+    const flood = floodOf(after);
     expect(flood.map((m) => (m.params?.data as { seq: number }).seq)).toEqual([...Array(count).keys()]);
     expect(flood.every((m) => (m.params?.data as { fill: string }).fill.length === fill)).toBe(true);
     expect(after.filter((m) => m.id === 2)).toEqual([
@@ -150,19 +109,11 @@ async function writeHeld(res: ServerResponse, text: string): Promise<void> {
 
 /** wrap before the raw stdio fixture flooding `flood` (how far it got: its flood log). */
 async function floodFromChild(flood: Flood): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), 'toolpin-backpressure-'));
-  const log = join(dir, 'flood');
-  const env = {
-    TOOLPIN_RAW_FLOOD: String(flood.count),
-    TOOLPIN_RAW_FLOOD_BYTES: String(flood.fill),
-    TOOLPIN_RAW_FLOOD_LOG: log,
-  };
-  const server = parseServerConfig(stdioPinFor('flood', rawFixtureCommand(), [RAW_ECHO], env), '(test)');
-  const progress = async (): Promise<number> => Number((await readFile(log, 'utf8').catch(() => '0')) || 0);
+  const child = await floodingChild(flood.count, flood.fill);
   try {
-    await floodBehindWrap(server, progress, flood);
+    await floodBehindWrap(child.server, child.progress, flood);
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await child.remove();
   }
 }
 

@@ -67,6 +67,14 @@ export const DEFAULT_CLIENT_QUEUE_LOW_BYTES = 1024 * 1024;
 export const CLIENT_QUEUE_HIGH_MESSAGES = 1024;
 export const CLIENT_QUEUE_LOW_MESSAGES = 256;
 
+/**
+ * The gateway's own answers to a bridged client (refusals) waiting for it, in characters of JSON,
+ * past which what the client sends is not read until they fall under the low mark: a client that
+ * sends what is refused and does not read is held back, as the upstream is past its own marks.
+ */
+export const CLIENT_OWN_ANSWERS_HIGH_BYTES = 256 * 1024;
+export const CLIENT_OWN_ANSWERS_LOW_BYTES = 64 * 1024;
+
 /** Longest the last answers of a session whose upstream ended may take to reach the client, in ms. */
 export const CLIENT_FLUSH_MS = 1000;
 

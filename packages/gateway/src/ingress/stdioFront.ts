@@ -153,8 +153,9 @@ export async function runStdioFront(options: StdioFrontOptions): Promise<StdioFr
     logger,
     timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     streamIdleMs: options.streamIdleMs ?? DEFAULT_STREAM_IDLE_MS,
-    // The client's stdout is a pipe: a client that reads slowly holds the upstream back.
-    backpressure: true,
+    // The client's stdout is a pipe: a client that reads slowly holds the upstream back, and one
+    // that does not read what the gateway answers itself is held back too.
+    clientPipe: client,
   });
   const ended = new Promise<BridgeEnd>((resolve) => {
     bridge.onclose = resolve;

@@ -1,7 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { DEFAULT_MAX_BRIDGED_MESSAGE_BYTES } from '../defaults.js';
+import { CLIENT_OWN_ANSWERS_HIGH_BYTES, DEFAULT_MAX_BRIDGED_MESSAGE_BYTES } from '../defaults.js';
 import type { GatewayLogger } from '../observe/logger.js';
 import { ErrorCodes } from '../wire/errorCodes.js';
 import {
@@ -13,6 +13,7 @@ import {
   type JsonRpcResponse,
 } from '../wire/jsonRpc.js';
 import { LineFramer } from '../wire/lineFramer.js';
+import type { ClientPipe } from '../transports/messageBridge.js';
 
 const BATCH_REFUSAL =
   'Invalid Request: a JSON-RPC batch is not carried on stdio; send its messages one per line';
@@ -41,7 +42,7 @@ export interface StdioFrontTransportOptions {
  * the bound is answered `-32600` and skipped, and the session goes on. What is handed to the
  * bridge is the message's own envelope (`ownEnvelope`): a member beside JSON-RPC's never goes upstream.
  */
-export class StdioFrontTransport implements Transport {
+export class StdioFrontTransport implements Transport, ClientPipe {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
@@ -52,6 +53,12 @@ export class StdioFrontTransport implements Transport {
   #closed = false;
   /** The output failed (the client closed its end): nothing more is written. */
   #outputGone = false;
+  /** Resolves when the full output drains (or closes): every write waiting for it shares it. */
+  #drained: Promise<void> | undefined;
+  /** stdin is not read until the output drains (refusals past CLIENT_OWN_ANSWERS_HIGH_BYTES). */
+  #inputHeld = false;
+  /** stdin is not read: the bridge's queue of the gateway's own answers is past its mark. */
+  #bridgeHeld = false;
 
   constructor(options: StdioFrontTransportOptions) {
     this.#options = options;
@@ -129,27 +136,85 @@ export class StdioFrontTransport implements Transport {
       { event: 'client.invalid_message', ...this.#options.fields, reason },
       'a line on stdin refused',
     );
-    if (answer !== undefined) void this.#write(answer);
+    if (answer === undefined) return;
+    void this.#write(answer);
+    this.#holdInput();
+  }
+
+  /**
+   * The client sends what wrap answers itself and does not read it: past
+   * CLIENT_OWN_ANSWERS_HIGH_BYTES on stdout, stdin is not read until stdout drains, as a server
+   * blocked on its own full stdout reads nothing. What one chunk of stdin read holds is still
+   * answered (a 64 KiB read of 2-byte lines: about 3 MiB of refusals).
+   */
+  #holdInput(): void {
+    const { output } = this.#options;
+    if (
+      this.#inputHeld ||
+      !output.writableNeedDrain ||
+      output.writableLength <= CLIENT_OWN_ANSWERS_HIGH_BYTES
+    )
+      return;
+    this.#inputHeld = true;
+    this.#applyHolds();
+    void this.#drain().then(() => {
+      this.#inputHeld = false;
+      this.#applyHolds();
+    });
+  }
+
+  /** Stops reading stdin (MessageBridge's clientPipe: its own answers wait for the client past their mark). */
+  pauseReading(): void {
+    this.#bridgeHeld = true;
+    this.#applyHolds();
+  }
+
+  resumeReading(): void {
+    this.#bridgeHeld = false;
+    this.#applyHolds();
+  }
+
+  /** stdin flows unless held by either (never again once closed). */
+  #applyHolds(): void {
+    if (this.#closed) return;
+    if (this.#inputHeld || this.#bridgeHeld) this.#options.input.pause();
+    else this.#options.input.resume();
   }
 
   send(message: JSONRPCMessage): Promise<void> {
     return this.#write(message);
   }
 
-  /** Writes one line; resolves once the output took it (after `drain` when it was full). */
+  /** Writes one message the bridge serialized (MessageBridge's clientPipe): as send, without serializing it again. */
+  sendSerialized(json: string): Promise<void> {
+    return this.#writeLine(json);
+  }
+
   #write(value: unknown): Promise<void> {
+    return this.#writeLine(JSON.stringify(value));
+  }
+
+  /** Writes one line; resolves once the output took it (after `drain` when it was full). */
+  #writeLine(json: string): Promise<void> {
     const output = this.#options.output;
     if (this.#outputGone || output.destroyed) return Promise.resolve();
-    return new Promise((resolve) => {
-      if (output.write(`${JSON.stringify(value)}\n`)) return resolve();
+    return output.write(`${json}\n`) ? Promise.resolve() : this.#drain();
+  }
+
+  /** Resolves once the full output drains, or closes (one pair of listeners for every waiting write). */
+  #drain(): Promise<void> {
+    const output = this.#options.output;
+    this.#drained ??= new Promise((resolve) => {
       const done = (): void => {
         output.off('drain', done);
         output.off('close', done);
+        this.#drained = undefined;
         resolve();
       };
       output.once('drain', done);
       output.once('close', done);
     });
+    return this.#drained;
   }
 
   async close(): Promise<void> {

@@ -49,6 +49,8 @@ import {
 } from '../wire/upstreamMessage.js';
 import {
   CLIENT_FLUSH_MS,
+  CLIENT_OWN_ANSWERS_HIGH_BYTES,
+  CLIENT_OWN_ANSWERS_LOW_BYTES,
   CLIENT_QUEUE_HIGH_MESSAGES,
   CLIENT_QUEUE_LOW_MESSAGES,
   DEFAULT_CLIENT_QUEUE_HIGH_BYTES,
@@ -91,13 +93,24 @@ export interface MessageBridgeOptions {
    */
   readonly notices?: ClientNotices;
   /**
-   * Hold the upstream back when the client reads slowly (wrap, whose transport's send waits for
-   * its output to drain): past CLIENT_QUEUE_HIGH_MESSAGES or DEFAULT_CLIENT_QUEUE_HIGH_BYTES
-   * (characters of JSON) waiting for the client, the upstream is not read (`upstream.reading`)
-   * until the queue is under the low marks; its silence meanwhile does not count against it.
-   * Each message's size is its serialization, measured once more here. @default false
+   * The client transport as a pipe (wrap: its writes wait for the client to read): the bridge
+   * serializes each message itself, once, hands the text over, and counts what waits for the client
+   * by its length. Past CLIENT_QUEUE_HIGH_MESSAGES or DEFAULT_CLIENT_QUEUE_HIGH_BYTES waiting, the
+   * upstream is not read (`upstream.reading`) until the queue is under the low marks, its silence
+   * meanwhile not counted against it; past CLIENT_OWN_ANSWERS_HIGH_BYTES of the gateway's own
+   * answers waiting, the client is not read until they are under CLIENT_OWN_ANSWERS_LOW_BYTES.
+   * Absent: messages go through `client.send`, and nothing is held back.
    */
-  readonly backpressure?: boolean;
+  readonly clientPipe?: ClientPipe;
+}
+
+/** A client transport that is a pipe: it takes serialized messages and can stop being read. */
+export interface ClientPipe {
+  /** Writes one serialized message; resolves once the output took it (the client read enough). */
+  sendSerialized(json: string): Promise<void>;
+  /** Stops reading what the client sends. */
+  pauseReading(): void;
+  resumeReading(): void;
 }
 
 /** What of a request's `_meta` the gateway's own requests repeat: a 2026-07-28 client's envelope. */
@@ -148,11 +161,16 @@ export class MessageBridge {
   #closing: Promise<void> | undefined;
   /** The upstream declared `logging` at initialize: `logging/setLevel` is its to answer too. */
   #upstreamLogs = false;
-  /** Messages handed to the client transport and not taken yet (backpressure on), and their characters. */
+  /** Messages handed to the client pipe and not taken yet, and their characters. */
   #queued = 0;
   #queuedChars = 0;
   /** The upstream is not read: the client's queue passed its high-water mark. */
   #held = false;
+  /** Characters of the gateway's own answers in the client's queue; past its mark the client is held. */
+  #ownChars = 0;
+  #clientHeld = false;
+  /** Upstream messages dropped because they came after the session ended. */
+  #afterEnd = 0;
 
   constructor(options: MessageBridgeOptions) {
     this.#options = options;
@@ -329,6 +347,13 @@ export class MessageBridge {
    * throws fails that message, never the process.
    */
   #fromUpstream(raw: JSONRPCMessage): void {
+    // The session ended: each request in flight got its -32041 then, so an answer now is a second
+    // one, and nothing else is for a client that left. What a stopped upstream still writes (a
+    // child held back is read again so that it can exit) is read and dropped, never queued.
+    if (this.#closing !== undefined) {
+      this.#afterEnd += 1;
+      return;
+    }
     this.#heardAt = Date.now();
     // A batch: each message on its own (dropped whole, the requests it answers went unanswered).
     for (const message of upstreamBatch(raw)) this.#fromUpstreamMessage(message as JSONRPCMessage);
@@ -359,7 +384,7 @@ export class MessageBridge {
         answered = true;
         // Answered now: a valid message under the same id later is a second answer, dropped.
         this.#options.checkpoint.forgetAnswers(this.#options.sessionKey, [id]);
-        this.#toClient(refusal, id);
+        this.#toClient(refusal, id, true);
       }
     }
     logInvalidMessage(this.#options.logger, this.#fields(), invalid, answered);
@@ -376,7 +401,7 @@ export class MessageBridge {
     if (this.#own.settle(failure)) return;
     if (this.#inFlight.delete(idKey(message.id))) {
       this.#options.checkpoint.forgetAnswers(this.#options.sessionKey, [message.id]);
-      this.#toClient(failure, message.id);
+      this.#toClient(failure, message.id, true);
     }
   }
 
@@ -403,17 +428,17 @@ export class MessageBridge {
       related = answer.id;
       if (request?.method === 'initialize') {
         this.#adoptProtocolVersion(answer);
-        this.#toClient(this.#declareLogging(answer), related);
+        this.#toClient(this.#declareLogging(answer), related, true);
         return;
       }
-      this.#toClient(answer, related);
+      this.#toClient(answer, related, true);
       // A refusal of the gateway's own (the upstream sent a result), never the upstream's error.
       if (request?.method === 'tools/call' && message.error === undefined) this.#noticeRefusal(answer);
       return;
     }
     related = this.#relatedRequest(message);
     const replaced = this.#options.checkpoint.inspectUpstreamMessage(this.#options.sessionKey, message);
-    this.#toClient(replaced, related);
+    this.#toClient(replaced, related, true);
   }
 
   /**
@@ -468,19 +493,40 @@ export class MessageBridge {
     if (typeof version === 'string') this.#options.upstream.transport.setProtocolVersion?.(version);
   }
 
-  #toClient(message: unknown, related?: JsonRpcId): void {
+  /**
+   * Queues a message for the client, after those queued before it. `fromUpstream`: it is (or
+   * answers in place of) an upstream message, which holding the upstream back bounds; the gateway's
+   * own answers to the client (refusals, failures) are bounded by holding the client back instead.
+   */
+  #toClient(message: unknown, related?: JsonRpcId, fromUpstream = false): void {
     // The answer to a traced request ends its span (every answer a client gets passes here).
     if (this.#traced.size > 0 && isResponse(message) && message.id !== null) {
       const key = idKey(message.id);
       endRequest(this.#traced.get(key), message);
       this.#traced.delete(key);
     }
+    const pipe = this.#options.clientPipe;
+    if (pipe !== undefined) {
+      this.#queueText(pipe, JSON.stringify(message), fromUpstream);
+      return;
+    }
     const out = message as JSONRPCMessage;
-    const chars = this.#options.backpressure === true ? JSON.stringify(out).length : 0;
-    this.#count(1, chars);
     // Sends are chained: a progress notification must not be overtaken by its result.
+    this.#outbound = this.#outbound.then(() => this.#sendToClient(out, related));
+  }
+
+  /**
+   * Queues a message serialized (its one serialization: the pipe writes this text) after those
+   * before it, counted in the client's queue by its length until the pipe took it.
+   */
+  #queueText(pipe: ClientPipe, text: string, fromUpstream: boolean): void {
+    const own = fromUpstream ? 0 : text.length;
+    this.#count(1, text.length, own);
     this.#outbound = this.#outbound.then(() =>
-      this.#sendToClient(out, related).finally(() => this.#count(-1, chars)),
+      pipe
+        .sendSerialized(text)
+        .catch((error: Error) => this.#log('debug', 'client.send_failed', error.message))
+        .finally(() => this.#count(-1, text.length, own)),
     );
   }
 
@@ -502,14 +548,24 @@ export class MessageBridge {
   }
 
   /**
-   * Counts a message into (1) or out of (-1) the client's queue; with backpressure on, stops reading
-   * the upstream past the high-water marks and reads it again under the low ones. While it is held
-   * its silence is the client's doing: the silence clock stops, and starts afresh when it is read.
+   * Counts a message into (1) or out of (-1) the client's queue (`own`: its characters when the
+   * gateway wrote it itself); with backpressure on, holds the upstream and the client back past
+   * their marks, and reads them again under the low ones.
    */
-  #count(step: 1 | -1, chars: number): void {
-    if (this.#options.backpressure !== true) return;
+  #count(step: 1 | -1, chars: number, own: number): void {
     this.#queued += step;
     this.#queuedChars += step * chars;
+    this.#ownChars += step * own;
+    this.#holdUpstream();
+    this.#holdClient();
+  }
+
+  /**
+   * Past CLIENT_QUEUE_HIGH_MESSAGES or DEFAULT_CLIENT_QUEUE_HIGH_BYTES waiting for the client, the
+   * upstream is not read until the queue is under the low marks. While it is held its silence is
+   * the client's doing: the silence clock stops, and starts afresh when it is read again.
+   */
+  #holdUpstream(): void {
     const reading = this.#options.upstream.reading;
     if (reading === undefined) return;
     if (
@@ -535,6 +591,25 @@ export class MessageBridge {
       this.#heardAt = Date.now();
       reading.resumeReading();
       this.#watchSilence();
+    }
+  }
+
+  /**
+   * Past CLIENT_OWN_ANSWERS_HIGH_BYTES of the gateway's own answers waiting for the client, what the
+   * client sends is not read until they are under CLIENT_OWN_ANSWERS_LOW_BYTES: a client that is
+   * answered by the gateway itself (refused calls) and does not read is held back as a server
+   * blocked on its full stdout holds it.
+   */
+  #holdClient(): void {
+    const reading = this.#options.clientPipe;
+    if (reading === undefined) return;
+    if (!this.#clientHeld && this.#ownChars > CLIENT_OWN_ANSWERS_HIGH_BYTES) {
+      this.#clientHeld = true;
+      reading.pauseReading();
+      this.#log('debug', 'client.held', "the client does not read the gateway's answers: its input waits");
+    } else if (this.#clientHeld && this.#ownChars <= CLIENT_OWN_ANSWERS_LOW_BYTES) {
+      this.#clientHeld = false;
+      reading.resumeReading();
     }
   }
 
@@ -672,6 +747,12 @@ export class MessageBridge {
     await upstream.transport
       .close()
       .catch((error: Error) => this.#log('warn', 'upstream.close_failed', error.message));
+    if (this.#afterEnd > 0)
+      this.#log(
+        'info',
+        'upstream.after_end',
+        `${this.#afterEnd} upstream message(s) after the session ended, dropped`,
+      );
     // A client that stopped reading must not hold the session open forever.
     await settleWithin(this.#outbound, CLIENT_FLUSH_MS);
     await client.close().catch((error: Error) => this.#log('debug', 'client.close_failed', error.message));
