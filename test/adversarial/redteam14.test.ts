@@ -13,11 +13,8 @@ import { until } from '../support/until.js';
 import { RAW_DRIFTED_ECHO, RAW_ECHO, stdioPinFor } from '../transports/support.js';
 import { answerJson } from './support/maliciousUpstream.js';
 import { exchangeRaw, rawPost } from './support/rawClient.js';
-import { startRawWrap, type RawWrap } from './support/rawWrap.js';
+import { echoCall, startRawWrap, useRawWrap } from './support/rawWrap.js';
 import { SERVER, useRig } from './support/rig.js';
-
-const call = (id: unknown, text: string): string =>
-  JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text } } });
 
 // --- Finding A: wrap's stdin was read by the SDK's StdioServerTransport, whose schemas dropped every
 // line they refused with no answer: not JSON, a UTF-8 BOM, a batch, an id past 2^53 or null, params
@@ -28,20 +25,16 @@ const call = (id: unknown, text: string): string =>
 // every line gets its answer, and the session goes on.
 
 describe('redteam14 finding A: a line on wrap’s stdin the SDK’s schema refused was never answered', () => {
-  let raw: RawWrap;
-  beforeAll(async () => {
-    raw = await startRawWrap();
-  });
-  afterAll(async () => raw.close());
+  const raw = useRawWrap();
 
   it('answers each refused line once (-32700 / -32600) and runs nothing of it', async () => {
     raw.write('this is not json\n');
-    raw.write(`\ufeff${call(1, 'bom')}\n`);
-    raw.write(`[${call(2, 'batched')},{"jsonrpc":"2.0","method":"notifications/progress"}]\n`);
-    raw.write(`${call(4, 'big id').replace('"id":4,', '"id":9007199254740993,')}\n`);
-    raw.write(`${call(null, 'null id')}\n`);
+    raw.write(`\ufeff${echoCall(1, 'bom')}\n`);
+    raw.write(`[${echoCall(2, 'batched')},{"jsonrpc":"2.0","method":"notifications/progress"}]\n`);
+    raw.write(`${echoCall(4, 'big id').replace('"id":4,', '"id":9007199254740993,')}\n`);
+    raw.write(`${echoCall(null, 'null id')}\n`);
     raw.write('{"jsonrpc":"2.0","id":3,"method":"tools/call","params":["echo",{"text":"positional"}]}\n');
-    raw.write(`${call(99, 'sentinel')}\n`);
+    raw.write(`${echoCall(99, 'sentinel')}\n`);
     await until(() => (raw.answersTo(99).length > 0 ? true : undefined), 'the sentinel call');
     const nulls = raw.answersTo(null);
     // Not JSON and the BOM line: -32700; the big and the null id: -32600 (no id to answer under).
@@ -65,12 +58,12 @@ describe('redteam14 finding A: a line on wrap’s stdin the SDK’s schema refus
 
   it('serves what the SDK refused but JSON-RPC allows', async () => {
     // A member beside JSON-RPC's (the SDK's schema is strict), an object progress token, CRLF.
-    raw.write(`${call(10, 'extra').slice(0, -1)},"decoy":{"x":1}}\r\n`);
+    raw.write(`${echoCall(10, 'extra').slice(0, -1)},"decoy":{"x":1}}\r\n`);
     raw.write(
       '{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"echo","arguments":{"text":"t"},"_meta":{"progressToken":{"a":1}}}}\n',
     );
     // One line in one-byte writes, and U+2028 inside a string.
-    for (const byte of Buffer.from(`${call(12, 'a\u2028b')}\n`)) raw.write(Buffer.from([byte]));
+    for (const byte of Buffer.from(`${echoCall(12, 'a\u2028b')}\n`)) raw.write(Buffer.from([byte]));
     await until(() => (raw.answersTo(12).length > 0 ? true : undefined), 'the split call');
     for (const id of [10, 11])
       await until(() => (raw.answersTo(id).length > 0 ? true : undefined), `call ${id}`);
@@ -80,9 +73,9 @@ describe('redteam14 finding A: a line on wrap’s stdin the SDK’s schema refus
   });
 
   it('answers a line over the bound and goes on (the SDK closed the session)', async () => {
-    const huge = `${call(20, 'x'.repeat(10 * 1024 * 1024))}\n`;
+    const huge = `${echoCall(20, 'x'.repeat(10 * 1024 * 1024))}\n`;
     raw.write(huge);
-    raw.write(`${call(21, 'after')}\n`);
+    raw.write(`${echoCall(21, 'after')}\n`);
     await until(() => (raw.answersTo(21).length > 0 ? true : undefined), 'the call after the huge line');
     expect(raw.answersTo(21)[0]?.result).toEqual({ content: [{ type: 'text', text: 'after' }] });
     expect(raw.answersTo(null).at(-1)?.error).toMatchObject({ code: -32600 });
@@ -213,7 +206,7 @@ describe('redteam14 finding C: an upstream answer in a JSON-RPC batch was droppe
   it('wrap: the call answered in a batch gets that answer once; a drifted listing in a batch is judged', async () => {
     const raw = await startRawWrap([process.execPath, '-e', BATCH_SERVER]);
     try {
-      raw.write(`${call(1, 'x')}\n`);
+      raw.write(`${echoCall(1, 'x')}\n`);
       // Well within the 300 s silence clock: before, nothing came at all.
       await until(() => (raw.answersTo(1).length > 0 ? true : undefined), 'the batched answer', 80);
       expect(raw.answersTo(1)).toEqual([
@@ -269,7 +262,7 @@ describe('redteam14 finding D: the client closing its end of stdout crashed wrap
     const raw = await startRawWrap();
     // What a real pipe does when its reader is gone: the next write fails with EPIPE.
     raw.wrap.stdout.destroy(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
-    raw.write(`${call(1, 'after the client left')}\n`);
+    raw.write(`${echoCall(1, 'after the client left')}\n`);
     expect(await raw.wrap.exited).toBe(0);
     expect(raw.wrap.events('client.output_closed')).toEqual([expect.objectContaining({ code: 'EPIPE' })]);
     expect(raw.wrap.events('wrap.stopped')).toEqual([expect.objectContaining({ endedBy: 'client' })]);

@@ -20,11 +20,8 @@ import { statelessEnvelope } from '../support/rawMcp.js';
 import { until } from '../support/until.js';
 import { answerJson } from './support/maliciousUpstream.js';
 import { exchangeRaw, rawPost } from './support/rawClient.js';
-import { startRawWrap, type RawWrap } from './support/rawWrap.js';
+import { echoCall, useRawWrap } from './support/rawWrap.js';
 import { SERVER, useRig } from './support/rig.js';
-
-const call = (id: unknown, text: string): string =>
-  JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text } } });
 
 // --- Finding A: wrap answered a request it refused as "not JSON-RPC" under `id: null`, though the
 // request had a usable id (transports.md: "-32600 (with the request's id when it has a usable one,
@@ -35,11 +32,7 @@ const call = (id: unknown, text: string): string =>
 // one per id), and a response's id (the server's id space) is never echoed.
 
 describe('redteam15 finding A: wrap refused a request with a usable id under id null (it waited forever)', () => {
-  let raw: RawWrap;
-  beforeAll(async () => {
-    raw = await startRawWrap();
-  });
-  afterAll(async () => raw.close());
+  const raw = useRawWrap();
 
   const deep = (levels: number): string => `${'['.repeat(levels)}${']'.repeat(levels)}`;
 
@@ -47,9 +40,9 @@ describe('redteam15 finding A: wrap refused a request with a usable id under id 
     raw.write('{"jsonrpc":"2.0","id":31,"method":"tools/call","params":"echo"}\n');
     raw.write('{"jsonrpc":"1.0","id":"32","method":"ping"}\n');
     raw.write(`{"jsonrpc":"2.0","id":33,"method":"ping","params":{"a":${deep(300)}}}\n`);
-    raw.write(`[${call(34, 'batched')},5]\n`);
-    raw.write(`[${call(35, 'twice')},${call(35, 'twice')},${call(36, 'beside')}]\n`);
-    raw.write(`${call(99, 'sentinel')}\n`);
+    raw.write(`[${echoCall(34, 'batched')},5]\n`);
+    raw.write(`[${echoCall(35, 'twice')},${echoCall(35, 'twice')},${echoCall(36, 'beside')}]\n`);
+    raw.write(`${echoCall(99, 'sentinel')}\n`);
     await until(() => (raw.answersTo(99).length > 0 ? true : undefined), 'the sentinel call');
     for (const id of [31, '32', 33, 34, 35, 36])
       expect(raw.answersTo(id)).toEqual([
@@ -64,7 +57,7 @@ describe('redteam15 finding A: wrap refused a request with a usable id under id 
   it('never echoes the id of a response (the server’s id space): that refusal stays id null', async () => {
     raw.write('{"jsonrpc":"2.0","id":41,"result":{},"error":{"code":1,"message":"x"}}\n');
     raw.write('{"jsonrpc":"2.0","id":42,"method":"ping","result":{}}\n');
-    raw.write(`${call(98, 'sentinel')}\n`);
+    raw.write(`${echoCall(98, 'sentinel')}\n`);
     await until(() => (raw.answersTo(98).length > 0 ? true : undefined), 'the sentinel call');
     expect(raw.answersTo(41)).toEqual([]);
     expect(raw.answersTo(42)).toEqual([]);

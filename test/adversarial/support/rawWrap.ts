@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initializeRequest } from '../../support/rawMcp.js';
 import { until } from '../../support/until.js';
+import { useScoped } from '../../support/useScoped.js';
 import {
   RAW_ECHO,
   rawFixtureCommand,
@@ -62,4 +63,19 @@ export async function startRawWrap(command: readonly string[] = rawFixtureComman
   await until(() => (raw.answersTo(0).length > 0 ? true : undefined), 'the initialize answer');
   raw.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
   return raw;
+}
+
+/** A describe's raw wrap (see {@link startRawWrap}): started before its tests, closed after them. */
+export function useRawWrap(): RawWrap {
+  return useScoped(() => startRawWrap());
+}
+
+/** A tools/call of echo as one line's JSON, under any `id` (refusal tests send ids JSON-RPC forbids). */
+export function echoCall(id: unknown, text: string): string {
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name: 'echo', arguments: { text } },
+  });
 }
