@@ -36,7 +36,7 @@ import {
   type JsonRpcResponse,
 } from '../wire/jsonRpc.js';
 import { upstreamFailureOf } from './exchange.js';
-import type { UpstreamConnection } from './openUpstream.js';
+import type { PeerReading, UpstreamConnection } from './openUpstream.js';
 import { PendingReplies } from './pendingReplies.js';
 import { describeUpstreamEnd } from './describeUpstreamEnd.js';
 import { settleWithin } from './settleWithin.js';
@@ -105,12 +105,9 @@ export interface MessageBridgeOptions {
 }
 
 /** A client transport that is a pipe: it takes serialized messages and can stop being read. */
-export interface ClientPipe {
+export interface ClientPipe extends PeerReading {
   /** Writes one serialized message; resolves once the output took it (the client read enough). */
   sendSerialized(json: string): Promise<void>;
-  /** Stops reading what the client sends. */
-  pauseReading(): void;
-  resumeReading(): void;
 }
 
 /** What of a request's `_meta` the gateway's own requests repeat: a 2026-07-28 client's envelope. */
@@ -548,9 +545,9 @@ export class MessageBridge {
   }
 
   /**
-   * Counts a message into (1) or out of (-1) the client's queue (`own`: its characters when the
-   * gateway wrote it itself); with backpressure on, holds the upstream and the client back past
-   * their marks, and reads them again under the low ones.
+   * Counts a message into (1) or out of (-1) the client pipe's queue (`own`: its characters when
+   * the gateway wrote it itself); holds the upstream and the client back past their marks, and
+   * reads them again under the low ones.
    */
   #count(step: 1 | -1, chars: number, own: number): void {
     this.#queued += step;

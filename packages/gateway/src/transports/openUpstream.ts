@@ -38,9 +38,12 @@ export interface OpenUpstreamOptions {
   readonly artifact?: Omit<ArtifactCheck, 'logger' | 'server' | 'session'>;
 }
 
-/** Reading an upstream stopped and restarted: a client that reads slowly holds the upstream back. */
-export interface UpstreamReading {
-  /** Stops reading what the upstream sends (it waits, as it would on a slow client of its own). */
+/**
+ * Reading a peer stopped and restarted: a client that reads slowly holds the upstream back (and,
+ * under wrap, one that does not read the gateway's own answers is held back itself).
+ */
+export interface PeerReading {
+  /** Stops reading what the peer sends (it waits, as it would on a slow reader of its own). */
   pauseReading(): void;
   /** Reads it again. */
   resumeReading(): void;
@@ -55,7 +58,7 @@ export interface UpstreamConnection {
    * How to hold the upstream back (a stdio child, an HTTP+SSE stream); absent when it cannot be
    * (the SDK's Streamable HTTP client reads its streams itself).
    */
-  readonly reading?: UpstreamReading;
+  readonly reading?: PeerReading;
 }
 
 /**
