@@ -3,11 +3,9 @@
 // gateway checked it against the body and the pinned x-mcp-header designation. An intermediary (or
 // an upstream) that routes or authorizes on the header must never see a value the body does not
 // carry.
-import { pinFor } from '../support/pinFor.js';
 import { statelessEnvelope } from '../support/rawMcp.js';
-import { answerJson } from './support/maliciousUpstream.js';
 import { exchangeRaw, rawPost } from './support/rawClient.js';
-import { SERVER, useRig } from './support/rig.js';
+import { useCatalogRig } from './support/rig.js';
 
 const DEPLOY = {
   name: 'deploy',
@@ -24,19 +22,9 @@ const DEPLOY = {
     required: ['region'],
   },
 };
-const PIN = pinFor(SERVER, 'http://127.0.0.1:9/mcp', [DEPLOY]);
 
 describe('Mcp-Param-* headers: checked against the argument and the pinned designation', () => {
-  const rig = useRig({ upstream: { sessions: false }, pin: { pin: PIN.pin, definitions: PIN.definitions } });
-
-  beforeEach(() => {
-    rig.upstream.reset();
-    rig.upstream.behaviour = ({ res, message }) => {
-      if (message.method !== 'tools/list') return false;
-      answerJson(res, { jsonrpc: '2.0', id: message.id ?? null, result: { tools: [DEPLOY] } });
-      return true;
-    };
-  });
+  const rig = useCatalogRig([DEPLOY]);
 
   /** A 2026-07-28 tools/call of deploy with these arguments and extra header lines. */
   function call(id: string, args: Record<string, unknown>, headers: [string, string][] = [], key = 'k1') {

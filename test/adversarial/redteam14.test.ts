@@ -7,14 +7,13 @@
 // `unverifiable` / `prompt_drifted`, fetch on miss over every page); Mcp-Method/Mcp-Name in another
 // case, with spaces, repeated, or on a batch (-32020).
 import { startGatewayHarness } from '../support/gatewayHarness.js';
-import { pinFor } from '../support/pinFor.js';
 import { postRaw, statelessEnvelope } from '../support/rawMcp.js';
 import { until } from '../support/until.js';
 import { RAW_DRIFTED_ECHO, RAW_ECHO, stdioPinFor } from '../transports/support.js';
-import { answerJson } from './support/maliciousUpstream.js';
 import { exchangeRaw, rawPost } from './support/rawClient.js';
 import { echoCall, startRawWrap, useRawWrap } from './support/rawWrap.js';
-import { SERVER, useRig } from './support/rig.js';
+import { useCatalogRig } from './support/rig.js';
+import { METEO } from './support/tools.js';
 
 // --- Finding A: wrap's stdin was read by the SDK's StdioServerTransport, whose schemas dropped every
 // line they refused with no answer: not JSON, a UTF-8 BOM, a batch, an id past 2^53 or null, params
@@ -92,24 +91,8 @@ describe('redteam14 finding A: a line on wrap’s stdin the SDK’s schema refus
 // such header. Now Mcp-Name is decoded as Mcp-Param-* is (`decodeParamValue`), compared with its
 // source field, and a sentinel that is not canonical Base64 of UTF-8 is refused as a server refuses it.
 
-const METEO = {
-  name: 'météo',
-  description: 'Gives the weather.',
-  inputSchema: { type: 'object', properties: { city: { type: 'string' } } },
-};
-
 describe('redteam14 finding B: an Mcp-Name in the Base64 sentinel was refused as a mismatch', () => {
-  const pin = pinFor(SERVER, 'http://127.0.0.1:9/mcp', [METEO]);
-  const rig = useRig({ upstream: { sessions: false }, pin: { pin: pin.pin, definitions: pin.definitions } });
-
-  beforeEach(() => {
-    rig.upstream.reset();
-    rig.upstream.behaviour = ({ res, message }) => {
-      if (message.method !== 'tools/list') return false;
-      answerJson(res, { jsonrpc: '2.0', id: message.id ?? null, result: { tools: [METEO] } });
-      return true;
-    };
-  });
+  const rig = useCatalogRig([METEO]);
 
   const post = (id: string, method: string, params: Record<string, unknown>, name: string) =>
     exchangeRaw(

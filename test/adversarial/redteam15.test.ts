@@ -15,13 +15,12 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { LineFramer } from '../../packages/gateway/src/wire/lineFramer.js';
-import { pinFor } from '../support/pinFor.js';
 import { statelessEnvelope } from '../support/rawMcp.js';
 import { until } from '../support/until.js';
-import { answerJson } from './support/maliciousUpstream.js';
 import { exchangeRaw, rawPost } from './support/rawClient.js';
 import { echoCall, useRawWrap } from './support/rawWrap.js';
-import { SERVER, useRig } from './support/rig.js';
+import { useCatalogRig } from './support/rig.js';
+import { METEO } from './support/tools.js';
 
 // --- Finding A: wrap answered a request it refused as "not JSON-RPC" under `id: null`, though the
 // request had a usable id (transports.md: "-32600 (with the request's id when it has a usable one,
@@ -72,24 +71,8 @@ describe('redteam15 finding A: wrap refused a request with a usable id under id 
 // another name than the one called. `Mcp-Param-*` (the same `decodeParamValue`) likewise. The
 // sentinel is now decoded exactly (the BOM kept): its text must be the body's, character for character.
 
-const METEO = {
-  name: 'météo',
-  description: 'Gives the weather.',
-  inputSchema: { type: 'object', properties: { city: { type: 'string' } } },
-};
-
 describe('redteam15 finding B: an Mcp-Name sentinel with a leading BOM passed as the body’s name', () => {
-  const pin = pinFor(SERVER, 'http://127.0.0.1:9/mcp', [METEO]);
-  const rig = useRig({ upstream: { sessions: false }, pin: { pin: pin.pin, definitions: pin.definitions } });
-
-  beforeEach(() => {
-    rig.upstream.reset();
-    rig.upstream.behaviour = ({ res, message }) => {
-      if (message.method !== 'tools/list') return false;
-      answerJson(res, { jsonrpc: '2.0', id: message.id ?? null, result: { tools: [METEO] } });
-      return true;
-    };
-  });
+  const rig = useCatalogRig([METEO]);
 
   const sentinel = (text: string): string => `=?base64?${Buffer.from(text, 'utf8').toString('base64')}?=`;
   const post = (id: string, name: string) =>

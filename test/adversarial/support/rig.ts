@@ -3,6 +3,7 @@ import { useScoped } from '../../support/useScoped.js';
 import { pinFor, withSurfaces, type ServedSurfaces } from '../../support/pinFor.js';
 import { initializeRequest } from '../../support/rawMcp.js';
 import {
+  answerJson,
   startMaliciousUpstream,
   type MaliciousUpstream,
   type MaliciousUpstreamOptions,
@@ -122,4 +123,22 @@ export function useSessionRig(options: RigOptions = {}): SessionRig {
       throw error;
     }
   });
+}
+
+/**
+ * A describe's sessionless rig ({@link useRig}) whose pin approves exactly `tools` (not
+ * {@link PINNED_TOOLS}) and whose upstream lists exactly them: reset before each test.
+ */
+export function useCatalogRig(tools: readonly Record<string, unknown>[]): Rig {
+  const pin = pinFor(SERVER, 'http://127.0.0.1:9/mcp', tools);
+  const rig = useRig({ upstream: { sessions: false }, pin: { pin: pin.pin, definitions: pin.definitions } });
+  beforeEach(() => {
+    rig.upstream.reset();
+    rig.upstream.behaviour = ({ res, message }) => {
+      if (message.method !== 'tools/list') return false;
+      answerJson(res, { jsonrpc: '2.0', id: message.id ?? null, result: { tools } });
+      return true;
+    };
+  });
+  return rig;
 }

@@ -26,6 +26,13 @@ export const EVIL: Readonly<Record<string, unknown>> = {
   inputSchema: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'] },
 };
 
+/** A tool whose name is not plain ASCII (a routing header carries it in the Base64 sentinel). */
+export const METEO: Readonly<Record<string, unknown>> = {
+  name: 'météo',
+  description: 'Gives the weather.',
+  inputSchema: { type: 'object', properties: { city: { type: 'string' } } },
+};
+
 /** The tools the adversarial pins approve. */
 export const PINNED_TOOLS: readonly Record<string, unknown>[] = [ECHO];
 
