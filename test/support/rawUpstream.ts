@@ -73,6 +73,37 @@ export function messageOf(body: unknown): {
     : {};
 }
 
+/**
+ * A raw 2024-11-05 HTTP+SSE server on {@link startRawUpstream}: a GET opens the event stream (its
+ * endpoint event names /messages), each POST is acknowledged 202, and each request in it (a
+ * message with an id, once the stream is open) goes to `answer` with the stream to answer on.
+ * Closing it ends the stream first.
+ */
+export async function startRawLegacyUpstream(
+  answer: (message: ReturnType<typeof messageOf>, stream: ServerResponse) => void | Promise<void>,
+): Promise<RawUpstream> {
+  let stream: ServerResponse | undefined;
+  const upstream = await startRawUpstream(async ({ req, res, body }) => {
+    if (req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.write('event: endpoint\ndata: /messages\n\n');
+      stream = res;
+      return;
+    }
+    res.writeHead(202).end();
+    const message = messageOf(body);
+    if (message.id === undefined || stream === undefined) return;
+    await answer(message, stream);
+  });
+  return {
+    ...upstream,
+    close: async () => {
+      stream?.end();
+      await upstream.close();
+    },
+  };
+}
+
 /** Answers with a JSON body given as text (so it can hold what JSON.stringify never writes). */
 export function answerJsonText(
   res: ServerResponse,

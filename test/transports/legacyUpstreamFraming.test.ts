@@ -1,9 +1,8 @@
-import type { ServerResponse } from 'node:http';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { startGatewayHarness, type GatewayHarness } from '../support/gatewayHarness.js';
 import { pinFor } from '../support/pinFor.js';
 import { callRequest, openRawSession, postRaw } from '../support/rawMcp.js';
-import { messageOf, startRawUpstream, type RawUpstream } from '../support/rawUpstream.js';
+import { startRawLegacyUpstream, type RawUpstream } from '../support/rawUpstream.js';
 import { RAW_DRIFTED_ECHO, RAW_ECHO } from './support.js';
 
 // A raw 2024-11-05 HTTP+SSE upstream (node:http, exact bytes) behind a bridged route: its answers
@@ -35,19 +34,9 @@ function listingEvent(framing: Framing, id: unknown): string {
   }
 }
 
-/** A raw HTTP+SSE server: GET opens the stream (endpoint /messages), POSTs are answered on it. */
-async function startRawLegacyUpstream(framing: () => Framing): Promise<RawUpstream> {
-  let stream: ServerResponse | undefined;
-  return startRawUpstream(({ req, res, body }) => {
-    if (req.method === 'GET') {
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      res.write('event: endpoint\ndata: /messages\n\n');
-      stream = res;
-      return;
-    }
-    res.writeHead(202).end();
-    const message = messageOf(body);
-    if (message.id === undefined || stream === undefined) return;
+/** A raw HTTP+SSE server answering initialize, tools/list (framed as `framing` says) and tools/call. */
+function startFramingUpstream(framing: () => Framing): Promise<RawUpstream> {
+  return startRawLegacyUpstream((message, stream) => {
     const id = JSON.stringify(message.id);
     if (message.method === 'initialize')
       stream.write(
@@ -77,7 +66,7 @@ describe('a raw legacy HTTP+SSE upstream behind a bridged route', () => {
   let url: string;
 
   beforeAll(async () => {
-    upstream = await startRawLegacyUpstream(() => framing);
+    upstream = await startFramingUpstream(() => framing);
     gateway = await startGatewayHarness([
       { ...pinFor('legacy', upstream.url, [ECHO]), upstream: { url: upstream.url, transport: 'sse' } },
     ]);

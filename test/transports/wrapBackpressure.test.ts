@@ -11,7 +11,7 @@ import {
   DEFAULT_CLIENT_QUEUE_HIGH_BYTES,
 } from '../../packages/gateway/dist/defaults.js';
 import { pinFor } from '../support/pinFor.js';
-import { messageOf, startRawUpstream } from '../support/rawUpstream.js';
+import { startRawLegacyUpstream } from '../support/rawUpstream.js';
 import { RAW_ECHO } from './support.js';
 import { floodHeld, floodingChild, floodOf, wrapOnPipes } from './wrapPipes.js';
 
@@ -138,18 +138,8 @@ describe('wrap before a client that does not read', () => {
   it('holds an HTTP+SSE stream back the same way', async () => {
     const flood: Flood = { count: 320, fill: FILL, bound: 256 };
     let taken = 0;
-    let stream: ServerResponse | undefined;
     const event = (message: object): string => `event: message\ndata: ${JSON.stringify(message)}\n\n`;
-    const upstream = await startRawUpstream(async ({ req, res, body }) => {
-      if (req.method === 'GET') {
-        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-        res.write('event: endpoint\ndata: /messages\n\n');
-        stream = res;
-        return;
-      }
-      res.writeHead(202).end();
-      const { id, method } = messageOf(body);
-      if (id === undefined || stream === undefined) return;
+    const upstream = await startRawLegacyUpstream(async ({ id, method }, stream) => {
       if (method === 'initialize')
         stream.write(
           event({
@@ -177,7 +167,6 @@ describe('wrap before a client that does not read', () => {
       // Beside the gateway's queue, loopback TCP's buffers hold a few MiB (about 150 held here).
       await floodBehindWrap(parseServerConfig(pin, '(test)'), async () => taken, flood);
     } finally {
-      stream?.end();
       await upstream.close();
     }
   });
