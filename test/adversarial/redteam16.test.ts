@@ -15,7 +15,7 @@
 // under its mark (held past it by that message, as documented); invalid upstream messages and
 // unsolicited answers, dropped before the queue.
 import { parseServerConfig } from '@toolpin/gateway';
-import { until } from '../support/until.js';
+import { untilStill } from '../support/until.js';
 import { RAW_ECHO, rawFixtureCommand, stdioPinFor } from '../transports/support.js';
 import { floodHeld, floodingChild, floodOf, wrapOnPipes, type Message } from '../transports/wrapPipes.js';
 
@@ -24,14 +24,8 @@ const FILL = 64 * 1024;
 
 /** Resolves with what wrap wrote once nothing more arrived for 300 ms. */
 async function settled(messages: () => Message[]): Promise<Message[]> {
-  let last = -1;
-  let still = 0;
-  return until(() => {
-    const now = messages().length;
-    still = now === last ? still + 1 : 0;
-    last = now;
-    return still >= 12 ? messages() : undefined;
-  }, 'wrap to stop writing');
+  await untilStill(() => messages().length, 12, 'wrap to stop writing');
+  return messages();
 }
 
 // --- Finding A: a client that ends stdin while its upstream is held back (it stopped reading,
@@ -102,14 +96,7 @@ describe('redteam16 finding B: a client writing garbage and not reading had wrap
       const perChunk = 1024;
       for (let i = 0; i < chunks; i++) wrap.input.write('x\n'.repeat(perChunk));
       wrap.send({ jsonrpc: '2.0', id: 2, method: 'ping' });
-      let last = -1;
-      let still = 0;
-      const held = await until(() => {
-        const now = wrap.output.writableLength;
-        still = now === last ? still + 1 : 0;
-        last = now;
-        return still >= 8 ? now : undefined;
-      }, 'wrap to stop writing refusals');
+      const held = await untilStill(() => wrap.output.writableLength, 8, 'wrap to stop writing refusals');
       const refusal = JSON.stringify({
         jsonrpc: '2.0',
         id: null,
@@ -163,14 +150,7 @@ describe('redteam16 finding C: a client sending refused calls and not reading ha
         }
       })();
       const blocked = (): number => wrap.logs.filter((line) => line.event === 'call.blocked').length;
-      let last = -1;
-      let still = 0;
-      const decided = await until(() => {
-        const now = blocked();
-        still = now === last ? still + 1 : 0;
-        last = now;
-        return still >= 8 ? now : undefined;
-      }, 'wrap to stop deciding calls');
+      const decided = await untilStill(blocked, 8, 'wrap to stop deciding calls');
       // About 280 bytes each: 256 KiB is some 940 of them, past it by what one read held (100).
       expect(decided).toBeLessThan(1200);
       expect(written).toBeLessThan(calls);

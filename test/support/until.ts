@@ -15,3 +15,32 @@ export async function until<T>(
   }
   throw new Error(`gave up waiting for ${what}`);
 }
+
+/** Options of {@link untilStill}. */
+export interface StillOptions {
+  /** A value that is final at once (e.g. the whole count reached). */
+  readonly final?: (value: number) => boolean;
+  /** Only a value this accepts counts as settled (e.g. past 0: it started). @default any */
+  readonly ready?: (value: number) => boolean;
+}
+
+/**
+ * Polls `read` as {@link until} does until its value has stayed the same for `polls` polls in a
+ * row (and is `ready`), or is `final`; resolves with it. For what stops by itself with no event to
+ * await: a flood held back, a writer blocked, output that stopped coming.
+ */
+export async function untilStill(
+  read: () => number | Promise<number>,
+  polls: number,
+  what: string,
+  { final = () => false, ready = () => true }: StillOptions = {},
+): Promise<number> {
+  let last: number | undefined;
+  let still = 0;
+  return until(async () => {
+    const now = await read();
+    still = now === last ? still + 1 : 0;
+    last = now;
+    return final(now) || (ready(now) && still >= polls) ? now : undefined;
+  }, what);
+}

@@ -8,7 +8,7 @@ import { PassThrough } from 'node:stream';
 import { createLogger, parseServerConfig } from '@toolpin/gateway';
 import { runStdioFront } from '@toolpin/gateway/transports';
 import { initializeRequest } from '../support/rawMcp.js';
-import { until } from '../support/until.js';
+import { until, untilStill } from '../support/until.js';
 import { RAW_ECHO, rawFixtureCommand, stdioPinFor, type LogLine } from './support.js';
 
 /** One message wrap wrote on stdout, parsed. */
@@ -71,15 +71,11 @@ export async function wrapOnPipes(
 }
 
 /** How far the upstream got in its flood (its own count), once it stops advancing for 400 ms or is done. */
-export async function floodHeld(progress: () => Promise<number>, count: number): Promise<number> {
-  let last = -1;
-  let still = 0;
-  return until(async () => {
-    const now = await progress();
-    still = now === last ? still + 1 : 0;
-    last = now;
-    return now === count || (now > 0 && still >= 16) ? now : undefined;
-  }, 'the flood to stop advancing');
+export function floodHeld(progress: () => Promise<number>, count: number): Promise<number> {
+  return untilStill(progress, 16, 'the flood to stop advancing', {
+    final: (now) => now === count,
+    ready: (now) => now > 0,
+  });
 }
 
 /** The raw stdio fixture whose echo call first floods `count` notifications of `fill` characters. */
